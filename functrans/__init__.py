@@ -1,0 +1,19 @@
+"""functrans: composable function transformations for NumPy programs.
+
+    >>> import functrans as ft, functrans.numpy as fnp
+    >>> print(ft.make_jaxpr(lambda x: fnp.sin(x) * 2.0)(fnp.ones(3, "float32")))
+    { lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = mul b 2.0:f32[] in (c,) }
+"""
+from . import numpy  # noqa: F401  (attaches array methods; must come before the rest)
+from . import lax, nn, scipy, tree_util  # noqa: F401
+from .core.api_util import ShapeDtypeStruct  # noqa: F401
+from .core.array import Array  # noqa: F401
+from .core.check import check_jaxpr  # noqa: F401
+from .core.config import config  # noqa: F401
+from .core.dtypes import UnsupportedDtypeError  # noqa: F401
+from .core.errors import (ConcretizationTypeError, TracerArrayConversionError,  # noqa: F401
+                          UnexpectedTracerError)
+from .core.ir import Jaxpr  # noqa: F401
+from .tracing import eval_shape, make_jaxpr  # noqa: F401
+
+__version__ = "0.1.0"

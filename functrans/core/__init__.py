@@ -1,0 +1,1 @@
+"""The core: abstract values, the IR, tracing, evaluation, checking and printing."""

@@ -1,0 +1,146 @@
+"""Helpers every transformation's public API shares: pytree flattening of functions, static
+arguments, and abstract values of user inputs with clear errors.
+
+    >>> flat_f, out_tree = flatten_fun(lambda d: (d["x"], 1), tree_structure(({"x": 0},)))
+    >>> flat_f(5), out_tree()
+    ([5, 1], PyTreeDef((*, *)))
+"""
+from __future__ import annotations
+
+import inspect
+import operator
+from typing import Callable
+
+import numpy as np
+
+from ..tree_util import PyTreeDef, tree_flatten, tree_unflatten
+from . import dtypes
+from .avals import ShapedArray
+from .trace import Tracer, get_aval
+
+
+class ShapeDtypeStruct:
+    """A stand-in for an array of this shape and dtype (for make_jaxpr, eval_shape, lower).
+
+    >>> ShapeDtypeStruct((3,), "float32")
+    ShapeDtypeStruct(shape=(3,), dtype=float32)
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape, dtype, weak_type=False):
+        self.shape = tuple(shape)
+        self.dtype = dtypes.canonicalize_dtype(dtype)
+        self.weak_type = weak_type
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape))
+
+    def __eq__(self, other):
+        return (type(other) is ShapeDtypeStruct and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def __repr__(self):
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
+
+
+def fun_name(f) -> str:
+    return getattr(f, "__name__", None) or type(f).__name__
+
+
+def abstractify(x, what: str) -> ShapedArray:
+    """The aval of a user argument, or a TypeError that says which argument is wrong."""
+    if isinstance(x, ShapeDtypeStruct):
+        return ShapedArray(x.shape, x.dtype, x.weak_type)
+    try:
+        return get_aval(x)
+    except (TypeError, dtypes.UnsupportedDtypeError) as e:
+        raise TypeError(f"{what}: {e}. Non-array arguments must be marked static "
+                        "(static_argnums/static_argnames)") from None
+
+
+def flatten_fun(f: Callable, in_tree: PyTreeDef):
+    """``flat_f(*leaves)`` calls ``f`` on the unflattened arguments and returns flat outputs;
+    ``out_tree()`` gives the output structure after a call."""
+    store = []
+
+    def flat_f(*leaves):
+        args = tree_unflatten(in_tree, leaves)
+        out = f(*args)
+        out_leaves, out_tree = tree_flatten(out)
+        store[:] = [out_tree]
+        return out_leaves
+
+    def out_tree():
+        if not store:
+            raise RuntimeError("out_tree() called before the function ran")
+        return store[0]
+
+    return flat_f, out_tree
+
+
+def normalize_argnums(argnums, nargs: int, what: str) -> tuple:
+    """Non-negative, sorted argument indices; an error names the bad index."""
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    out = []
+    for a in nums:
+        a = operator.index(a)
+        if not -nargs <= a < nargs:
+            raise ValueError(f"{what}: argnums={argnums!r} is out of range for a call with "
+                             f"{nargs} positional argument{'s' * (nargs != 1)}")
+        out.append(a % nargs)
+    return tuple(out)
+
+
+def static_argnums_from_names(fun, static_argnums, static_argnames):
+    """Resolve static_argnames to positions where the signature allows (as JAX does)."""
+    static_argnums = () if static_argnums is None else (
+        (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums))
+    static_argnames = () if static_argnames is None else (
+        (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames))
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return static_argnums, static_argnames
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                       p.POSITIONAL_OR_KEYWORD)]
+    nums = set(static_argnums)
+    names = set(static_argnames)
+    for n in static_argnames:
+        if n in positional:
+            nums.add(positional.index(n))
+    for i in static_argnums:
+        if 0 <= i < len(positional):
+            names.add(positional[i])
+    return tuple(sorted(nums)), tuple(sorted(names))
+
+
+def split_static(args, kwargs, static_argnums, static_argnames):
+    """Separate static (hashable, part of the cache key) from dynamic arguments."""
+    nargs = len(args)
+    static_pos = {a % nargs if a < 0 else a for a in static_argnums if -nargs <= a < nargs}
+    dyn_args = tuple(a for i, a in enumerate(args) if i not in static_pos)
+    static_args = tuple((i, args[i]) for i in sorted(static_pos))
+    dyn_kwargs = {k: v for k, v in kwargs.items() if k not in static_argnames}
+    static_kwargs = tuple(sorted((k, v) for k, v in kwargs.items() if k in static_argnames))
+    return dyn_args, dyn_kwargs, static_args, static_kwargs
+
+
+def merge_static(dyn_args, static_args):
+    args = list(dyn_args)
+    for i, v in static_args:
+        args.insert(i, v)
+    return args
+
+
+def is_tracer(x) -> bool:
+    return isinstance(x, Tracer)

@@ -1,0 +1,126 @@
+"""``functrans.Array``: an immutable array backed by a read-only NumPy buffer.
+
+``np.asarray(a)`` is zero-copy (and read-only); operators, methods and ``.at[...]`` come from
+``functrans.numpy`` (attached at import time), so Arrays and tracers behave alike::
+
+    >>> a = fnp.arange(3.0)
+    >>> a * 2
+    Array([0., 2., 4.], dtype=float64)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes
+from .avals import ShapedArray
+
+
+class Array:
+    """An immutable n-dimensional array (the concrete value type of functrans)."""
+
+    __slots__ = ("_value", "_weak", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, value, weak_type: bool = False):
+        value = np.asarray(value)
+        dtype = dtypes.canonicalize_dtype(value.dtype)
+        if value.dtype != dtype or value.flags.writeable:
+            value = value.astype(dtype)  # a private copy: nobody else can write to it
+            value.flags.writeable = False
+        self._value = value
+        self._weak = weak_type
+
+    @classmethod
+    def _wrap(cls, value: np.ndarray, weak_type: bool = False) -> "Array":
+        """Wrap a fresh, canonically typed ndarray without copying (internal fast path)."""
+        value.flags.writeable = False
+        a = object.__new__(cls)
+        a._value = value
+        a._weak = weak_type
+        return a
+
+    @property
+    def aval(self) -> ShapedArray:
+        v = self._value
+        return ShapedArray(v.shape, v.dtype, self._weak)
+
+    shape = property(lambda self: self._value.shape)
+    dtype = property(lambda self: self._value.dtype)
+    ndim = property(lambda self: self._value.ndim)
+    size = property(lambda self: self._value.size)
+    weak_type = property(lambda self: self._weak)
+    nbytes = property(lambda self: self._value.nbytes)
+    itemsize = property(lambda self: self._value.itemsize)
+
+    def __array__(self, dtype=None, copy=None):
+        if copy:
+            return np.array(self._value, dtype=dtype, copy=True)
+        if dtype is not None and np.dtype(dtype) != self._value.dtype:
+            if copy is False:
+                raise ValueError("converting the dtype of a functrans.Array requires a copy")
+            return self._value.astype(dtype)
+        return self._value
+
+    def __repr__(self):
+        body = np.array2string(self._value, separator=", ", prefix="Array(")
+        weak = ", weak_type=True" if self._weak else ""
+        return f"Array({body}, dtype={self._value.dtype.name}{weak})"
+
+    def __str__(self):
+        return str(self._value)
+
+    def __format__(self, spec):
+        if self._value.ndim == 0:
+            return format(self._value.item(), spec)
+        return format(str(self), spec)
+
+    def __bool__(self):
+        return bool(self._value)
+
+    def __int__(self):
+        return int(self._value)
+
+    def __float__(self):
+        return float(self._value)
+
+    def __complex__(self):
+        return complex(self._value)
+
+    def __index__(self):
+        if not dtypes.is_int(self._value.dtype):
+            raise TypeError(f"only integer arrays can be used as an index, not {self.dtype}")
+        return int(self._value)
+
+    def __len__(self):
+        if self._value.ndim == 0:
+            raise TypeError("len() of unsized object (a 0-d Array)")
+        return self._value.shape[0]
+
+    def __iter__(self):
+        if self._value.ndim == 0:
+            raise TypeError("iteration over a 0-d Array")
+        for row in self._value:
+            yield Array._wrap(np.array(row), self._weak)
+
+    __hash__ = None  # mutable-looking buffers are not hashable, as in NumPy and JAX
+
+    def item(self, *args):
+        return self._value.item(*args)
+
+    def tolist(self):
+        return self._value.tolist()
+
+    def block_until_ready(self):
+        return self
+
+    def copy(self) -> "Array":
+        return self
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        return (Array, (np.array(self._value), self._weak))

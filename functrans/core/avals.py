@@ -1,0 +1,74 @@
+"""Abstract values: what tracing knows about an array (shape, dtype, weak type), not its contents.
+
+    >>> ShapedArray((3,), np.dtype("float32")).str_short()
+    'f32[3]'
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import dtypes
+
+
+class ShapedArray:
+    """The type of an array value: ``shape``, ``dtype`` and whether the dtype is *weak*.
+
+    A weak dtype comes from a Python scalar and gives way in promotion (NEP 50).
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+
+    def __init__(self, shape, dtype, weak_type: bool = False):
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self.weak_type = weak_type
+        self._hash = None
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def update(self, shape=None, dtype=None, weak_type=None) -> "ShapedArray":
+        """A copy with some fields replaced."""
+        return ShapedArray(self.shape if shape is None else shape,
+                           self.dtype if dtype is None else dtype,
+                           self.weak_type if weak_type is None else weak_type)
+
+    def strip_weak_type(self) -> "ShapedArray":
+        return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False)
+
+    def str_short(self) -> str:
+        return f"{dtypes.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+
+    def __eq__(self, other):
+        return (type(other) is ShapedArray and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        h = self._hash
+        if h is None:
+            h = self._hash = hash((self.shape, self.dtype, self.weak_type))
+        return h
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.str_short()}{weak})"
+
+
+def same_type(a: ShapedArray, b: ShapedArray) -> bool:
+    """Equal shapes and dtypes, ignoring weak type (what a jaxpr type check compares)."""
+    return a.shape == b.shape and a.dtype == b.dtype
+
+
+def scalar_aval(dtype, weak_type=False) -> ShapedArray:
+    return ShapedArray((), dtype, weak_type)
+
+
+def aval_of_numpy(x: np.ndarray, weak_type=False, what="value") -> ShapedArray:
+    return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype, what=what), weak_type)

@@ -1,0 +1,70 @@
+"""Runtime configuration flags (``ft.config``).
+
+Flags are read on every use, so they can be flipped at run time::
+
+    import functrans as ft
+    ft.config.update("enable_x64", False)   # JAX-style 32-bit defaults
+    with ft.config.override(disable_jit=True):
+        ...
+"""
+from __future__ import annotations
+
+import contextlib
+
+_DEFAULTS = {
+    # NumPy semantics by default: float64/int64 defaults, 64-bit values kept as they are.
+    # With False, 64-bit dtypes are canonicalized to 32-bit, as in JAX without x64.
+    "enable_x64": True,
+    # Raise FloatingPointError as soon as a primitive produces a NaN (eager and jit).
+    "debug_nans": False,
+    # Run jit-decorated functions eagerly (useful with print/pdb).
+    "disable_jit": False,
+    # Check on every trace exit that no tracer escaped (slower tracing, clearer errors).
+    "check_tracer_leaks": False,
+    # Maximum number of compiled executables a single jitted function keeps.
+    "jit_cache_size": 64,
+}
+
+
+class Config:
+    """Holds the process-wide flags; read them as attributes (``config.enable_x64``)."""
+
+    def __init__(self):
+        object.__setattr__(self, "_values", dict(_DEFAULTS))
+
+    def __getattr__(self, name):
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(f"functrans.config has no flag {name!r}; "
+                                 f"known flags: {sorted(_DEFAULTS)}") from None
+
+    def update(self, name: str, value) -> None:
+        """Set flag ``name`` process-wide, e.g. ``ft.config.update("enable_x64", False)``."""
+        name = name.removeprefix("jax_")  # accept JAX's spelling of flag names
+        if name not in _DEFAULTS:
+            raise AttributeError(f"functrans.config has no flag {name!r}; "
+                                 f"known flags: {sorted(_DEFAULTS)}")
+        self._values[name] = value
+
+    @contextlib.contextmanager
+    def override(self, **flags):
+        """Temporarily set flags: ``with ft.config.override(debug_nans=True): ...``."""
+        old = {k: getattr(self, k) for k in flags}
+        for k, v in flags.items():
+            self.update(k, v)
+        try:
+            yield
+        finally:
+            for k, v in old.items():
+                self.update(k, v)
+
+    def key(self) -> tuple:
+        """The flags that change traced programs; part of every jit cache key."""
+        return (self._values["enable_x64"], self._values["debug_nans"])
+
+    def __repr__(self):
+        return "Config(" + ", ".join(f"{k}={v!r}" for k, v in self._values.items()) + ")"
+
+
+config = Config()

@@ -1,0 +1,141 @@
+"""Dtypes: the supported set, canonicalization and NumPy 2 (NEP 50) promotion.
+
+Python scalars are *weak*: they take the dtype of the array they meet instead of upcasting it,
+so ``float32_array * 2.0`` stays float32, exactly as in NumPy 2 and JAX::
+
+    >>> result_type((np.dtype("float32"), False), (np.dtype("float64"), True))
+    (dtype('float32'), False)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .config import config
+
+bool_ = np.dtype(np.bool_)
+int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
+uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
+float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
+
+SUPPORTED_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+                    float16, float32, float64)
+_SUPPORTED = frozenset(SUPPORTED_DTYPES)
+_TO_32 = {int64: int32, uint64: uint32, float64: float32}
+
+_SHORT = {d: ("bool" if d == bool_ else f"{d.kind}{8 * d.itemsize}") for d in SUPPORTED_DTYPES}
+
+# Placeholder Python scalars let np.result_type apply NEP 50's weak-scalar rules for us.
+_WEAK_PLACEHOLDER = {"b": True, "i": 0, "u": 0, "f": 0.0}
+
+
+class UnsupportedDtypeError(TypeError):
+    """A value or requested dtype is outside functrans' supported set."""
+
+
+def canonicalize_dtype(dtype, *, what: str = "value") -> np.dtype:
+    """Return the ``np.dtype`` functrans uses for ``dtype`` or raise a clear TypeError.
+
+    >>> canonicalize_dtype("float32")
+    dtype('float32')
+    """
+    if isinstance(dtype, np.dtype) and dtype in _SUPPORTED:
+        d = dtype
+    else:
+        try:
+            d = np.dtype(dtype)
+        except TypeError as e:
+            raise UnsupportedDtypeError(f"{what} has unsupported dtype {dtype!r}: {e}") from None
+        if d not in _SUPPORTED:
+            names = ", ".join(str(s) for s in SUPPORTED_DTYPES)
+            raise UnsupportedDtypeError(
+                f"{what} has dtype {d} ({d.kind!r} kind), which functrans does not support; "
+                f"supported dtypes are: {names}")
+    if not config.enable_x64:
+        d = _TO_32.get(d, d)
+    return d
+
+
+def short_name(dtype: np.dtype) -> str:
+    """The jaxpr spelling of a dtype: ``f32``, ``i64``, ``u8``, ``bool``."""
+    return _SHORT[dtype]
+
+
+def default_float_dtype() -> np.dtype:
+    return float64 if config.enable_x64 else float32
+
+
+def default_int_dtype() -> np.dtype:
+    return int64 if config.enable_x64 else int32
+
+
+def default_uint_dtype() -> np.dtype:
+    return uint64 if config.enable_x64 else uint32
+
+
+def python_scalar_dtype(x) -> np.dtype:
+    """Dtype a Python scalar gets when it becomes an array (weakly typed)."""
+    if isinstance(x, bool):
+        return bool_
+    if isinstance(x, int):
+        return default_int_dtype()
+    if isinstance(x, float):
+        return default_float_dtype()
+    if isinstance(x, complex):
+        raise UnsupportedDtypeError(f"complex value {x!r}: functrans does not support complex dtypes")
+    raise TypeError(f"{type(x).__name__} is not a Python scalar")
+
+
+def is_python_scalar(x) -> bool:
+    return type(x) in (bool, int, float, complex)
+
+
+def is_float(dtype) -> bool:
+    return np.dtype(dtype).kind == "f"
+
+
+def is_int(dtype) -> bool:
+    """True for signed and unsigned integer dtypes (not bool)."""
+    return np.dtype(dtype).kind in "iu"
+
+
+def is_bool(dtype) -> bool:
+    return np.dtype(dtype) == bool_
+
+
+def is_inexact(dtype) -> bool:
+    return np.dtype(dtype).kind in "fc"
+
+
+def result_type(*dtypes_weak: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
+    """NEP 50 promotion of ``(dtype, weak)`` pairs; the result is weak iff every input is.
+
+    >>> result_type((int8, False), (int64, True))
+    (dtype('int8'), False)
+    """
+    if len(dtypes_weak) == 1:
+        return dtypes_weak[0]
+    first = dtypes_weak[0]
+    if all(dw == first for dw in dtypes_weak):
+        return first
+    args = [(_WEAK_PLACEHOLDER[d.kind] if w else d) for d, w in dtypes_weak]
+    weak = all(w for _, w in dtypes_weak)
+    if weak:
+        # np.result_type of only Python scalars picks 64-bit defaults; keep the widest kind.
+        kinds = {d.kind for d, _ in dtypes_weak}
+        d = (default_float_dtype() if "f" in kinds else
+             default_int_dtype() if kinds & {"i", "u"} else bool_)
+        return d, True
+    return canonicalize_dtype(np.result_type(*args)), False
+
+
+def promote_types(a, b) -> np.dtype:
+    """Promotion of two strong dtypes (``np.promote_types`` restricted to the supported set)."""
+    return canonicalize_dtype(np.promote_types(canonicalize_dtype(a), canonicalize_dtype(b)))
+
+
+def finfo(dtype):
+    return np.finfo(canonicalize_dtype(dtype))
+
+
+def iinfo(dtype):
+    return np.iinfo(canonicalize_dtype(dtype))

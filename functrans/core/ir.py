@@ -1,0 +1,171 @@
+"""The IR: variables, literals, equations and the Jaxpr container that carries its constants.
+
+A Jaxpr is a typed, first-order program in A-normal form::
+
+    { lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = mul b 2.0:f32[] in (c,) }
+
+Every transformation is an interpreter over this structure.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import NamedTuple
+
+import numpy as np
+
+from .avals import ShapedArray
+
+
+class Var:
+    """A variable, typed by its abstract value. Names are assigned when printing."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Var({self.aval.str_short()})"
+
+
+class Literal:
+    """A scalar constant inlined into an equation (printed as ``2.0:f32[]``)."""
+
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val, aval: ShapedArray):
+        self.val = np.asarray(val, dtype=aval.dtype)
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Literal({self.val.item()!r}:{self.aval.str_short()})"
+
+
+class SourceInfo(NamedTuple):
+    """Where the user's code created an equation: used in error messages."""
+
+    filename: str
+    lineno: int
+    function: str
+
+    def __str__(self):
+        return f"{os.path.basename(self.filename)}:{self.lineno} (in {self.function})"
+
+
+_PACKAGE_DIRS: tuple[str, ...] = ()
+
+
+_STDLIB_HELPERS = ("contextlib.py", "functools.py", "threading.py")
+
+
+def register_internal_dir(directory: str) -> None:
+    """Mark a source directory as internal, so source_info() skips its frames."""
+    global _PACKAGE_DIRS
+    _PACKAGE_DIRS = _PACKAGE_DIRS + (os.path.abspath(directory) + os.sep,)
+
+
+register_internal_dir(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # functrans/
+
+
+def user_frame():
+    """The innermost stack frame that belongs to user code (outside functrans)."""
+    f = sys._getframe(1)
+    while f is not None:
+        fname = f.f_code.co_filename
+        if not (fname.startswith(_PACKAGE_DIRS) or fname.startswith("<frozen")
+                or fname.endswith(_STDLIB_HELPERS)):
+            return f
+        f = f.f_back
+    return None
+
+
+def source_info() -> SourceInfo | None:
+    """SourceInfo of the innermost user frame, or None."""
+    f = user_frame()
+    if f is None:
+        return None
+    return SourceInfo(f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
+
+
+class Eqn:
+    """One primitive application: ``outputs = prim[params] inputs``."""
+
+    __slots__ = ("prim", "inputs", "outputs", "params", "source")
+
+    def __init__(self, prim, inputs, outputs, params, source=None):
+        self.prim = prim
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self.params = params
+        self.source = source
+
+    def replace(self, **kw) -> "Eqn":
+        fields = dict(prim=self.prim, inputs=self.inputs, outputs=self.outputs,
+                      params=self.params, source=self.source)
+        fields.update(kw)
+        return Eqn(**fields)
+
+    def __repr__(self):
+        from .printer import pp_eqn
+        return pp_eqn(self)
+
+
+class Jaxpr:
+    """A closed program: ``constvars`` bound to ``consts``, then ``invars`` -> ``outvars``.
+
+    ``consts`` are concrete arrays (or, while a transformation is running, tracers of an
+    enclosing trace). Outvars may be Vars or Literals.
+    """
+
+    __slots__ = ("constvars", "consts", "invars", "outvars", "eqns", "__weakref__")
+
+    def __init__(self, constvars, consts, invars, outvars, eqns):
+        assert len(constvars) == len(consts)
+        self.constvars = list(constvars)
+        self.consts = list(consts)
+        self.invars = list(invars)
+        self.outvars = list(outvars)
+        self.eqns = list(eqns)
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.invars]
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.outvars]
+
+    def replace(self, **kw) -> "Jaxpr":
+        fields = dict(constvars=self.constvars, consts=self.consts, invars=self.invars,
+                      outvars=self.outvars, eqns=self.eqns)
+        fields.update(kw)
+        return Jaxpr(**fields)
+
+    def __str__(self):
+        from .printer import pp_jaxpr
+        return pp_jaxpr(self)
+
+    __repr__ = __str__
+
+    def pretty_print(self) -> str:
+        return str(self)
+
+    def _repr_pretty_(self, p, cycle):  # IPython
+        p.text(str(self))
+
+    def _repr_html_(self):  # Jupyter
+        import html
+        return ("<pre style='font-family: monospace; line-height: 1.3'>"
+                + html.escape(str(self)) + "</pre>")
+
+
+def walk_jaxprs(params: dict):
+    """The sub-jaxprs held by an equation's params (for higher-order primitives)."""
+    for v in params.values():
+        if isinstance(v, Jaxpr):
+            yield v
+        elif isinstance(v, tuple):
+            for x in v:
+                if isinstance(x, Jaxpr):
+                    yield x

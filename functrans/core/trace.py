@@ -1,0 +1,262 @@
+"""Traces, tracers, primitives and ``bind``: the context-based (stackless) tracing core.
+
+There is always a *current trace* (per thread). ``prim.bind(*args)`` hands the primitive to it.
+At the root sits the eval trace, which runs the primitive's NumPy impl. A transformation installs
+its own trace whose parent is the trace that was current; its rules run with the parent as
+current trace, so the work they bind flows outwards. Values of other traces met by a trace are
+constants to it (outer tracers) or, if their trace has finished, leaked tracers (an error)::
+
+    >>> sin_p = Primitive("sin", impl=lambda x: [np.sin(x)], abstract_eval=lambda a: [a])
+    >>> sin_p.bind1(1.0)
+    Array(0.84147098, dtype=float64, weak_type=True)
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from . import dtypes
+from .array import Array
+from .avals import ShapedArray
+from .config import config
+from .errors import ConcretizationTypeError, TracerArrayConversionError, UnexpectedTracerError
+from .ir import source_info
+
+
+class Primitive:
+    """A named operation with a NumPy ``impl`` and an ``abstract_eval`` (its type rule).
+
+    Both take/return lists (``impl(*ndarrays, **params) -> [ndarray]``,
+    ``abstract_eval(*avals, **params) -> [ShapedArray]``). Transformation rules live in the
+    transforms' registries, keyed by primitive. ``traits`` is a free-form set of labels
+    (e.g. ``"elementwise"``) that passes may look at instead of checking names.
+    """
+
+    def __init__(self, name, *, impl=None, abstract_eval=None, traits=(), print_params=None):
+        self.name = name
+        self.impl = impl
+        self.abstract_eval = abstract_eval
+        self.traits = frozenset(traits)
+        if print_params is not None:
+            self.print_params = print_params
+
+    def bind(self, *args, **params) -> list:
+        """Apply the primitive in the current trace; always returns a list of outputs."""
+        return _state.trace.process_primitive(self, args, params)
+
+    def bind1(self, *args, **params):
+        """``bind`` for single-output primitives: returns the one output."""
+        return _state.trace.process_primitive(self, args, params)[0]
+
+    def __repr__(self):
+        return self.name
+
+
+class Trace:
+    """One active transformation. ``parent`` is the trace that was current when it began."""
+
+    name = "a transformation"
+
+    def __init__(self, parent: "Trace | None"):
+        self.parent = parent
+        self.alive = True
+
+    def process_primitive(self, prim: Primitive, args, params) -> list:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return self.name
+
+    def check_foreign(self, x: "Tracer") -> None:
+        """Called when this trace meets another trace's tracer: fine if that one is alive."""
+        if not x._trace.alive:
+            raise UnexpectedTracerError(x)
+
+
+class Tracer:
+    """A value inside a transformation: knows its aval and, when it can, its concrete value."""
+
+    __slots__ = ("_trace",)
+    __array_priority__ = 1000
+
+    aval: ShapedArray  # provided by subclasses
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+    weak_type = property(lambda self: self.aval.weak_type)
+
+    def concrete_value(self):
+        """The value as an ndarray if it is known while tracing (e.g. eager grad), else None."""
+        return None
+
+    def _concrete(self, what):
+        v = self.concrete_value()
+        if v is None:
+            raise ConcretizationTypeError(self, what)
+        return v
+
+    def __bool__(self):
+        return bool(self._concrete("bool()"))
+
+    def __int__(self):
+        return int(self._concrete("int()"))
+
+    def __float__(self):
+        return float(self._concrete("float()"))
+
+    def __complex__(self):
+        return complex(self._concrete("complex()"))
+
+    def __index__(self):
+        v = self._concrete("using it as an index (__index__)")
+        if not dtypes.is_int(v.dtype):
+            raise TypeError(f"only integer arrays can be used as an index, not {v.dtype}")
+        return int(v)
+
+    def __array__(self, dtype=None, copy=None):
+        v = self.concrete_value()
+        if v is None:
+            raise TracerArrayConversionError(self)
+        return np.asarray(v, dtype=dtype)
+
+    def item(self):
+        return self._concrete(".item()").item()
+
+    def tolist(self):
+        return self._concrete(".tolist()").tolist()
+
+    def __len__(self):
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object (a 0-d traced array)")
+        return self.aval.shape[0]
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d traced array")
+        return (self[i] for i in range(self.aval.shape[0]))
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"Traced<{self.aval.str_short()}>with<{self._trace.describe()}>"
+
+
+def get_aval(x) -> ShapedArray:
+    """The abstract value of any array-like input (Array, Tracer, ndarray, Python scalar)."""
+    t = type(x)
+    if t is Array:
+        v = x._value
+        return ShapedArray(v.shape, v.dtype, x._weak)
+    if isinstance(x, Tracer):
+        return x.aval
+    if t is np.ndarray or isinstance(x, np.generic):
+        return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
+    if t in (bool, int, float, complex):
+        return ShapedArray((), dtypes.python_scalar_dtype(x), True)
+    if isinstance(x, (np.ndarray, Array)):  # subclasses
+        return get_aval(np.asarray(x))
+    raise TypeError(f"value of type {t.__name__} is not an array: {x!r:.80}; "
+                    "functrans accepts functrans/NumPy arrays and Python scalars")
+
+
+def to_numpy(x, aval: ShapedArray | None = None) -> np.ndarray:
+    """A read-only ndarray view of a concrete input, converted to its canonical dtype."""
+    t = type(x)
+    if t is Array:
+        return x._value
+    if aval is None:
+        aval = get_aval(x)
+    v = np.asarray(x, dtype=aval.dtype)
+    if v.flags.writeable:
+        v = v.view()
+        v.flags.writeable = False  # impl outputs may alias inputs: never the user's buffer
+    return v
+
+
+def _check_nans(prim, outs):
+    for o in outs:
+        if o.dtype.kind == "f" and np.isnan(o).any():
+            where = source_info()
+            raise FloatingPointError(
+                f"invalid value (nan) encountered in {prim.name}"
+                + (f" at {where}" if where else "") + " (debug_nans is on)")
+
+
+class EvalTrace(Trace):
+    """The root trace: runs impls on concrete values."""
+
+    name = "eager evaluation"
+
+    def __init__(self):
+        super().__init__(None)
+
+    def process_primitive(self, prim, args, params):
+        avals, vals = [], []
+        for x in args:
+            if type(x) is Array:
+                v = x._value
+                avals.append(ShapedArray(v.shape, v.dtype, x._weak))
+                vals.append(v)
+            elif isinstance(x, Tracer):
+                raise UnexpectedTracerError(x)  # only tracers of finished traces get here
+            else:
+                aval = get_aval(x)
+                avals.append(aval)
+                vals.append(to_numpy(x, aval))
+        out_avals = prim.abstract_eval(*avals, **params)
+        outs = prim.impl(*vals, **params)
+        result = []
+        for o, a in zip(outs, out_avals):
+            if type(o) is not np.ndarray or o.dtype != a.dtype:
+                o = np.asarray(o, dtype=a.dtype)
+            result.append(Array._wrap(o, a.weak_type))
+        if config.debug_nans:
+            _check_nans(prim, [r._value for r in result])
+        return result
+
+
+EVAL_TRACE = EvalTrace()
+
+
+class _State(threading.local):
+    trace: Trace = EVAL_TRACE  # every thread starts at the root
+
+
+_state = _State()
+
+
+def current_trace() -> Trace:
+    return _state.trace
+
+
+class set_current_trace:
+    """Context manager: make ``trace`` current (rules use it to bind on their parent)."""
+
+    __slots__ = ("trace", "prev")
+
+    def __init__(self, trace):
+        self.trace = trace
+
+    def __enter__(self):
+        self.prev = _state.trace
+        _state.trace = self.trace
+
+    def __exit__(self, *exc):
+        _state.trace = self.prev
+
+
+class new_trace(set_current_trace):
+    """Context manager: run a transformation's trace; its tracers are dead afterwards."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        super().__enter__()
+        return self.trace
+
+    def __exit__(self, *exc):
+        _state.trace = self.prev
+        self.trace.alive = False

@@ -1,0 +1,10 @@
+"""``functrans.lax``: the primitive-level API with JAX's names and semantics.
+
+    >>> from functrans import lax
+    >>> lax.add(fnp.ones(2), 1.0)
+    Array([2., 2.], dtype=float64)
+"""
+from .ops import *  # noqa: F401,F403
+from .ops import __all__ as _ops_all
+
+__all__ = list(_ops_all)

@@ -1,0 +1,542 @@
+"""The primitive-level API with JAX's names: one thin function per primitive plus a few
+composites (``clamp``, ``full``, ``slice_in_dim``, ...).
+
+Like JAX's lax, these do not broadcast (except rank-0 operands) and do not promote dtypes,
+except that weakly typed values (Python scalars) take their partner's dtype::
+
+    >>> lax.add(fnp.ones(3, "float32"), 2.0)
+    Array([3., 3., 3.], dtype=float32)
+"""
+from __future__ import annotations
+
+import enum
+import math
+import operator
+
+import numpy as np
+
+from .. import primitives as P
+from ..core import dtypes
+from ..core.trace import Tracer, get_aval
+
+
+# ---- argument helpers -------------------------------------------------------------------------------
+def _is_weak(x) -> bool:
+    return type(x) in (bool, int, float) or getattr(x, "weak_type", False)
+
+
+def _convert_weak(x, dtype):
+    """Give a weakly typed value (Python scalar or weak array) the dtype ``dtype``."""
+    if type(x) in (bool, int, float):
+        return np.asarray(x, dtype=dtype)[()]
+    if get_aval(x).dtype == dtype:
+        return x
+    return P.convert_element_type_p.bind1(x, new_dtype=dtype, weak_type=False)
+
+
+def match_weak(*args):
+    """Weakly typed arguments take the dtype of the strongly typed ones (NEP 50)."""
+    if not any(_is_weak(a) for a in args):
+        return args
+    strong = [get_aval(a).dtype for a in args if not _is_weak(a)]
+    if strong:
+        target = strong[0]
+    else:
+        target, _ = dtypes.result_type(*[(get_aval(a).dtype, True) for a in args])
+    return tuple(_convert_weak(a, target) if _is_weak(a) else a for a in args)
+
+
+def _unary(prim):
+    def fn(x):
+        return prim.bind1(x)
+    fn.__name__ = prim.name
+    fn.__doc__ = f"Elementwise ``{prim.name}`` (the ``{prim.name}`` primitive).\n\n" \
+                 f"    >>> lax.{prim.name}(x)  # doctest: +SKIP\n"
+    return fn
+
+
+def _binary(prim):
+    def fn(x, y):
+        return prim.bind1(*match_weak(x, y))
+    fn.__name__ = prim.name
+    fn.__doc__ = f"Elementwise ``{prim.name}`` of two arrays of one dtype (rank-0 operands " \
+                 f"broadcast).\n\n    >>> lax.{prim.name}(x, y)  # doctest: +SKIP\n"
+    return fn
+
+
+# ---- elementwise --------------------------------------------------------------------------------------
+neg, sign, floor, ceil, is_finite = map(_unary, (P.neg_p, P.sign_p, P.floor_p, P.ceil_p,
+                                                   P.is_finite_p))
+exp, exp2, log, log1p, expm1 = map(_unary, (P.exp_p, P.exp2_p, P.log_p, P.log1p_p, P.expm1_p))
+tanh, logistic, sin, cos, tan = map(_unary, (P.tanh_p, P.logistic_p, P.sin_p, P.cos_p, P.tan_p))
+asin, acos, atan = map(_unary, (P.asin_p, P.acos_p, P.atan_p))
+sinh, cosh, asinh, acosh, atanh = map(_unary, (P.sinh_p, P.cosh_p, P.asinh_p, P.acosh_p,
+                                                 P.atanh_p))
+sqrt, rsqrt, cbrt, square, abs = map(_unary, (P.sqrt_p, P.rsqrt_p, P.cbrt_p, P.square_p,
+                                               P.abs_p))
+erf, erfc, erf_inv, lgamma, digamma = map(_unary, (P.erf_p, P.erfc_p, P.erf_inv_p, P.lgamma_p,
+                                                     P.digamma_p))
+bitwise_not, population_count = map(_unary, (P.not_p, P.population_count_p))
+add, sub, mul, div, rem = map(_binary, (P.add_p, P.sub_p, P.mul_p, P.div_p, P.rem_p))
+max, min, pow, atan2, nextafter = map(_binary, (P.max_p, P.min_p, P.pow_p, P.atan2_p,
+                                                 P.nextafter_p))
+bitwise_and, bitwise_or, bitwise_xor = map(_binary, (P.and_p, P.or_p, P.xor_p))
+shift_left, shift_right_arithmetic, shift_right_logical = map(
+    _binary, (P.shift_left_p, P.shift_right_arithmetic_p, P.shift_right_logical_p))
+eq, ne, lt, le, gt, ge = map(_binary, (P.eq_p, P.ne_p, P.lt_p, P.le_p, P.gt_p, P.ge_p))
+
+
+class RoundingMethod(enum.IntEnum):
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
+    """Round to integral values: ``AWAY_FROM_ZERO`` (C round) or ``TO_NEAREST_EVEN`` (np.round).
+
+    >>> lax.round(2.5)
+    Array(3., dtype=float64, weak_type=True)
+    """
+    return P.round_p.bind1(x, rounding_method=int(rounding_method))
+
+
+def integer_pow(x, y: int):
+    """``x ** y`` for a static integer ``y`` (repeated multiplication).
+
+    >>> lax.integer_pow(fnp.float32(3), 2)
+    Array(9., dtype=float32)
+    """
+    return P.integer_pow_p.bind1(x, y=operator.index(y))
+
+
+def convert_element_type(operand, new_dtype):
+    """Cast to ``new_dtype`` (a no-op when the dtype already matches).
+
+    >>> lax.convert_element_type(fnp.arange(3), "float32")
+    Array([0., 1., 2.], dtype=float32)
+    """
+    new_dtype = dtypes.canonicalize_dtype(new_dtype, what="convert_element_type target")
+    aval = get_aval(operand)
+    if type(operand) in (bool, int, float):
+        operand = np.asarray(operand, aval.dtype)[()]
+    if aval.dtype == new_dtype and not aval.weak_type:
+        return operand
+    return P.convert_element_type_p.bind1(operand, new_dtype=new_dtype, weak_type=False)
+
+
+def bitcast_convert_type(operand, new_dtype):
+    """Reinterpret the bits of ``operand`` as ``new_dtype`` (same width).
+
+    >>> lax.bitcast_convert_type(fnp.float32(1.0), "int32")
+    Array(1065353216, dtype=int32)
+    """
+    new_dtype = dtypes.canonicalize_dtype(new_dtype, what="bitcast_convert_type target")
+    if get_aval(operand).dtype == new_dtype:
+        return operand
+    return P.bitcast_convert_type_p.bind1(operand, new_dtype=new_dtype)
+
+
+def select_n(which, *cases):
+    """``cases[which]`` elementwise; ``which`` is bool (two cases) or an integer array.
+
+    >>> lax.select_n(fnp.array([True, False]), fnp.zeros(2), fnp.ones(2))
+    Array([1., 0.], dtype=float64)
+    """
+    return P.select_n_p.bind1(which, *match_weak(*cases))
+
+
+def select(pred, on_true, on_false):
+    """``on_true`` where ``pred`` else ``on_false`` (shapes must match; no broadcasting)."""
+    return select_n(pred, on_false, on_true)
+
+
+def clamp(min, x, max):
+    """``min(max(x, min), max)`` elementwise (JAX argument order).
+
+    >>> lax.clamp(0.0, fnp.array([-1.0, 0.5, 2.0]), 1.0)
+    Array([0. , 0.5, 1. ], dtype=float64)
+    """
+    lo, x_, hi = match_weak(min, x, max)
+    return P.min_p.bind1(P.max_p.bind1(x_, lo), hi)
+
+
+def stop_gradient(x):
+    """Identity whose derivative is zero (applied to every leaf of a pytree).
+
+    >>> ft.grad(lambda x: x * lax.stop_gradient(x))(3.0)
+    Array(3., dtype=float64, weak_type=True)
+    """
+    from ..tree_util import tree_map
+    return tree_map(lambda v: P.stop_gradient_p.bind1(v), x)
+
+
+# ---- shapes ---------------------------------------------------------------------------------------------
+def _axis(axis, ndim, what="axis"):
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{what} {axis} is out of bounds for an array of rank {ndim}")
+    return axis % ndim
+
+
+def broadcast_in_dim(operand, shape, broadcast_dimensions):
+    """Broadcast ``operand`` into ``shape``, its dims landing on ``broadcast_dimensions``.
+
+    >>> lax.broadcast_in_dim(fnp.arange(3), (2, 3), (1,)).shape
+    (2, 3)
+    """
+    shape = tuple(map(operator.index, shape))
+    bdims = tuple(map(operator.index, broadcast_dimensions))
+    aval = get_aval(operand)
+    if aval.shape == shape and bdims == tuple(range(len(shape))):
+        return operand
+    return P.broadcast_in_dim_p.bind1(operand, shape=shape, broadcast_dimensions=bdims)
+
+
+def broadcast(operand, sizes):
+    """Add leading dimensions ``sizes``: ``lax.broadcast(x, (2,)).shape == (2, *x.shape)``."""
+    ndim = get_aval(operand).ndim
+    sizes = tuple(sizes)
+    shape = sizes + get_aval(operand).shape
+    return broadcast_in_dim(operand, shape, tuple(range(len(sizes), len(sizes) + ndim)))
+
+
+def reshape(operand, new_sizes, dimensions=None):
+    """Reshape (row-major); ``dimensions`` transposes first, as in JAX.
+
+    >>> lax.reshape(fnp.arange(6), (2, 3)).shape
+    (2, 3)
+    """
+    if dimensions is not None:
+        operand = transpose(operand, dimensions)
+    new_sizes = tuple(map(operator.index, new_sizes))
+    if get_aval(operand).shape == new_sizes:
+        return operand
+    return P.reshape_p.bind1(operand, new_sizes=new_sizes)
+
+
+def transpose(operand, permutation):
+    """Permute dimensions.
+
+    >>> lax.transpose(fnp.ones((2, 3)), (1, 0)).shape
+    (3, 2)
+    """
+    permutation = tuple(map(operator.index, permutation))
+    if permutation == tuple(range(len(permutation))) and len(permutation) == get_aval(operand).ndim:
+        return operand
+    return P.transpose_p.bind1(operand, permutation=permutation)
+
+
+def squeeze(array, dimensions):
+    """Remove size-1 ``dimensions``.
+
+    >>> lax.squeeze(fnp.ones((1, 3)), (0,)).shape
+    (3,)
+    """
+    ndim = get_aval(array).ndim
+    dims = tuple(sorted(_axis(d, ndim, "squeeze dimension") for d in dimensions))
+    if not dims:
+        return array
+    return P.squeeze_p.bind1(array, dimensions=dims)
+
+
+def expand_dims(array, dimensions):
+    """Insert size-1 dimensions at ``dimensions`` (positions in the result).
+
+    >>> lax.expand_dims(fnp.ones(3), (0,)).shape
+    (1, 3)
+    """
+    shape = list(get_aval(array).shape)
+    out_ndim = len(shape) + len(dimensions)
+    dims = sorted(_axis(d, out_ndim, "expand_dims dimension") for d in dimensions)
+    for d in dims:
+        shape.insert(d, 1)
+    kept = [i for i in range(out_ndim) if i not in dims]
+    return broadcast_in_dim(array, tuple(shape), tuple(kept))
+
+
+def concatenate(operands, dimension):
+    """Join arrays along ``dimension``.
+
+    >>> lax.concatenate([fnp.ones(2), fnp.zeros(1)], 0)
+    Array([1., 1., 0.], dtype=float64)
+    """
+    operands = match_weak(*operands)
+    if len(operands) == 1:
+        return operands[0]
+    return P.concatenate_p.bind1(*operands, dimension=operator.index(dimension))
+
+
+def pad(operand, padding_value, padding_config):
+    """Pad with ``padding_value``; ``padding_config`` is ``(low, high, interior)`` per dim.
+
+    >>> lax.pad(fnp.ones(2), 0.0, [(1, 0, 1)])
+    Array([0., 1., 0., 1.], dtype=float64)
+    """
+    operand, padding_value = match_weak(operand, padding_value)
+    config = tuple(tuple(map(operator.index, c)) for c in padding_config)
+    return P.pad_p.bind1(operand, padding_value, padding_config=config)
+
+
+def slice(operand, start_indices, limit_indices, strides=None):
+    """Static slice ``operand[start:limit:stride]`` per dimension.
+
+    >>> lax.slice(fnp.arange(5), (1,), (4,))
+    Array([1, 2, 3], dtype=int64)
+    """
+    start = tuple(map(operator.index, start_indices))
+    limit = tuple(map(operator.index, limit_indices))
+    strides = None if strides is None else tuple(map(operator.index, strides))
+    if strides is not None and all(s == 1 for s in strides):
+        strides = None
+    if start == (0,) * len(start) and limit == get_aval(operand).shape and strides is None:
+        return operand
+    return P.slice_p.bind1(operand, start_indices=start, limit_indices=limit, strides=strides)
+
+
+def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
+    """``lax.slice`` along one axis (None bounds mean the ends)."""
+    shape = get_aval(operand).shape
+    axis = _axis(axis, len(shape))
+    start = [0] * len(shape)
+    limit = list(shape)
+    strides = [1] * len(shape)
+    n = shape[axis]
+    start[axis] = 0 if start_index is None else (start_index % n if start_index < 0 else start_index)
+    limit[axis] = n if limit_index is None else (limit_index % n if limit_index < 0 else limit_index)
+    strides[axis] = stride
+    return slice(operand, start, limit, strides)
+
+
+def index_in_dim(operand, index, axis=0, keepdims=True):
+    """The slice at static ``index`` along ``axis``."""
+    shape = get_aval(operand).shape
+    axis = _axis(axis, len(shape))
+    index = operator.index(index)
+    if not -shape[axis] <= index < shape[axis]:
+        raise IndexError(f"index {index} is out of bounds for axis {axis} with size {shape[axis]}")
+    index %= shape[axis]
+    out = slice_in_dim(operand, index, index + 1, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+def rev(operand, dimensions):
+    """Reverse the order of elements along ``dimensions``."""
+    dims = tuple(map(operator.index, dimensions))
+    return operand if not dims else P.rev_p.bind1(operand, dimensions=dims)
+
+
+def _index_scalar(i):
+    aval = get_aval(i)
+    if aval.shape or aval.dtype.kind not in "iu":
+        raise TypeError(f"dynamic indices must be integer scalars, got {aval.str_short()}")
+    if type(i) is int:
+        return np.asarray(i, dtypes.default_int_dtype())[()]
+    return i
+
+
+def dynamic_slice(operand, start_indices, slice_sizes):
+    """Slice of static size ``slice_sizes`` at traced ``start_indices`` (clamped into range).
+
+    >>> lax.dynamic_slice(fnp.arange(5), (fnp.array(3),), (2,))
+    Array([3, 4], dtype=int64)
+    """
+    starts = [_index_scalar(i) for i in start_indices]
+    sizes = tuple(map(operator.index, slice_sizes))
+    return P.dynamic_slice_p.bind1(operand, *starts, slice_sizes=sizes)
+
+
+def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
+    shape = get_aval(operand).shape
+    axis = _axis(axis, len(shape))
+    starts = [0] * len(shape)
+    starts[axis] = start_index
+    sizes = list(shape)
+    sizes[axis] = slice_size
+    return dynamic_slice(operand, starts, sizes)
+
+
+def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
+    out = dynamic_slice_in_dim(operand, index, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+def dynamic_update_slice(operand, update, start_indices):
+    """``operand`` with ``update`` written at traced ``start_indices`` (clamped)."""
+    operand, update = match_weak(operand, update)
+    starts = [_index_scalar(i) for i in start_indices]
+    return P.dynamic_update_slice_p.bind1(operand, update, *starts)
+
+
+def dynamic_update_slice_in_dim(operand, update, start_index, axis):
+    ndim = get_aval(operand).ndim
+    axis = _axis(axis, ndim)
+    starts = [0] * ndim
+    starts[axis] = start_index
+    return dynamic_update_slice(operand, update, starts)
+
+
+def dynamic_update_index_in_dim(operand, update, index, axis):
+    ndim = get_aval(operand).ndim
+    axis = _axis(axis, ndim)
+    if get_aval(update).ndim == ndim - 1:
+        update = expand_dims(update, (axis,))
+    return dynamic_update_slice_in_dim(operand, update, index, axis)
+
+
+def iota(dtype, size):
+    """``[0, 1, ..., size-1]`` of ``dtype``."""
+    return broadcasted_iota(dtype, (size,), 0)
+
+
+def broadcasted_iota(dtype, shape, dimension):
+    """An array of ``shape`` counting along ``dimension``."""
+    dtype = dtypes.canonicalize_dtype(dtype, what="iota")
+    shape = tuple(map(operator.index, shape))
+    return P.iota_p.bind1(dtype=dtype, shape=shape, dimension=_axis(dimension, len(shape)))
+
+
+def full(shape, fill_value, dtype=None):
+    """An array of ``shape`` filled with ``fill_value``.
+
+    >>> lax.full((2,), 7, "int32")
+    Array([7, 7], dtype=int32)
+    """
+    shape = (operator.index(shape),) if np.ndim(shape) == 0 else tuple(map(operator.index, shape))
+    aval = get_aval(fill_value)
+    if aval.shape:
+        raise TypeError(f"full: fill_value must be a scalar, got {aval.str_short()}")
+    if dtype is not None:
+        fill_value = convert_element_type(fill_value, dtype)
+    elif type(fill_value) in (bool, int, float):
+        fill_value = np.asarray(fill_value, aval.dtype)[()]
+    return broadcast_in_dim(fill_value, shape, ())
+
+
+def full_like(x, fill_value, dtype=None, shape=None):
+    aval = get_aval(x)
+    return full(aval.shape if shape is None else shape, fill_value,
+                aval.dtype if dtype is None else dtype)
+
+
+def zeros_like_array(x):
+    return full_like(x, 0)
+
+
+def collapse(operand, start_dimension, stop_dimension=None):
+    """Merge dimensions ``start..stop-1`` into one."""
+    shape = get_aval(operand).shape
+    stop = len(shape) if stop_dimension is None else stop_dimension
+    new = shape[:start_dimension] + (math.prod(shape[start_dimension:stop]),) + shape[stop:]
+    return reshape(operand, new)
+
+
+# ---- reductions ------------------------------------------------------------------------------------------
+def _reducer(prim):
+    def fn(operand, axes):
+        ndim = get_aval(operand).ndim
+        return prim.bind1(operand, axes=tuple(sorted(_axis(a, ndim) for a in axes)))
+    fn.__name__ = prim.name
+    fn.__doc__ = f"``{prim.name}`` over ``axes``.\n\n    >>> lax.{prim.name}(x, (0,))  # doctest: +SKIP\n"
+    return fn
+
+
+reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or = map(
+    _reducer, (P.reduce_sum_p, P.reduce_prod_p, P.reduce_max_p, P.reduce_min_p, P.reduce_and_p,
+               P.reduce_or_p))
+
+
+def argmax(operand, axis, index_dtype):
+    """Index of the maximum along ``axis`` (first one on ties; NaN counts as the maximum)."""
+    ndim = get_aval(operand).ndim
+    return P.argmax_p.bind1(operand, axes=(_axis(axis, ndim),),
+                            index_dtype=dtypes.canonicalize_dtype(index_dtype))
+
+
+def argmin(operand, axis, index_dtype):
+    """Index of the minimum along ``axis`` (first one on ties; NaN counts as the minimum)."""
+    ndim = get_aval(operand).ndim
+    return P.argmin_p.bind1(operand, axes=(_axis(axis, ndim),),
+                            index_dtype=dtypes.canonicalize_dtype(index_dtype))
+
+
+def _cumulative(prim):
+    def fn(operand, axis=0, reverse=False):
+        ndim = get_aval(operand).ndim
+        return prim.bind1(operand, axis=_axis(axis, ndim), reverse=bool(reverse))
+    fn.__name__ = prim.name
+    fn.__doc__ = f"Cumulative ``{prim.name}`` along ``axis``.\n\n    >>> lax.{prim.name}(x)  # doctest: +SKIP\n"
+    return fn
+
+
+cumsum, cumprod, cummax, cummin, cumlogsumexp = map(
+    _cumulative, (P.cumsum_p, P.cumprod_p, P.cummax_p, P.cummin_p, P.cumlogsumexp_p))
+
+
+# ---- contraction and sorting --------------------------------------------------------------------------
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    """General tensor contraction; ``dimension_numbers = ((lhs_contract, rhs_contract),
+    (lhs_batch, rhs_batch))``.
+
+    >>> lax.dot_general(fnp.ones((2, 3)), fnp.ones((3,)), (((1,), (0,)), ((), ())))
+    Array([3., 3.], dtype=float64)
+    """
+    (lc, rc), (lb, rb) = dimension_numbers
+    dn = ((tuple(map(int, lc)), tuple(map(int, rc))), (tuple(map(int, lb)), tuple(map(int, rb))))
+    lhs, rhs = match_weak(lhs, rhs)
+    pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(
+        preferred_element_type)
+    return P.dot_general_p.bind1(lhs, rhs, dimension_numbers=dn, precision=None,
+                                 preferred_element_type=pet)
+
+
+def dot(lhs, rhs, precision=None, preferred_element_type=None):
+    """Vector/matrix product of rank-1/2 arrays (contracts lhs's last with rhs's first dim)."""
+    lnd, rnd = get_aval(lhs).ndim, get_aval(rhs).ndim
+    if not (1 <= lnd <= 2 and 1 <= rnd <= 2):
+        raise TypeError(f"lax.dot requires rank-1 or rank-2 arrays, got ranks {lnd} and {rnd}")
+    return dot_general(lhs, rhs, (((lnd - 1,), (0,)), ((), ())), precision,
+                       preferred_element_type)
+
+
+def sort(operand, dimension=-1, is_stable=True, num_keys=1):
+    """Sort one array, or a sequence of arrays by the first ``num_keys`` of them.
+
+    >>> lax.sort(fnp.array([3, 1, 2]))
+    Array([1, 2, 3], dtype=int64)
+    """
+    single = not isinstance(operand, (list, tuple))
+    ops = [operand] if single else list(operand)
+    ndim = get_aval(ops[0]).ndim
+    outs = P.sort_p.bind(*ops, dimension=_axis(dimension, ndim), is_stable=bool(is_stable),
+                         num_keys=int(num_keys))
+    return outs[0] if single else tuple(outs)
+
+
+def sort_key_val(keys, values, dimension=-1, is_stable=True):
+    """Sort ``keys`` and permute ``values`` alongside; returns ``(keys, values)``."""
+    return sort((keys, values), dimension, is_stable, 1)
+
+
+def top_k(operand, k):
+    """The ``k`` largest entries along the last axis and their indices (stable)."""
+    aval = get_aval(operand)
+    n = aval.shape[-1]
+    if not 0 <= k <= n:
+        raise ValueError(f"top_k: k={k} must be between 0 and the last dimension ({n})")
+    idx = broadcasted_iota(dtypes.int32, aval.shape, aval.ndim - 1)
+    # Sort descending by key, ascending by index for ties: sort (-rank) keys built from order.
+    keys = neg(operand) if aval.dtype.kind == "f" else bitwise_not(operand) \
+        if aval.dtype.kind == "i" else sub(full_like(operand, np.iinfo(aval.dtype).max), operand)
+    _, vals, inds = sort((keys, operand, idx), aval.ndim - 1, True, 1)
+    start = (0,) * aval.ndim
+    limit = aval.shape[:-1] + (k,)
+    return slice(vals, start, limit), slice(inds, start, limit)
+
+
+def is_tracer(x) -> bool:
+    return isinstance(x, Tracer)
+
+
+__all__ = [n for n, v in list(globals().items())
+           if not n.startswith("_") and getattr(v, "__module__", None) == __name__
+           and n not in ("match_weak", "is_tracer")]

@@ -1,0 +1,272 @@
+"""Conversion, dtype promotion and broadcasting shared by every functrans.numpy function.
+
+Dtypes follow NumPy 2 exactly: each ufunc-like function asks NumPy's own type resolution
+(``ufunc.resolve_dtypes``) which loop NumPy would run, with Python scalars passed as *weak*
+(NEP 50), then casts its operands to that loop's dtypes::
+
+    >>> asarray([1, 2]).dtype, (asarray([1, 2], "int8") + 1).dtype
+    (dtype('int64'), dtype('int8'))
+"""
+from __future__ import annotations
+
+import functools
+import operator
+
+import numpy as np
+
+from .. import primitives as P
+from ..core import dtypes
+from ..core.array import Array
+from ..core.avals import ShapedArray
+from ..core.trace import Tracer, get_aval
+
+ArrayLike = object  # documentation alias: Array, Tracer, ndarray, Python scalar, nested list
+
+_PY_SCALARS = (bool, int, float)
+_WEAK_TYPE_FOR_KIND = {"b": bool, "i": int, "u": int, "f": float}
+
+
+def is_array(x) -> bool:
+    t = type(x)
+    return t is Array or isinstance(x, Tracer)
+
+
+def weak_scalar(x, dtype) -> Array:
+    """A Python scalar as a 0-d weakly typed Array of ``dtype`` (NumPy raises on overflow)."""
+    return Array._wrap(np.asarray(x, dtype=dtype), True)
+
+
+def asarray(a, dtype=None, order=None, *, copy=None):
+    """Convert to a functrans array (Array or tracer) without copying when possible.
+
+    >>> asarray([1.0, 2.0])
+    Array([1., 2.], dtype=float64)
+    """
+    if dtype is not None:
+        dtype = dtypes.canonicalize_dtype(dtype, what="requested dtype")
+    t = type(a)
+    if t is Array or isinstance(a, Tracer):
+        out = a
+    elif t in _PY_SCALARS:
+        d = dtypes.python_scalar_dtype(a)
+        if dtype is not None:
+            return Array._wrap(np.asarray(a, dtype=dtype))
+        return Array._wrap(np.asarray(a, dtype=d), True)
+    elif t is list or t is tuple:
+        out = _from_sequence(a)
+    elif t is complex:
+        dtypes.python_scalar_dtype(a)  # raises the unsupported-dtype error
+        raise AssertionError
+    else:
+        try:
+            value = np.asarray(a)
+        except Exception as e:
+            raise TypeError(f"cannot convert {t.__name__} to a functrans array: {e}") from None
+        if value.dtype == object:
+            raise dtypes.UnsupportedDtypeError(
+                f"cannot convert {t.__name__} to a functrans array: it gives a NumPy object "
+                "array (ragged nesting or non-numeric elements?)")
+        out = Array(value)
+    if dtype is not None and get_aval(out).dtype != dtype:
+        return convert(out, dtype)
+    return out
+
+
+def array(object, dtype=None, copy=True, order=None, ndmin=0):
+    """Create an array (always a new, immutable value), as ``np.array``.
+
+    >>> array([[1, 2], [3, 4]], dtype="float32").shape
+    (2, 2)
+    """
+    out = asarray(object, dtype)
+    ndim = get_aval(out).ndim
+    if ndmin > ndim:
+        out = reshape_raw(out, (1,) * (ndmin - ndim) + get_aval(out).shape)
+    return out
+
+
+def _from_sequence(seq):
+    leaves = []
+
+    def collect(s):
+        if type(s) in (list, tuple):
+            for x in s:
+                collect(x)
+        else:
+            leaves.append(s)
+    collect(seq)
+    if not any(is_array(x) for x in leaves):
+        value = np.asarray(seq)
+        if value.dtype == object:
+            raise dtypes.UnsupportedDtypeError(
+                "cannot convert a ragged or non-numeric nested sequence to a functrans array")
+        return Array(value)
+    # Sequences holding arrays/tracers: stack them (Python scalars among them are weak).
+    items = [asarray(x) if type(x) not in (list, tuple) else _from_sequence(x) for x in seq]
+    items = promote(*items)
+    shapes = {get_aval(x).shape for x in items}
+    if len(shapes) > 1:
+        raise ValueError(f"setting an array element with a sequence: inhomogeneous shapes "
+                         f"{sorted(shapes)}")
+    expanded = [reshape_raw(x, (1,) + get_aval(x).shape) for x in items]
+    return P.concatenate_p.bind1(*expanded, dimension=0) if len(expanded) > 1 else expanded[0]
+
+
+def reshape_raw(x, shape):
+    shape = tuple(shape)
+    if get_aval(x).shape == shape:
+        return x
+    return P.reshape_p.bind1(x, new_sizes=shape)
+
+
+def convert(x, dtype, weak_type=False):
+    """Cast an array or Python scalar to ``dtype`` (no-op if it already has it)."""
+    if type(x) in _PY_SCALARS:
+        return weak_scalar(x, dtype) if weak_type else Array._wrap(np.asarray(x, dtype=dtype))
+    aval = get_aval(x)
+    if aval.dtype == dtype and aval.weak_type == weak_type:
+        return x
+    if not is_array(x):
+        x = asarray(x)
+    return P.convert_element_type_p.bind1(x, new_dtype=dtype, weak_type=weak_type)
+
+
+def _operand(x):
+    """Python scalars stay as they are (weak); everything else becomes an array."""
+    if type(x) in _PY_SCALARS or type(x) is Array or isinstance(x, Tracer):
+        return x
+    return asarray(x)
+
+
+def _type_key(x):
+    """What NumPy's type resolution should see: a dtype, or a Python type for weak values."""
+    if type(x) in _PY_SCALARS:
+        return type(x)
+    aval = get_aval(x)
+    return _WEAK_TYPE_FOR_KIND[aval.dtype.kind] if aval.weak_type else aval.dtype
+
+
+@functools.lru_cache(maxsize=4096)
+def resolve_loop(ufunc: np.ufunc, keys: tuple, x64: bool):
+    """NumPy's loop dtypes for ``ufunc`` on inputs of these types: (in_dtypes, out_dtype)."""
+    resolved = ufunc.resolve_dtypes(keys + (None,) * ufunc.nout)
+    return tuple(dtypes.canonicalize_dtype(d) for d in resolved[:ufunc.nin]), \
+        dtypes.canonicalize_dtype(resolved[ufunc.nin])
+
+
+def ufunc_operands(name: str, ufunc: np.ufunc, args):
+    """Operands converted to NumPy's loop dtypes for ``ufunc`` and broadcast together.
+
+    Returns ``(operands, out_dtype, weak)``; rank-0 operands are left unbroadcast (the
+    primitives accept them).
+    """
+    args = [_operand(a) for a in args]
+    keys = tuple(_type_key(a) for a in args)
+    try:
+        in_dtypes, out_dtype = resolve_loop(ufunc, keys, dtypes.default_int_dtype() == dtypes.int64)
+    except (TypeError, np.exceptions.DTypePromotionError) as e:
+        shown = ", ".join(k.__name__ if isinstance(k, type) else str(k) for k in keys)
+        raise TypeError(f"fnp.{name} does not support inputs of types ({shown}): {e}") from None
+    weak = all(k in _PY_SCALARS for k in keys)
+    ops = [convert(a, d, weak) for a, d in zip(args, in_dtypes)]
+    return broadcast_operands(name, ops), out_dtype, weak
+
+
+def broadcast_shapes(name: str, *shapes) -> tuple:
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        shown = " ".join(str(tuple(s)) for s in shapes)
+        raise ValueError(f"fnp.{name}: operands could not be broadcast together with shapes "
+                         f"{shown}") from None
+
+
+def broadcast_to_shape(x, shape):
+    """NumPy broadcasting of one array to ``shape`` (one broadcast_in_dim)."""
+    aval = get_aval(x)
+    if aval.shape == tuple(shape):
+        return x
+    lead = len(shape) - aval.ndim
+    if lead < 0:
+        raise ValueError(f"cannot broadcast an array of shape {aval.shape} to {tuple(shape)}")
+    squeeze = [i for i, (d, s) in enumerate(zip(aval.shape, shape[lead:])) if d == 1 and s != 1]
+    for d, s in zip(aval.shape, shape[lead:]):
+        if d != s and d != 1:
+            raise ValueError(f"cannot broadcast an array of shape {aval.shape} to {tuple(shape)}")
+    if squeeze:
+        x = P.reshape_p.bind1(x, new_sizes=tuple(d for i, d in enumerate(aval.shape)
+                                                 if i not in squeeze))
+    kept = [lead + i for i in range(aval.ndim) if i not in squeeze]
+    return P.broadcast_in_dim_p.bind1(x, shape=tuple(shape), broadcast_dimensions=tuple(kept))
+
+
+def broadcast_operands(name: str, ops):
+    """Broadcast to a common shape; rank-0 operands stay scalars."""
+    shapes = [get_aval(o).shape for o in ops]
+    if all(s == shapes[0] or not s for s in shapes):
+        return ops
+    shape = broadcast_shapes(name, *shapes)
+    return [o if not s or s == shape else broadcast_to_shape(o, shape)
+            for o, s in zip(ops, shapes)]
+
+
+def promote(*args):
+    """Cast arrays/scalars to their NEP 50 result dtype (no broadcasting)."""
+    args = [_operand(a) for a in args]
+    dw = [(get_aval(a).dtype, get_aval(a).weak_type) for a in args]
+    d, weak = dtypes.result_type(*dw)
+    return [convert(a, d, weak and get_aval(a).weak_type) for a in args]
+
+
+def result_dtype(*args) -> np.dtype:
+    """NEP 50 result dtype of arrays / scalars / dtypes."""
+    pairs = []
+    for a in args:
+        if isinstance(a, (np.dtype, type, str)) and not type(a) in _PY_SCALARS:
+            pairs.append((dtypes.canonicalize_dtype(a), False))
+        else:
+            aval = get_aval(_operand(a))
+            pairs.append((aval.dtype, aval.weak_type))
+    return dtypes.result_type(*pairs)[0]
+
+
+def normalize_axis(axis, ndim: int, name: str = "axis") -> int:
+    """A non-negative axis, or a NumPy-style AxisError naming the axis and rank."""
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{name} must be an integer, got {axis!r}") from None
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(f"{name} {axis} is out of bounds for array of dimension "
+                                      f"{ndim}")
+    return axis % ndim
+
+
+def normalize_axes(axis, ndim: int) -> tuple:
+    """``None`` -> all axes; int or tuple -> sorted unique non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(normalize_axis(a, ndim) for a in axis)
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"duplicate value in 'axis': {axis}")
+        return tuple(sorted(axes))
+    return (normalize_axis(axis, ndim),)
+
+
+def inexact_dtype(dtype) -> np.dtype:
+    """The float dtype NumPy computes in for ``dtype`` (ints -> at least float16, as np.sin)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return dtype
+    return dtypes.canonicalize_dtype(np.promote_types(dtype, np.float16))
+
+
+def aval(x) -> ShapedArray:
+    return get_aval(_operand(x))
+
+
+def unsupported_out(name, out):
+    if out is not None:
+        raise NotImplementedError(f"fnp.{name}: the out= argument is not supported; functrans "
+                                  "arrays are immutable, use the return value instead")

@@ -1,0 +1,288 @@
+"""Products: matmul, dot, vdot, inner, outer, tensordot, einsum, kron, cross, vecdot.
+All lower to ``dot_general`` (BLAS under jit).
+
+    >>> matmul(fnp.ones((5, 2, 3)), fnp.ones((3, 4))).shape
+    (5, 2, 4)
+"""
+from __future__ import annotations
+
+import string
+
+import numpy as np
+
+from .. import lax
+from .. import primitives as P
+from ..core.trace import get_aval
+from ..core import dtypes
+from ._core import _type_key, asarray, broadcast_to_shape, convert, normalize_axis, resolve_loop
+
+__all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron", "cross",
+           "vecdot", "matvec", "vecmat"]
+
+
+def _dot(a, b, contract, batch=((), ()), out_dtype=None):
+    return P.dot_general_p.bind1(a, b, dimension_numbers=(contract, batch), precision=None,
+                                 preferred_element_type=out_dtype)
+
+
+def _matmul_dtypes(a, b):
+    in_dtypes, out_dtype = resolve_loop(np.matmul, (_type_key(a), _type_key(b)),
+                                        dtypes.default_int_dtype() == dtypes.int64)
+    return convert(a, in_dtypes[0]), convert(b, in_dtypes[1])
+
+
+def matmul(a, b, out=None, *, preferred_element_type=None):
+    """Matrix product with NumPy's rules (1-D promotion, broadcast batch dims).
+
+    >>> matmul(fnp.ones((2, 3)), fnp.ones(3))
+    Array([3., 3.], dtype=float64)
+    """
+    a, b = asarray(a), asarray(b)
+    a, b = _matmul_dtypes(a, b)
+    sa, sb = get_aval(a).shape, get_aval(b).shape
+    if not sa or not sb:
+        raise ValueError("matmul: Input operand does not have enough dimensions (scalars are "
+                         "not allowed; use fnp.multiply)")
+    if sa[-1] != sb[-2 if len(sb) > 1 else 0]:
+        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0 "
+                         f"(size {sb[-2 if len(sb) > 1 else 0]} is different from {sa[-1]}), "
+                         f"shapes {sa} and {sb}")
+    if len(sb) == 1:
+        return _dot(a, b, ((len(sa) - 1,), (0,)))
+    if len(sa) == 1:
+        r = _dot(a, b, ((0,), (len(sb) - 2,)))  # batch..., N
+        return r
+    if len(sb) == 2:
+        return _dot(a, b, ((len(sa) - 1,), (0,)))
+    batch = np.broadcast_shapes(sa[:-2], sb[:-2])
+    if len(sa) == 2:
+        r = _dot(a, b, ((1,), (len(sb) - 2,)))  # M, batch..., N
+        nb = len(sb) - 2
+        return lax.transpose(r, tuple(range(1, nb + 1)) + (0, nb + 1)) if nb else r
+    a = broadcast_to_shape(a, batch + sa[-2:])
+    b = broadcast_to_shape(b, batch + sb[-2:])
+    nb = len(batch)
+    bd = tuple(range(nb))
+    return _dot(a, b, ((nb + 1,), (nb,)), (bd, bd))
+
+
+def dot(a, b, out=None, *, preferred_element_type=None):
+    """NumPy's dot: products of scalars, inner products, matrix products, and sums over the last
+    axis of ``a`` and second-to-last of ``b``."""
+    from .ufuncs import multiply
+    a, b = asarray(a), asarray(b)
+    na, nb = get_aval(a).ndim, get_aval(b).ndim
+    if na == 0 or nb == 0:
+        return multiply(a, b)
+    a, b = _matmul_dtypes(a, b)
+    return _dot(a, b, ((na - 1,), (0 if nb == 1 else nb - 2,)))
+
+
+def vdot(a, b):
+    """Dot product of flattened arrays."""
+    from .shape_ops import ravel
+    return dot(ravel(a), ravel(b))
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """Dot product along ``axis`` with broadcasting."""
+    from .reductions import sum
+    from .ufuncs import multiply
+    return sum(multiply(x1, x2), axis=axis)
+
+
+def inner(a, b):
+    """Sum product over the last axes."""
+    from .ufuncs import multiply
+    a, b = asarray(a), asarray(b)
+    na, nb = get_aval(a).ndim, get_aval(b).ndim
+    if na == 0 or nb == 0:
+        return multiply(a, b)
+    a, b = _matmul_dtypes(a, b)
+    return _dot(a, b, ((na - 1,), (nb - 1,)))
+
+
+def outer(a, b, out=None):
+    """Outer product of flattened inputs."""
+    from .shape_ops import ravel, reshape
+    from .ufuncs import multiply
+    a, b = ravel(a), ravel(b)
+    return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
+
+
+def matvec(x1, x2, /):
+    return matmul(x1, x2[..., None])[..., 0]
+
+
+def vecmat(x1, x2, /):
+    return matmul(x1[..., None, :], x2)[..., 0, :]
+
+
+def tensordot(a, b, axes=2):
+    """Sum products over ``axes`` (an int N = last N of a with first N of b, or two lists)."""
+    a, b = asarray(a), asarray(b)
+    na, nb = get_aval(a).ndim, get_aval(b).ndim
+    if isinstance(axes, (int, np.integer)):
+        if axes > min(na, nb) or axes < 0:
+            raise ValueError(f"tensordot: axes={axes} is too large for ranks {na} and {nb}")
+        ca, cb = tuple(range(na - axes, na)), tuple(range(axes))
+    else:
+        ca, cb = axes
+        ca = tuple(normalize_axis(x, na) for x in np.atleast_1d(ca).tolist())
+        cb = tuple(normalize_axis(x, nb) for x in np.atleast_1d(cb).tolist())
+    a, b = _matmul_dtypes(a, b)
+    for x, y in zip(ca, cb):
+        if get_aval(a).shape[x] != get_aval(b).shape[y]:
+            raise ValueError(f"tensordot: shape mismatch for sum: {get_aval(a).shape} axis {x} "
+                             f"vs {get_aval(b).shape} axis {y}")
+    return _dot(a, b, (ca, cb))
+
+
+def kron(a, b):
+    """Kronecker product."""
+    from .shape_ops import reshape
+    from .ufuncs import multiply
+    a, b = asarray(a), asarray(b)
+    sa, sb = get_aval(a).shape, get_aval(b).shape
+    nd = max(len(sa), len(sb))
+    sa, sb = (1,) * (nd - len(sa)) + sa, (1,) * (nd - len(sb)) + sb
+    a = reshape(a, tuple(v for d in sa for v in (d, 1)))
+    b = reshape(b, tuple(v for d in sb for v in (1, d)))
+    return reshape(multiply(a, b), tuple(x * y for x, y in zip(sa, sb)))
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """Cross product of 3-vectors (or 2-vectors, giving the z component)."""
+    from .shape_ops import broadcast_arrays, moveaxis, stack
+    from .ufuncs import multiply, subtract
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = moveaxis(asarray(a), axisa, -1), moveaxis(asarray(b), axisb, -1)
+    na, nb = get_aval(a).shape[-1], get_aval(b).shape[-1]
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product (dimension must be 2 or 3)")
+    a0, a1 = a[..., 0], a[..., 1]
+    b0, b1 = b[..., 0], b[..., 1]
+    a2 = a[..., 2] if na == 3 else None
+    b2 = b[..., 2] if nb == 3 else None
+    z = subtract(multiply(a0, b1), multiply(a1, b0))
+    if a2 is None and b2 is None:
+        return z
+    zero = lax.full((), 0, get_aval(z).dtype)
+    a2 = zero if a2 is None else a2
+    b2 = zero if b2 is None else b2
+    x = subtract(multiply(a1, b2), multiply(a2, b1))
+    y = subtract(multiply(a2, b0), multiply(a0, b2))
+    x, y, z = broadcast_arrays(x, y, z)
+    return moveaxis(stack([x, y, z], -1), -1, axisc)
+
+
+# ---- einsum -----------------------------------------------------------------------------------------
+def _parse_einsum(subscripts, shapes):
+    subscripts = subscripts.replace(" ", "")
+    if "->" in subscripts:
+        ins, out = subscripts.split("->")
+    else:
+        ins, out = subscripts, None
+    terms = ins.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(f"einsum: {len(terms)} operand subscripts for {len(shapes)} operands")
+    used = set(subscripts) - set(".,->")
+    free_letters = [c for c in string.ascii_letters if c not in used]
+    ell_rank = max((len(s) - (len(t) - 3) for t, s in zip(terms, shapes) if "..." in t),
+                   default=0)
+    ell = "".join(free_letters[:ell_rank])
+    expanded = []
+    for t, s in zip(terms, shapes):
+        if "..." in t:
+            k = len(s) - (len(t) - 3)
+            t = t.replace("...", ell[ell_rank - k:] if k else "")
+        if len(t) != len(s):
+            raise ValueError(f"einsum: subscript '{t}' does not match operand rank {len(s)}")
+        expanded.append(t)
+    if out is None:
+        counts = {}
+        for t in expanded:
+            for c in t:
+                counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    else:
+        out = out.replace("...", ell)
+    return expanded, out
+
+
+def einsum(subscripts, *operands, optimize="greedy", precision=None,
+           preferred_element_type=None, out=None):
+    """Einstein summation, contracted pairwise with ``dot_general`` in an order chosen by
+    ``np.einsum_path``.
+
+    >>> einsum("ij,jk->ik", fnp.ones((2, 3)), fnp.ones((3, 4))).shape
+    (2, 4)
+    """
+    from .shape_ops import transpose
+    ops = [asarray(o) for o in operands]
+    if len(ops) > 1:
+        from ._core import promote
+        ops = promote(*ops)
+    shapes = [get_aval(o).shape for o in ops]
+    terms, out_sub = _parse_einsum(subscripts, shapes)
+    sizes = {}
+    for t, s in zip(terms, shapes):
+        for c, d in zip(t, s):
+            if sizes.setdefault(c, d) != d:
+                if d == 1 or sizes[c] == 1:
+                    sizes[c] = max(d, sizes[c])
+                else:
+                    raise ValueError(f"einsum: index '{c}' has sizes {sizes[c]} and {d}")
+    # Broadcast size-1 dims, take diagonals of repeated indices.
+    prepared = []
+    for t, o in zip(terms, ops):
+        target = tuple(sizes[c] for c in t)
+        if get_aval(o).shape != target:
+            o = broadcast_to_shape(o, target)
+        while len(set(t)) != len(t):
+            c = next(ch for ch in t if t.count(ch) > 1)
+            i, j = t.index(c), t.index(c, t.index(c) + 1)
+            from .creation import diagonal
+            o = diagonal(o, 0, i, j)
+            t = t[:i] + t[i + 1:j] + t[j + 1:] + c
+        prepared.append((t, o))
+    if optimize and len(prepared) > 2:
+        path = np.einsum_path(",".join(t for t, _ in prepared) + "->" + out_sub,
+                              *[np.broadcast_to(np.zeros((), np.float64), get_aval(o).shape)
+                                for _, o in prepared], optimize="greedy")[0][1:]
+    else:
+        path = [(0, 1)] * (len(prepared) - 1)
+    for pair in path:
+        i, j = sorted(pair)
+        (ta, a), (tb, b) = prepared[i], prepared[j]
+        rest = [t for k, (t, _) in enumerate(prepared) if k not in (i, j)]
+        needed = set(out_sub).union(*map(set, rest)) if rest else set(out_sub)
+        # Sum out indices used by only one side and not needed later.
+        a, ta = _sum_unneeded(a, ta, needed | set(tb))
+        b, tb = _sum_unneeded(b, tb, needed | set(ta))
+        batch = [c for c in ta if c in tb and c in needed]
+        contract = [c for c in ta if c in tb and c not in needed]
+        r = _dot(a, b, (tuple(ta.index(c) for c in contract), tuple(tb.index(c) for c in contract)),
+                 (tuple(ta.index(c) for c in batch), tuple(tb.index(c) for c in batch)))
+        tr = "".join(batch) + "".join(c for c in ta if c not in tb) + \
+            "".join(c for c in tb if c not in ta)
+        prepared = [p for k, p in enumerate(prepared) if k not in (i, j)] + [(tr, r)]
+    (t, o), = prepared
+    o, t = _sum_unneeded(o, t, set(out_sub))
+    result = transpose(o, tuple(t.index(c) for c in out_sub)) if t != out_sub else o
+    if preferred_element_type is not None:
+        result = convert(result, dtypes.canonicalize_dtype(preferred_element_type))
+    return result
+
+
+def _sum_unneeded(x, t, needed):
+    drop = [k for k, c in enumerate(t) if c not in needed]
+    if not drop:
+        return x, t
+    dt = get_aval(x).dtype
+    if dt.kind == "b":
+        r = P.reduce_or_p.bind1(x, axes=tuple(drop))
+    else:
+        r = P.reduce_sum_p.bind1(x, axes=tuple(drop))
+    return r, "".join(c for k, c in enumerate(t) if k not in drop)

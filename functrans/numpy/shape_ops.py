@@ -1,0 +1,591 @@
+"""Shape manipulation with NumPy's names: reshape, transpose, stack/concatenate, split, tile,
+repeat, flip, roll, pad, where, ...
+
+    >>> stack([fnp.zeros(2), fnp.ones(2)], axis=1).shape
+    (2, 2)
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+
+import numpy as np
+
+from .. import lax
+from .. import primitives as P
+from ..core import dtypes
+from ..core.trace import get_aval
+from ._core import (asarray, broadcast_operands, broadcast_shapes as _bshapes,
+                    broadcast_to_shape, convert, normalize_axes, normalize_axis, promote)
+
+__all__ = ["reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "moveaxis",
+           "swapaxes", "squeeze", "expand_dims", "broadcast_to", "broadcast_arrays",
+           "broadcast_shapes", "concatenate", "concat", "stack", "vstack", "hstack", "dstack",
+           "column_stack", "row_stack", "split", "array_split", "hsplit", "vsplit", "dsplit",
+           "tile", "repeat", "flip", "fliplr", "flipud", "roll", "rot90", "pad", "atleast_1d",
+           "atleast_2d", "atleast_3d", "where", "select", "clip", "shape", "ndim", "size",
+           "append", "diff", "ediff1d", "unstack", "astype", "copy", "resize", "rollaxis"]
+
+
+def shape(a):
+    """Shape of ``a`` as a tuple."""
+    return get_aval(asarray(a)).shape
+
+
+def ndim(a):
+    """Rank of ``a``."""
+    return get_aval(asarray(a)).ndim
+
+
+def size(a, axis=None):
+    """Number of elements (along ``axis`` if given)."""
+    s = shape(a)
+    return math.prod(s) if axis is None else s[normalize_axis(axis, len(s))]
+
+
+def _shape_arg(newshape, total):
+    if isinstance(newshape, (int, np.integer)):
+        newshape = (newshape,)
+    newshape = [operator.index(d) for d in newshape]
+    if newshape.count(-1) > 1:
+        raise ValueError("can only specify one unknown dimension (-1)")
+    if -1 in newshape:
+        known = math.prod(d for d in newshape if d != -1)
+        if known == 0 or total % known:
+            raise ValueError(f"cannot reshape array of size {total} into shape "
+                             f"{tuple(newshape)}")
+        newshape[newshape.index(-1)] = total // known
+    if math.prod(newshape) != total:
+        raise ValueError(f"cannot reshape array of size {total} into shape {tuple(newshape)}")
+    return tuple(newshape)
+
+
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    """Reshape (row-major; ``-1`` infers one dimension).
+
+    >>> reshape(fnp.arange(6), (2, -1)).shape
+    (2, 3)
+    """
+    if order != "C":
+        raise NotImplementedError("fnp.reshape supports only order='C'")
+    shape = newshape if shape is None else shape
+    a = asarray(a)
+    return lax.reshape(a, _shape_arg(shape, get_aval(a).size))
+
+
+def ravel(a, order="C"):
+    """Flatten to 1-D (row-major)."""
+    a = asarray(a)
+    return reshape(a, (get_aval(a).size,), order)
+
+
+def transpose(a, axes=None):
+    """Permute dimensions (reverse them by default).
+
+    >>> transpose(fnp.ones((2, 3))).shape
+    (3, 2)
+    """
+    a = asarray(a)
+    nd = get_aval(a).ndim
+    if axes is None:
+        axes = tuple(range(nd))[::-1]
+    axes = tuple(normalize_axis(ax, nd) for ax in axes)
+    if sorted(axes) != list(range(nd)):
+        raise ValueError(f"axes {axes} don't match array of rank {nd}")
+    return lax.transpose(a, axes)
+
+
+def permute_dims(a, axes):
+    return transpose(a, axes)
+
+
+def matrix_transpose(x):
+    """Swap the last two axes."""
+    x = asarray(x)
+    nd = get_aval(x).ndim
+    if nd < 2:
+        raise ValueError(f"matrix_transpose needs rank >= 2, got {nd}")
+    return swapaxes(x, -1, -2)
+
+
+def moveaxis(a, source, destination):
+    """Move axes ``source`` to positions ``destination``.
+
+    >>> moveaxis(fnp.ones((2, 3, 4)), 0, -1).shape
+    (3, 4, 2)
+    """
+    a = asarray(a)
+    nd = get_aval(a).ndim
+    src = [normalize_axis(s, nd, "source") for s in np.atleast_1d(source).tolist()]
+    dst = [normalize_axis(d, nd, "destination") for d in np.atleast_1d(destination).tolist()]
+    if len(src) != len(dst):
+        raise ValueError("moveaxis: source and destination need the same number of elements")
+    order = [n for n in range(nd) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return lax.transpose(a, order)
+
+
+def rollaxis(a, axis, start=0):
+    a = asarray(a)
+    nd = get_aval(a).ndim
+    axis = normalize_axis(axis, nd)
+    start = start + nd if start < 0 else start
+    if axis < start:
+        start -= 1
+    return moveaxis(a, axis, start)
+
+
+def swapaxes(a, axis1, axis2):
+    """Swap two axes."""
+    a = asarray(a)
+    nd = get_aval(a).ndim
+    perm = list(range(nd))
+    i, j = normalize_axis(axis1, nd), normalize_axis(axis2, nd)
+    perm[i], perm[j] = perm[j], perm[i]
+    return lax.transpose(a, perm)
+
+
+def squeeze(a, axis=None):
+    """Remove size-1 axes (all of them, or those in ``axis``)."""
+    a = asarray(a)
+    s = get_aval(a).shape
+    if axis is None:
+        axes = [i for i, d in enumerate(s) if d == 1]
+    else:
+        axes = list(normalize_axes(axis, len(s)))
+        for ax in axes:
+            if s[ax] != 1:
+                raise ValueError("cannot select an axis to squeeze out which has size not equal "
+                                 f"to one (axis {ax} of shape {s})")
+    return lax.squeeze(a, axes)
+
+
+def expand_dims(a, axis):
+    """Insert size-1 axes at positions ``axis`` of the result."""
+    a = asarray(a)
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    return lax.expand_dims(a, tuple(axes))
+
+
+def broadcast_to(array, shape):
+    """Broadcast to ``shape`` with NumPy's rules.
+
+    >>> broadcast_to(fnp.arange(3), (2, 3)).shape
+    (2, 3)
+    """
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    return broadcast_to_shape(asarray(array), shape)
+
+
+def broadcast_shapes(*shapes):
+    return _bshapes("broadcast_shapes", *shapes)
+
+
+def broadcast_arrays(*args):
+    """Broadcast arrays against each other."""
+    arrays = [asarray(a) for a in args]
+    shape = _bshapes("broadcast_arrays", *[get_aval(a).shape for a in arrays])
+    return [broadcast_to_shape(a, shape) for a in arrays]
+
+
+def concatenate(arrays, axis=0, dtype=None):
+    """Join arrays along an existing axis (``axis=None`` flattens first).
+
+    >>> concatenate([fnp.zeros(2), fnp.ones(1)])
+    Array([0., 0., 1.], dtype=float64)
+    """
+    arrays = [asarray(a) for a in arrays]
+    if not arrays:
+        raise ValueError("need at least one array to concatenate")
+    if axis is None:
+        arrays = [ravel(a) for a in arrays]
+        axis = 0
+    nd = get_aval(arrays[0]).ndim
+    if nd == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    if any(get_aval(a).ndim != nd for a in arrays):
+        raise ValueError("all the input arrays must have the same number of dimensions, got "
+                         + ", ".join(get_aval(a).str_short() for a in arrays))
+    axis = normalize_axis(axis, nd)
+    arrays = promote(*arrays)
+    if dtype is not None:
+        arrays = [convert(a, dtypes.canonicalize_dtype(dtype)) for a in arrays]
+    return lax.concatenate(arrays, axis)
+
+
+concat = concatenate
+
+
+def stack(arrays, axis=0, out=None, dtype=None):
+    """Join arrays along a new axis.
+
+    >>> stack([fnp.zeros(3), fnp.ones(3)]).shape
+    (2, 3)
+    """
+    arrays = [asarray(a) for a in arrays]
+    if not arrays:
+        raise ValueError("need at least one array to stack")
+    shapes = {get_aval(a).shape for a in arrays}
+    if len(shapes) > 1:
+        raise ValueError(f"all input arrays must have the same shape, got {sorted(shapes)}")
+    axis = normalize_axis(axis, get_aval(arrays[0]).ndim + 1)
+    return concatenate([expand_dims(a, axis) for a in arrays], axis, dtype)
+
+
+def unstack(x, /, *, axis=0):
+    x = asarray(x)
+    axis = normalize_axis(axis, get_aval(x).ndim)
+    return tuple(lax.index_in_dim(x, i, axis, keepdims=False)
+                 for i in range(get_aval(x).shape[axis]))
+
+
+def atleast_1d(*arys):
+    out = [asarray(a) if get_aval(asarray(a)).ndim >= 1 else reshape(a, (1,)) for a in arys]
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_2d(*arys):
+    out = []
+    for a in arys:
+        a = asarray(a)
+        nd = get_aval(a).ndim
+        out.append(a if nd >= 2 else reshape(a, (1,) * (2 - nd) + get_aval(a).shape))
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_3d(*arys):
+    out = []
+    for a in arys:
+        a = asarray(a)
+        s = get_aval(a).shape
+        if len(s) == 0:
+            a = reshape(a, (1, 1, 1))
+        elif len(s) == 1:
+            a = reshape(a, (1, s[0], 1))
+        elif len(s) == 2:
+            a = reshape(a, s + (1,))
+        out.append(a)
+    return out[0] if len(out) == 1 else out
+
+
+def vstack(tup, dtype=None):
+    return concatenate([atleast_2d(a) for a in tup], 0, dtype)
+
+
+row_stack = vstack
+
+
+def hstack(tup, dtype=None):
+    arrs = [atleast_1d(a) for a in tup]
+    return concatenate(arrs, 0 if get_aval(arrs[0]).ndim == 1 else 1, dtype)
+
+
+def dstack(tup, dtype=None):
+    return concatenate([atleast_3d(a) for a in tup], 2, dtype)
+
+
+def column_stack(tup):
+    arrs = []
+    for a in tup:
+        a = asarray(a)
+        arrs.append(reshape(a, (-1, 1)) if get_aval(a).ndim < 2 else a)
+    return concatenate(arrs, 1)
+
+
+def _split_points(n, indices_or_sections, strict):
+    if isinstance(indices_or_sections, (int, np.integer)):
+        k = int(indices_or_sections)
+        if k <= 0:
+            raise ValueError("number sections must be larger than 0")
+        if strict and n % k:
+            raise ValueError("array split does not result in an equal division")
+        q, r = divmod(n, k)
+        sizes = [q + 1] * r + [q] * (k - r)
+        return list(np.cumsum([0] + sizes))
+    pts = [builtins.min(builtins.max(int(i) if i >= 0 else int(i) + n, 0), n)
+           for i in indices_or_sections]
+    return [0] + pts + [n]
+
+
+def split(ary, indices_or_sections, axis=0):
+    """Split into equal sections or at ``indices``.
+
+    >>> [a.tolist() for a in split(fnp.arange(4), 2)]
+    [[0, 1], [2, 3]]
+    """
+    return _split(ary, indices_or_sections, axis, strict=True)
+
+
+def array_split(ary, indices_or_sections, axis=0):
+    """Like :func:`split` but allows unequal sections."""
+    return _split(ary, indices_or_sections, axis, strict=False)
+
+
+def _split(ary, indices_or_sections, axis, strict):
+    a = asarray(ary)
+    s = get_aval(a).shape
+    axis = normalize_axis(axis, len(s))
+    pts = _split_points(s[axis], indices_or_sections, strict)
+    return [lax.slice_in_dim(a, int(lo), int(builtins.max(lo, hi)), 1, axis)
+            for lo, hi in zip(pts[:-1], pts[1:])]
+
+
+def hsplit(ary, indices_or_sections):
+    return split(ary, indices_or_sections, 0 if ndim(ary) == 1 else 1)
+
+
+def vsplit(ary, indices_or_sections):
+    return split(ary, indices_or_sections, 0)
+
+
+def dsplit(ary, indices_or_sections):
+    return split(ary, indices_or_sections, 2)
+
+
+def tile(A, reps):
+    """Repeat the whole array ``reps`` times along each axis."""
+    a = asarray(A)
+    reps = (reps,) if isinstance(reps, (int, np.integer)) else tuple(reps)
+    s = get_aval(a).shape
+    nd = builtins.max(len(s), len(reps))
+    s = (1,) * (nd - len(s)) + s
+    reps = (1,) * (nd - len(reps)) + tuple(reps)
+    a = reshape(a, s)
+    # Broadcast into (r0, s0, r1, s1, ...) and merge pairs.
+    b_shape = tuple(v for r, d in zip(reps, s) for v in (r, d))
+    b = lax.broadcast_in_dim(a, b_shape, tuple(range(1, 2 * nd, 2)))
+    return reshape(b, tuple(r * d for r, d in zip(reps, s)))
+
+
+def repeat(a, repeats, axis=None, *, total_repeat_length=None):
+    """Repeat each element ``repeats`` times (a static int or a concrete array of counts)."""
+    a = asarray(a)
+    if axis is None:
+        a = ravel(a)
+        axis = 0
+    s = get_aval(a).shape
+    axis = normalize_axis(axis, len(s))
+    if isinstance(repeats, (int, np.integer)):
+        r = int(repeats)
+        b = lax.broadcast_in_dim(a, s[:axis + 1] + (r,) + s[axis + 1:],
+                                 tuple(range(axis + 1)) + tuple(range(axis + 2, len(s) + 1)))
+        return reshape(b, s[:axis] + (s[axis] * r,) + s[axis + 1:])
+    from .indexing import _concrete, take
+    counts = _concrete(asarray(repeats))
+    if counts is None:
+        raise ValueError("fnp.repeat with traced repeats needs a static total; pass an int or a "
+                         "concrete array of counts")
+    counts = np.broadcast_to(counts, (s[axis],))
+    idx = np.repeat(np.arange(s[axis]), counts)
+    return take(a, asarray(idx), axis=axis)
+
+
+def flip(m, axis=None):
+    """Reverse the order of elements along ``axis`` (all axes by default)."""
+    m = asarray(m)
+    return lax.rev(m, normalize_axes(axis, get_aval(m).ndim))
+
+
+def fliplr(m):
+    return flip(m, 1)
+
+
+def flipud(m):
+    return flip(m, 0)
+
+
+def roll(a, shift, axis=None):
+    """Roll elements cyclically by static ``shift`` along ``axis``."""
+    a = asarray(a)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), get_aval(a).shape)
+    shifts = np.atleast_1d(shift).tolist()
+    axes = np.atleast_1d(axis).tolist()
+    shifts, axes = np.broadcast_arrays(shifts, axes)
+    for sh, ax in zip(shifts.tolist(), axes.tolist()):
+        ax = normalize_axis(ax, get_aval(a).ndim)
+        n = get_aval(a).shape[ax]
+        if n == 0:
+            continue
+        k = int(sh) % n
+        if k:
+            a = concatenate([lax.slice_in_dim(a, n - k, n, 1, ax),
+                             lax.slice_in_dim(a, 0, n - k, 1, ax)], ax)
+    return a
+
+
+def rot90(m, k=1, axes=(0, 1)):
+    """Rotate by 90 degrees ``k`` times in the plane of ``axes``."""
+    m = asarray(m)
+    k %= 4
+    ax0, ax1 = (normalize_axis(x, get_aval(m).ndim) for x in axes)
+    if ax0 == ax1:
+        raise ValueError("rot90: axes must be different")
+    if k == 0:
+        return m
+    if k == 2:
+        return flip(flip(m, ax0), ax1)
+    perm = list(range(get_aval(m).ndim))
+    perm[ax0], perm[ax1] = perm[ax1], perm[ax0]
+    return lax.transpose(flip(m, ax1), perm) if k == 1 else flip(lax.transpose(m, perm), ax1)
+
+
+def pad(array, pad_width, mode="constant", *, constant_values=0):
+    """Pad with a constant (``mode="constant"``), or ``edge``/``reflect``/``symmetric``/``wrap``."""
+    a = asarray(array)
+    nd = get_aval(a).ndim
+    pw = np.broadcast_to(np.asarray(pad_width, dtype=int).reshape(-1, 2)
+                         if np.ndim(pad_width) else np.asarray([[pad_width, pad_width]]), (nd, 2))
+    if (pw < 0).any():
+        raise ValueError("index can't contain negative values")
+    if mode == "constant":
+        cv = np.broadcast_to(np.asarray(constant_values), (nd, 2))
+        if np.all(cv == cv.flat[0]):
+            value = convert(asarray(cv.flat[0].item()), get_aval(a).dtype)
+            return lax.pad(a, value, [(int(lo), int(hi), 0) for lo, hi in pw])
+        for ax in range(nd):
+            for side in (0, 1):
+                value = convert(asarray(cv[ax, side].item()), get_aval(a).dtype)
+                cfg = [(0, 0, 0)] * nd
+                cfg[ax] = (int(pw[ax, 0]), 0, 0) if side == 0 else (0, int(pw[ax, 1]), 0)
+                a = lax.pad(a, value, cfg)
+        return a
+    if mode not in ("edge", "reflect", "symmetric", "wrap"):
+        raise NotImplementedError(f"fnp.pad mode {mode!r} is not supported")
+    for ax in range(nd):
+        lo, hi = int(pw[ax, 0]), int(pw[ax, 1])
+        n = get_aval(a).shape[ax]
+        idx = np.arange(-lo, n + hi)
+        if mode == "edge":
+            idx = np.clip(idx, 0, n - 1)
+        elif mode == "wrap":
+            idx = idx % n
+        elif mode == "reflect":
+            period = 2 * (n - 1) if n > 1 else 1
+            idx = np.abs(idx) % period
+            idx = np.where(idx >= n, period - idx, idx)
+        else:  # symmetric
+            period = 2 * n
+            idx = idx % period
+            idx = np.where(idx >= n, period - 1 - idx, idx)
+        from .indexing import take
+        a = take(a, asarray(idx), axis=ax)
+    return a
+
+
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
+    """``x`` where ``condition`` else ``y`` (broadcasting, NumPy promotion). With one argument,
+    ``nonzero(condition)``.
+
+    >>> where(fnp.array([True, False]), 1.0, 0.0)
+    Array([1., 0.], dtype=float64)
+    """
+    if x is None and y is None:
+        from .sorting import nonzero
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if x is None or y is None:
+        raise ValueError("either both or neither of x and y should be given")
+    c = asarray(condition)
+    if get_aval(c).dtype != dtypes.bool_:
+        c = P.ne_p.bind1(c, lax.ops._convert_weak(0, get_aval(c).dtype))
+    x, y = promote(x, y)
+    c, x, y = broadcast_operands("where", [c, x, y])
+    shape = _bshapes("where", *[get_aval(v).shape for v in (c, x, y)])
+    if get_aval(c).shape != shape:
+        c = broadcast_to_shape(c, shape)
+    if shape and (not get_aval(x).shape or not get_aval(y).shape):
+        x, y = broadcast_to_shape(x, shape), broadcast_to_shape(y, shape)
+    return P.select_n_p.bind1(c, y, x)
+
+
+def select(condlist, choicelist, default=0):
+    """The first choice whose condition holds, elementwise (else ``default``)."""
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    out = default
+    for c, v in reversed(list(zip(condlist, choicelist))):
+        out = where(c, v, out)
+    return asarray(out)
+
+
+def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):
+    """Limit values to ``[a_min, a_max]`` (either may be None).
+
+    >>> clip(fnp.array([-1, 5, 10]), 0, 6)
+    Array([0, 5, 6], dtype=int64)
+    """
+    from .ufuncs import maximum, minimum
+    lo = a_min if min is None else min
+    hi = a_max if max is None else max
+    a = asarray(a)
+    if lo is not None:
+        a = maximum(a, lo)
+    if hi is not None:
+        a = minimum(a, hi)
+    return a
+
+
+def append(arr, values, axis=None):
+    if axis is None:
+        return concatenate([ravel(arr), ravel(values)])
+    return concatenate([arr, values], axis)
+
+
+def diff(a, n=1, axis=-1, prepend=None, append=None):
+    """n-th discrete difference along ``axis``."""
+    from .ufuncs import not_equal, subtract
+    a = asarray(a)
+    axis = normalize_axis(axis, get_aval(a).ndim)
+    parts = []
+    if prepend is not None:
+        p = asarray(prepend)
+        if get_aval(p).ndim == 0:
+            shp = list(get_aval(a).shape)
+            shp[axis] = 1
+            p = broadcast_to(p, tuple(shp))
+        parts.append(p)
+    parts.append(a)
+    if append is not None:
+        q = asarray(append)
+        if get_aval(q).ndim == 0:
+            shp = list(get_aval(a).shape)
+            shp[axis] = 1
+            q = broadcast_to(q, tuple(shp))
+        parts.append(q)
+    a = concatenate(parts, axis) if len(parts) > 1 else a
+    op = not_equal if get_aval(a).dtype == dtypes.bool_ else subtract
+    for _ in range(n):
+        m = get_aval(a).shape[axis]
+        a = op(lax.slice_in_dim(a, 1, m, 1, axis), lax.slice_in_dim(a, 0, builtins.max(m - 1, 0), 1, axis))
+    return a
+
+
+def ediff1d(ary, to_end=None, to_begin=None):
+    d = diff(ravel(ary))
+    parts = ([ravel(asarray(to_begin))] if to_begin is not None else []) + [d] + (
+        [ravel(asarray(to_end))] if to_end is not None else [])
+    return concatenate(parts) if len(parts) > 1 else d
+
+
+def astype(x, dtype, /, *, copy=False):
+    """Cast to ``dtype``."""
+    return convert(asarray(x), dtypes.canonicalize_dtype(dtype))
+
+
+def copy(a, order=None):
+    """A copy of ``a`` (arrays are immutable, so this is ``a`` itself)."""
+    return asarray(a)
+
+
+def resize(a, new_shape):
+    """Repeat ``a`` cyclically to fill ``new_shape``."""
+    a = ravel(asarray(a))
+    new_shape = (new_shape,) if isinstance(new_shape, (int, np.integer)) else tuple(new_shape)
+    total = math.prod(new_shape)
+    n = get_aval(a).size
+    if n == 0:
+        return lax.full(new_shape, 0, get_aval(a).dtype)
+    reps = -(-total // n)
+    return reshape(lax.slice_in_dim(tile(a, reps), 0, total), new_shape)

@@ -1,0 +1,436 @@
+"""Elementwise functions with NumPy's names, broadcasting and dtype rules.
+
+Each function resolves NumPy's loop dtypes for its inputs, casts, broadcasts, then applies
+primitives (``impl`` below) to operands that already have the loop dtype::
+
+    >>> sin(fnp.arange(3, dtype="int8")).dtype     # NumPy: int8 -> float16
+    dtype('float16')
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import lax
+from .. import primitives as P
+from ..core import dtypes
+from ..core.trace import get_aval
+from ._core import convert, ufunc_operands, unsupported_out
+
+_ALL = []
+
+
+def _kind(x) -> str:
+    return get_aval(x).dtype.kind
+
+
+def _const(value, like):
+    """A scalar of ``like``'s dtype (a weak literal in jaxprs)."""
+    return lax.ops._convert_weak(value, get_aval(like).dtype)
+
+
+def _make(np_ufunc, impl, name=None):
+    name = name or np_ufunc.__name__
+    nin = np_ufunc.nin
+
+    def fn(*args, out=None, dtype=None, where=None):
+        if len(args) != nin:
+            raise TypeError(f"fnp.{name} takes {nin} positional argument{'s' * (nin > 1)}, "
+                            f"got {len(args)}")
+        unsupported_out(name, out)
+        if where is not None:
+            raise NotImplementedError(f"fnp.{name}: where= is not supported for ufuncs; use "
+                                      "fnp.where(mask, fnp.{name}(...), other)")
+        ops, out_dtype, weak = ufunc_operands(name, np_ufunc, args)
+        result = impl(*ops)
+        if get_aval(result).dtype != out_dtype:
+            result = convert(result, out_dtype, weak)
+        if dtype is not None:
+            result = convert(result, dtypes.canonicalize_dtype(dtype))
+        return result
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"Elementwise ``{name}`` with NumPy's broadcasting and dtype rules "
+                  f"(see ``numpy.{np_ufunc.__name__}``).\n\n"
+                  f"    >>> fnp.{name}({', '.join(['fnp.array([1.0, 2.0])'] * nin)})"
+                  "  # doctest: +SKIP\n")
+    _ALL.append(name)
+    return fn
+
+
+def _float_only(prim, identity_for_ints=False):
+    """Apply a float primitive; integer/bool loops (NumPy keeps their dtype) are identities."""
+    def impl(x):
+        if _kind(x) != "f":
+            if identity_for_ints:
+                return x
+            raise TypeError(f"{prim.name} needs a float operand")
+        return prim.bind1(x)
+    return impl
+
+
+# ---- unary --------------------------------------------------------------------------------------------
+def _neg(x):
+    return P.neg_p.bind1(x)
+
+
+def _abs(x):
+    return x if _kind(x) in "bu" else P.abs_p.bind1(x)
+
+
+def _isnan(x):
+    return P.ne_p.bind1(x, x) if _kind(x) == "f" else lax.full_like(x, False, dtypes.bool_)
+
+
+def _isinf(x):
+    if _kind(x) != "f":
+        return lax.full_like(x, False, dtypes.bool_)
+    return P.eq_p.bind1(P.abs_p.bind1(x), _const(np.inf, x))
+
+
+def _isfinite(x):
+    return P.is_finite_p.bind1(x) if _kind(x) == "f" else lax.full_like(x, True, dtypes.bool_)
+
+
+def signbit_float(x):
+    """Sign bit of a float (sees -0.0 and -nan), via its integer bits."""
+    d = get_aval(x).dtype
+    bits = lax.bitcast_convert_type(x, np.dtype(f"i{d.itemsize}"))
+    return P.lt_p.bind1(bits, _const(0, bits))
+
+
+def _signbit(x):
+    return signbit_float(x) if _kind(x) == "f" else P.lt_p.bind1(x, _const(0, x))
+
+
+def _to_bool(x):
+    return x if _kind(x) == "b" else P.ne_p.bind1(x, _const(0, x))
+
+
+def _log_base(base):
+    def impl(x):
+        return P.mul_p.bind1(P.log_p.bind1(x), _const(1 / math.log(base), x))
+    return impl
+
+
+def _reciprocal(x):
+    return P.div_p.bind1(_const(1, x), x)
+
+
+def _square(x):
+    return P.and_p.bind1(x, x) if _kind(x) == "b" else P.square_p.bind1(x)
+
+
+def _rint(x):
+    return P.round_p.bind1(x, rounding_method=1) if _kind(x) == "f" else x
+
+
+def _trunc(x):
+    if _kind(x) != "f":
+        return x
+    return lax.select(P.lt_p.bind1(x, _const(0, x)), P.ceil_p.bind1(x), P.floor_p.bind1(x))
+
+
+def _scale(factor):
+    def impl(x):
+        return P.mul_p.bind1(x, _const(factor, x))
+    return impl
+
+
+negative = _make(np.negative, _neg)
+positive = _make(np.positive, lambda x: x)
+absolute = _make(np.absolute, _abs)
+abs = _make(np.absolute, _abs, "abs")
+fabs = _make(np.fabs, _abs)
+sign = _make(np.sign, lambda x: P.sign_p.bind1(x))
+sqrt = _make(np.sqrt, _float_only(P.sqrt_p))
+cbrt = _make(np.cbrt, _float_only(P.cbrt_p))
+square = _make(np.square, _square)
+reciprocal = _make(np.reciprocal, _reciprocal)
+exp = _make(np.exp, _float_only(P.exp_p))
+exp2 = _make(np.exp2, _float_only(P.exp2_p))
+expm1 = _make(np.expm1, _float_only(P.expm1_p))
+log = _make(np.log, _float_only(P.log_p))
+log2 = _make(np.log2, _log_base(2))
+log10 = _make(np.log10, _log_base(10))
+log1p = _make(np.log1p, _float_only(P.log1p_p))
+sin = _make(np.sin, _float_only(P.sin_p))
+cos = _make(np.cos, _float_only(P.cos_p))
+tan = _make(np.tan, _float_only(P.tan_p))
+arcsin = _make(np.arcsin, _float_only(P.asin_p))
+arccos = _make(np.arccos, _float_only(P.acos_p))
+arctan = _make(np.arctan, _float_only(P.atan_p))
+sinh = _make(np.sinh, _float_only(P.sinh_p))
+cosh = _make(np.cosh, _float_only(P.cosh_p))
+tanh = _make(np.tanh, _float_only(P.tanh_p))
+arcsinh = _make(np.arcsinh, _float_only(P.asinh_p))
+arccosh = _make(np.arccosh, _float_only(P.acosh_p))
+arctanh = _make(np.arctanh, _float_only(P.atanh_p))
+asin, acos, atan = (_make(u, _float_only(p), n) for u, p, n in (
+    (np.arcsin, P.asin_p, "asin"), (np.arccos, P.acos_p, "acos"), (np.arctan, P.atan_p, "atan")))
+asinh, acosh, atanh = (_make(u, _float_only(p), n) for u, p, n in (
+    (np.arcsinh, P.asinh_p, "asinh"), (np.arccosh, P.acosh_p, "acosh"),
+    (np.arctanh, P.atanh_p, "atanh")))
+floor = _make(np.floor, _float_only(P.floor_p, identity_for_ints=True))
+ceil = _make(np.ceil, _float_only(P.ceil_p, identity_for_ints=True))
+trunc = _make(np.trunc, _trunc)
+fix = _make(np.trunc, _trunc, "fix")
+rint = _make(np.rint, _rint)
+isnan = _make(np.isnan, _isnan)
+isinf = _make(np.isinf, _isinf)
+isfinite = _make(np.isfinite, _isfinite)
+signbit = _make(np.signbit, _signbit)
+logical_not = _make(np.logical_not, lambda x: P.not_p.bind1(_to_bool(x)))
+invert = _make(np.invert, lambda x: P.not_p.bind1(x))
+bitwise_not = _make(np.invert, lambda x: P.not_p.bind1(x), "bitwise_not")
+bitwise_invert = _make(np.invert, lambda x: P.not_p.bind1(x), "bitwise_invert")
+deg2rad = _make(np.deg2rad, _scale(math.pi / 180))
+radians = _make(np.radians, _scale(math.pi / 180))
+rad2deg = _make(np.rad2deg, _scale(180 / math.pi))
+degrees = _make(np.degrees, _scale(180 / math.pi))
+conjugate = _make(np.conjugate, lambda x: x)
+conj = _make(np.conjugate, lambda x: x, "conj")
+
+
+# ---- binary ---------------------------------------------------------------------------------------------
+def _binary_prim(prim):
+    return lambda x, y: prim.bind1(x, y)
+
+
+def _subtract(x, y):
+    return P.sub_p.bind1(x, y)
+
+
+def _true_divide(x, y):
+    return P.div_p.bind1(x, y)
+
+
+def _floor_divide(x, y):
+    if _kind(x) == "b":
+        return P.and_p.bind1(x, y)
+    if _kind(x) in "iu":
+        q = P.div_p.bind1(x, y)
+        if _kind(x) == "u":
+            return q
+        r = P.rem_p.bind1(x, y)
+        fix = P.and_p.bind1(P.ne_p.bind1(r, _const(0, r)),
+                            P.ne_p.bind1(P.lt_p.bind1(r, _const(0, r)),
+                                         P.lt_p.bind1(y, _const(0, y))))
+        return lax.select(fix, P.sub_p.bind1(q, _const(1, q)), q)
+    return divmod_float(x, y)[0]
+
+
+def divmod_float(x, y):
+    """NumPy's float floor division and modulo (npy_divmod): exact remainders via fmod."""
+    mod = P.rem_p.bind1(x, y)
+    div = P.div_p.bind1(P.sub_p.bind1(x, mod), y)
+    zero = _const(0, x)
+    fix = P.and_p.bind1(P.ne_p.bind1(mod, zero),
+                        P.ne_p.bind1(P.lt_p.bind1(y, zero), P.lt_p.bind1(mod, zero)))
+    mod = lax.select(fix, P.add_p.bind1(mod, y), mod)
+    div = lax.select(fix, P.sub_p.bind1(div, _const(1, div)), div)
+    # A zero remainder takes the divisor's sign.
+    mod = lax.select(P.eq_p.bind1(mod, zero), copysign_float(zero_like(mod), y), mod)
+    floordiv = P.floor_p.bind1(div)
+    bump = P.gt_p.bind1(P.sub_p.bind1(div, floordiv), _const(0.5, div))
+    floordiv = lax.select(bump, P.add_p.bind1(floordiv, _const(1, div)), floordiv)
+    # div == 0 keeps the sign of the true quotient; division by zero gives x / y.
+    floordiv = lax.select(P.eq_p.bind1(div, zero),
+                          copysign_float(zero_like(div), P.div_p.bind1(x, y)), floordiv)
+    by_zero = P.eq_p.bind1(y, zero)
+    floordiv = lax.select(by_zero, P.div_p.bind1(x, y), floordiv)
+    mod = lax.select(by_zero, P.rem_p.bind1(x, y), mod)
+    return floordiv, mod
+
+
+def zero_like(x):
+    return lax.full_like(x, 0)
+
+
+def copysign_float(x, y):
+    ax = P.abs_p.bind1(x)
+    return lax.select(signbit_float(y), P.neg_p.bind1(ax), ax)
+
+
+def _remainder(x, y):
+    if _kind(x) == "b":
+        raise TypeError("remainder of booleans")
+    if _kind(x) in "iu":
+        r = P.rem_p.bind1(x, y)
+        if _kind(x) == "u":
+            return r
+        fix = P.and_p.bind1(P.ne_p.bind1(r, _const(0, r)),
+                            P.ne_p.bind1(P.lt_p.bind1(r, _const(0, r)),
+                                         P.lt_p.bind1(y, _const(0, y))))
+        return lax.select(fix, P.add_p.bind1(r, y), r)
+    return divmod_float(x, y)[1]
+
+
+def int_power(x, y):
+    """Integer ``x ** y`` for traced integer exponents: square-and-multiply over y's bits.
+    Negative exponents give 0, except for bases 1 and -1 (whose powers stay +-1)."""
+    signed = _kind(y) == "i"
+    bits = 8 * get_aval(y).dtype.itemsize - (1 if signed else 0)
+    acc = lax.full_like(x, 1)
+    base = x
+    for i in range(bits):
+        bit = P.ne_p.bind1(P.and_p.bind1(P.shift_right_logical_p.bind1(y, _const(i, y)),
+                                          _const(1, y)), _const(0, y))
+        acc = lax.select(bit, P.mul_p.bind1(acc, base), acc)
+        base = P.mul_p.bind1(base, base)
+    if signed:
+        one, zero = lax.full_like(x, 1), lax.full_like(x, 0)
+        neg_value = lax.select(P.eq_p.bind1(x, one), one, zero)
+        if _kind(x) == "i":
+            odd = P.ne_p.bind1(P.and_p.bind1(y, _const(1, y)), _const(0, y))
+            minus_one = lax.full_like(x, -1)
+            neg_value = lax.select(P.eq_p.bind1(x, minus_one),
+                                   lax.select(odd, minus_one, one), neg_value)
+        acc = lax.select(P.lt_p.bind1(y, _const(0, y)), neg_value, acc)
+    return acc
+
+
+def _power(x, y):
+    if _kind(x) == "f":
+        return P.pow_p.bind1(x, y)
+    if _kind(x) == "b":
+        return P.or_p.bind1(x, P.not_p.bind1(y))
+    return int_power(x, y)
+
+
+def power(x1, x2, out=None):
+    """``x1 ** x2`` elementwise. A static Python integer exponent becomes ``integer_pow``
+    (exact repeated multiplication), as in JAX.
+
+    >>> power(fnp.array([2.0, 3.0]), 2)
+    Array([4., 9.], dtype=float64)
+    """
+    unsupported_out("power", out)
+    if type(x2) is int and type(x1) not in (bool, int, float):
+        (x, _), _, _ = ufunc_operands("power", np.power, [x1, x2])
+        if _kind(x) != "b":
+            if x2 < 0 and _kind(x) != "f":
+                raise ValueError("Integers to negative integer powers are not allowed.")
+            return lax.integer_pow(x, x2)
+    return _power_ufunc(x1, x2)
+
+
+_power_ufunc = _make(np.power, _power, "power")
+_ALL.remove("power")
+pow = power
+float_power = _make(np.float_power, _power)
+
+
+def _logaddexp(x, y, base2=False):
+    m = P.max_p.bind1(x, y)
+    d = P.neg_p.bind1(P.abs_p.bind1(P.sub_p.bind1(x, y)))
+    if base2:  # log2(1 + 2**d)
+        tail = P.mul_p.bind1(P.log1p_p.bind1(P.exp2_p.bind1(d)), _const(1 / math.log(2), x))
+    else:
+        tail = P.log1p_p.bind1(P.exp_p.bind1(d))
+    # Equal inputs (also both +inf or both -inf, where d is nan) give m + log(2).
+    same = P.add_p.bind1(m, _const(1.0 if base2 else math.log(2), x))
+    return lax.select(P.eq_p.bind1(x, y), same, P.add_p.bind1(m, tail))
+
+
+def _hypot(x, y):
+    ax, ay = P.abs_p.bind1(x), P.abs_p.bind1(y)
+    big, small = P.max_p.bind1(ax, ay), P.min_p.bind1(ax, ay)
+    safe_big = lax.select(P.eq_p.bind1(big, _const(0, big)), _const(1, big), big)
+    r = P.div_p.bind1(small, safe_big)
+    h = P.mul_p.bind1(big, P.sqrt_p.bind1(P.add_p.bind1(_const(1, r), P.mul_p.bind1(r, r))))
+    inf = P.eq_p.bind1(big, _const(np.inf, big))
+    return lax.select(inf, big, h)
+
+
+def _fmax_fmin(prim):
+    def impl(x, y):
+        m = prim.bind1(x, y)
+        if _kind(x) != "f":
+            return m
+        return lax.select(P.ne_p.bind1(x, x), y, lax.select(P.ne_p.bind1(y, y), x, m))
+    return impl
+
+
+def _heaviside(x, h0):
+    zero = _const(0, x)
+    return lax.select(P.lt_p.bind1(x, zero), lax.full_like(x, 0),
+                      lax.select(P.gt_p.bind1(x, zero), lax.full_like(x, 1),
+                                 lax.select(P.ne_p.bind1(x, x), x, h0)))
+
+
+def _copysign(x, y):
+    return copysign_float(x, y)
+
+
+def _logical(prim):
+    return lambda x, y: prim.bind1(_to_bool(x), _to_bool(y))
+
+
+def _right_shift(x, y):
+    prim = P.shift_right_logical_p if _kind(x) == "u" else P.shift_right_arithmetic_p
+    return prim.bind1(x, y)
+
+
+def _ldexp(x, n):
+    n = convert(n, get_aval(x).dtype) if _kind(n) != "f" else n
+    return P.mul_p.bind1(x, P.exp2_p.bind1(n))
+
+
+add = _make(np.add, _binary_prim(P.add_p))
+subtract = _make(np.subtract, _subtract)
+multiply = _make(np.multiply, lambda x, y: (P.and_p if _kind(x) == "b" else P.mul_p).bind1(x, y))
+divide = _make(np.divide, _true_divide)
+true_divide = _make(np.true_divide, _true_divide)
+floor_divide = _make(np.floor_divide, _floor_divide)
+remainder = _make(np.remainder, _remainder)
+mod = _make(np.remainder, _remainder, "mod")
+fmod = _make(np.fmod, _binary_prim(P.rem_p))
+maximum = _make(np.maximum, _binary_prim(P.max_p))
+minimum = _make(np.minimum, _binary_prim(P.min_p))
+fmax = _make(np.fmax, _fmax_fmin(P.max_p))
+fmin = _make(np.fmin, _fmax_fmin(P.min_p))
+arctan2 = _make(np.arctan2, _binary_prim(P.atan2_p))
+atan2 = _make(np.arctan2, _binary_prim(P.atan2_p), "atan2")
+hypot = _make(np.hypot, _hypot)
+logaddexp = _make(np.logaddexp, _logaddexp)
+logaddexp2 = _make(np.logaddexp2, lambda x, y: _logaddexp(x, y, base2=True))
+copysign = _make(np.copysign, _copysign)
+nextafter = _make(np.nextafter, _binary_prim(P.nextafter_p))
+heaviside = _make(np.heaviside, _heaviside)
+ldexp = _make(np.ldexp, _ldexp)
+equal = _make(np.equal, _binary_prim(P.eq_p))
+not_equal = _make(np.not_equal, _binary_prim(P.ne_p))
+less = _make(np.less, _binary_prim(P.lt_p))
+less_equal = _make(np.less_equal, _binary_prim(P.le_p))
+greater = _make(np.greater, _binary_prim(P.gt_p))
+greater_equal = _make(np.greater_equal, _binary_prim(P.ge_p))
+logical_and = _make(np.logical_and, _logical(P.and_p))
+logical_or = _make(np.logical_or, _logical(P.or_p))
+logical_xor = _make(np.logical_xor, _logical(P.xor_p))
+bitwise_and = _make(np.bitwise_and, _binary_prim(P.and_p))
+bitwise_or = _make(np.bitwise_or, _binary_prim(P.or_p))
+bitwise_xor = _make(np.bitwise_xor, _binary_prim(P.xor_p))
+left_shift = _make(np.left_shift, _binary_prim(P.shift_left_p))
+right_shift = _make(np.right_shift, _right_shift)
+bitwise_left_shift = _make(np.left_shift, _binary_prim(P.shift_left_p), "bitwise_left_shift")
+bitwise_right_shift = _make(np.right_shift, _right_shift, "bitwise_right_shift")
+
+
+def divmod(x1, x2, out=None):
+    """``(floor_divide(x1, x2), remainder(x1, x2))``."""
+    unsupported_out("divmod", out)
+    return floor_divide(x1, x2), remainder(x1, x2)
+
+
+def modf(x, out=None):
+    """Fractional and integral parts, both with the sign of ``x``."""
+    unsupported_out("modf", out)
+    whole = trunc(x)
+    frac = subtract(x, whole)
+    return copysign(frac, x) if _kind(whole) == "f" else frac, whole
+
+
+_ALL += ["power", "pow", "divmod", "modf"]
+__all__ = list(_ALL)

@@ -1,0 +1,12 @@
+"""The primitive set, grouped by family. Each family module defines its primitives' NumPy
+impls, type rules and transformation rules side by side.
+
+The set is small and closed: everything else in functrans.numpy / lax is a composite.
+"""
+from .elementwise import *  # noqa: F401,F403
+from .indexing import *  # noqa: F401,F403
+from .linalg import *  # noqa: F401,F403
+from .reductions import *  # noqa: F401,F403
+from .sorting import *  # noqa: F401,F403
+from .structural import *  # noqa: F401,F403
+from . import interpreter_ops  # noqa: F401  (installs transforms.ops)

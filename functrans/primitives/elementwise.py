@@ -1,0 +1,303 @@
+"""Elementwise primitives: math, comparisons, bitwise ops, select_n, convert_element_type.
+
+All are built by two category factories, :func:`unop` and :func:`binop`, which give them the
+type rule (equal shapes or rank-0 scalars; one dtype from an allowed set) and, through the
+``elementwise`` trait, their batching and lowering rules for free::
+
+    >>> sin_p.bind1(np.float32(1.0))
+    Array(0.84147096, dtype=float32)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import dtypes
+from ..core.avals import ShapedArray
+from ..core.trace import Primitive
+from . import special_impls
+
+_KIND_NAMES = {
+    "f": "a floating-point dtype",
+    "iu": "an integer dtype",
+    "iub": "an integer or boolean dtype",
+    "iuf": "a numeric (integer or floating-point) dtype",
+    "if": "a signed numeric dtype",
+    "iufb": "a numeric or boolean dtype",
+}
+
+
+def elementwise_shape(name: str, avals) -> tuple:
+    """Equal shapes, or rank-0 operands that broadcast against the rest (as in JAX)."""
+    shape = None
+    for a in avals:
+        if a.shape:
+            if shape is None:
+                shape = a.shape
+            elif a.shape != shape:
+                got = ", ".join(x.str_short() for x in avals)
+                raise TypeError(f"{name} requires operands of equal shapes (or rank-0 scalars), "
+                                f"got {got}; functrans.numpy functions broadcast, lax ones do not")
+    return shape if shape is not None else ()
+
+
+def check_dtypes(name: str, avals, kinds: str) -> np.dtype:
+    d0 = avals[0].dtype
+    for a in avals[1:]:
+        if a.dtype != d0:
+            got = ", ".join(x.str_short() for x in avals)
+            raise TypeError(f"{name} requires operands of the same dtype, got {got}")
+    if d0.kind not in kinds:
+        raise TypeError(f"{name} does not accept dtype {d0}: it requires {_KIND_NAMES[kinds]}")
+    return d0
+
+
+def _quiet(fn):
+    """NumPy warns on log(0), 0/0 etc.; a primitive returns the IEEE result silently, as
+    compiled code does."""
+    def impl(*args, **params):
+        with np.errstate(all="ignore"):
+            return [fn(*args, **params)]
+    impl.__name__ = getattr(fn, "__name__", "impl")
+    return impl
+
+
+def unop(name, fn, kinds, *, out_dtype=None, traits=()) -> Primitive:
+    """An elementwise unary primitive computing ``fn`` (ndarray -> ndarray)."""
+    def abstract_eval(x, **params):
+        d = check_dtypes(name, [x], kinds)
+        return [ShapedArray(x.shape, out_dtype or d, x.weak_type and out_dtype is None)]
+    return Primitive(name, impl=_quiet(fn), abstract_eval=abstract_eval,
+                     traits={"elementwise", *traits})
+
+
+def binop(name, fn, kinds, *, out_dtype=None, traits=()) -> Primitive:
+    """An elementwise binary primitive computing ``fn(x, y)``."""
+    def abstract_eval(x, y, **params):
+        shape = elementwise_shape(name, [x, y])
+        d = check_dtypes(name, [x, y], kinds)
+        weak = x.weak_type and y.weak_type and out_dtype is None
+        return [ShapedArray(shape, out_dtype or d, weak)]
+    return Primitive(name, impl=_quiet(fn), abstract_eval=abstract_eval,
+                     traits={"elementwise", *traits})
+
+
+F, INT, INTB, NUM, SIGNED, ANY = "f", "iu", "iub", "iuf", "if", "iufb"
+BOOL = dtypes.bool_
+
+# ---- unary math ------------------------------------------------------------------------------
+neg_p = unop("neg", np.negative, NUM)
+sign_p = unop("sign", np.sign, NUM)
+abs_p = unop("abs", np.abs, NUM)
+floor_p = unop("floor", np.floor, F)
+ceil_p = unop("ceil", np.ceil, F)
+is_finite_p = unop("is_finite", np.isfinite, F, out_dtype=BOOL)
+exp_p = unop("exp", np.exp, F)
+exp2_p = unop("exp2", np.exp2, F)
+log_p = unop("log", np.log, F)
+log1p_p = unop("log1p", np.log1p, F)
+expm1_p = unop("expm1", np.expm1, F)
+tanh_p = unop("tanh", np.tanh, F)
+sin_p = unop("sin", np.sin, F)
+cos_p = unop("cos", np.cos, F)
+tan_p = unop("tan", np.tan, F)
+asin_p = unop("asin", np.arcsin, F)
+acos_p = unop("acos", np.arccos, F)
+atan_p = unop("atan", np.arctan, F)
+sinh_p = unop("sinh", np.sinh, F)
+cosh_p = unop("cosh", np.cosh, F)
+asinh_p = unop("asinh", np.arcsinh, F)
+acosh_p = unop("acosh", np.arccosh, F)
+atanh_p = unop("atanh", np.arctanh, F)
+sqrt_p = unop("sqrt", np.sqrt, F)
+rsqrt_p = unop("rsqrt", lambda x: 1 / np.sqrt(x), F)
+cbrt_p = unop("cbrt", np.cbrt, F)
+square_p = unop("square", np.square, NUM)
+erf_p = unop("erf", special_impls.erf, F)
+erfc_p = unop("erfc", special_impls.erfc, F)
+erf_inv_p = unop("erf_inv", special_impls.erf_inv, F)
+lgamma_p = unop("lgamma", special_impls.lgamma, F)
+digamma_p = unop("digamma", special_impls.digamma, F)
+not_p = unop("not", np.invert, INTB)
+
+
+def _logistic(x):
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype)
+
+
+logistic_p = unop("logistic", _logistic, F)
+
+
+def _popcount(x):
+    unsigned = np.dtype(f"u{x.dtype.itemsize}")
+    return np.bitwise_count(x.view(unsigned)).astype(x.dtype)
+
+
+population_count_p = unop("population_count", _popcount, INT)
+
+
+def _round(x, rounding_method):
+    if rounding_method == 1:  # to nearest even, like np.round
+        return np.rint(x)
+    t = np.trunc(x)  # away from zero, like C round()
+    return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t).astype(x.dtype)
+
+
+round_p = unop("round", _round, F)
+
+
+def _integer_pow(x, y):
+    if y >= 0:
+        return np.power(x, y, dtype=x.dtype)
+    return (1 / np.power(x, -y)).astype(x.dtype)
+
+
+integer_pow_p = unop("integer_pow", _integer_pow, NUM)
+_integer_pow_type = integer_pow_p.abstract_eval
+
+
+def _integer_pow_abstract_eval(x, *, y):
+    if not isinstance(y, (int, np.integer)):
+        raise TypeError(f"integer_pow requires an integer exponent y, got {y!r}")
+    if y < 0 and x.dtype.kind != "f":
+        raise TypeError(f"integer_pow with a negative exponent ({y}) requires a floating-point "
+                        f"operand, got {x.str_short()}")
+    return _integer_pow_type(x)
+
+
+integer_pow_p.abstract_eval = _integer_pow_abstract_eval
+
+# ---- binary math ------------------------------------------------------------------------------
+add_p = binop("add", np.add, ANY)
+add_any_p = binop("add_any", np.add, ANY)  # accumulation of tangents/cotangents in autodiff
+sub_p = binop("sub", np.subtract, NUM)
+mul_p = binop("mul", np.multiply, ANY)
+max_p = binop("max", np.maximum, ANY)
+min_p = binop("min", np.minimum, ANY)
+atan2_p = binop("atan2", np.arctan2, F)
+nextafter_p = binop("nextafter", np.nextafter, F)
+pow_p = binop("pow", np.power, F)
+
+
+def _div(x, y):
+    if x.dtype.kind == "f":
+        return np.true_divide(x, y)
+    # C semantics: truncate toward zero; x / 0 gives 0, as NumPy's integer division does.
+    q = np.floor_divide(x, y)
+    fix = (np.remainder(x, y) != 0) & ((x < 0) != (y < 0))
+    return np.where(fix, q + 1, q).astype(x.dtype)
+
+
+def _rem(x, y):
+    return np.fmod(x, y)  # sign of the dividend, as C and XLA
+
+
+div_p = binop("div", _div, NUM)
+rem_p = binop("rem", _rem, NUM)
+
+and_p = binop("and", np.bitwise_and, INTB)
+or_p = binop("or", np.bitwise_or, INTB)
+xor_p = binop("xor", np.bitwise_xor, INTB)
+
+
+def _shift_ok(x, y):
+    bits = 8 * x.dtype.itemsize
+    return (y >= 0) & (y < bits), np.clip(y, 0, bits - 1)
+
+
+def _shift_left(x, y):
+    ok, s = _shift_ok(x, y)
+    return np.where(ok, np.left_shift(x, s), 0).astype(x.dtype)
+
+
+def _shift_right_arithmetic(x, y):
+    ok, s = _shift_ok(x, y)
+    return np.where(ok, np.right_shift(x, s), np.right_shift(x, 8 * x.dtype.itemsize - 1))
+
+
+def _shift_right_logical(x, y):
+    unsigned = np.dtype(f"u{x.dtype.itemsize}")
+    ok, s = _shift_ok(x, y)
+    shifted = np.right_shift(x.astype(unsigned), s.astype(unsigned))  # astype keeps the bits
+    return np.where(ok, shifted, 0).astype(unsigned).astype(x.dtype)
+
+
+shift_left_p = binop("shift_left", _shift_left, INT)
+shift_right_arithmetic_p = binop("shift_right_arithmetic", _shift_right_arithmetic, INT)
+shift_right_logical_p = binop("shift_right_logical", _shift_right_logical, INT)
+
+# ---- comparisons --------------------------------------------------------------------------------
+eq_p = binop("eq", np.equal, ANY, out_dtype=BOOL, traits={"comparison"})
+ne_p = binop("ne", np.not_equal, ANY, out_dtype=BOOL, traits={"comparison"})
+lt_p = binop("lt", np.less, ANY, out_dtype=BOOL, traits={"comparison"})
+le_p = binop("le", np.less_equal, ANY, out_dtype=BOOL, traits={"comparison"})
+gt_p = binop("gt", np.greater, ANY, out_dtype=BOOL, traits={"comparison"})
+ge_p = binop("ge", np.greater_equal, ANY, out_dtype=BOOL, traits={"comparison"})
+
+
+# ---- select_n -----------------------------------------------------------------------------------
+def _select_n_abstract_eval(which, *cases):
+    if not cases:
+        raise TypeError("select_n requires at least one case")
+    shape = elementwise_shape("select_n", [which, *cases])
+    if which.shape and any(c.shape != which.shape for c in cases):
+        raise TypeError("select_n: when the selector is not a scalar, every case must have its "
+                        f"shape; got {which.str_short()} and "
+                        f"{', '.join(c.str_short() for c in cases)}")
+    if which.dtype == BOOL:
+        if len(cases) > 2:
+            raise TypeError(f"select_n with a boolean selector takes 1 or 2 cases, got {len(cases)}")
+    elif which.dtype.kind not in "iu":
+        raise TypeError(f"select_n selector must be bool or integer, got {which.str_short()}")
+    d = check_dtypes("select_n", cases, ANY)
+    return [ShapedArray(shape, d, all(c.weak_type for c in cases))]
+
+
+def _select_n_impl(which, *cases):
+    if len(cases) == 1:
+        return [np.broadcast_to(cases[0], np.broadcast_shapes(which.shape, cases[0].shape))]
+    if which.dtype == np.bool_:
+        return [np.where(which, cases[1], cases[0])]
+    idx = np.clip(which, 0, len(cases) - 1)
+    return [np.choose(idx, cases)]
+
+
+select_n_p = Primitive("select_n", impl=_select_n_impl, abstract_eval=_select_n_abstract_eval,
+                       traits={"elementwise"})
+
+
+# ---- convert_element_type -----------------------------------------------------------------------
+def _convert_abstract_eval(x, *, new_dtype, weak_type):
+    dtypes.canonicalize_dtype(new_dtype, what="convert_element_type target")
+    return [ShapedArray(x.shape, new_dtype, weak_type)]
+
+
+def _convert_impl(x, *, new_dtype, weak_type):
+    with np.errstate(all="ignore"):
+        if new_dtype == BOOL:
+            return [x != 0]
+        return [x.astype(new_dtype)]
+
+
+convert_element_type_p = Primitive(
+    "convert_element_type", impl=_convert_impl, abstract_eval=_convert_abstract_eval,
+    traits={"elementwise"})
+
+
+# ---- stop_gradient ------------------------------------------------------------------------------
+stop_gradient_p = Primitive("stop_gradient", impl=lambda x: [x],
+                            abstract_eval=lambda x: [x], traits={"elementwise"})
+
+
+# ---- bitcast_convert_type -----------------------------------------------------------------------
+def _bitcast_abstract_eval(x, *, new_dtype):
+    dtypes.canonicalize_dtype(new_dtype, what="bitcast_convert_type target")
+    if np.dtype(new_dtype).itemsize != x.dtype.itemsize:
+        raise TypeError(f"bitcast_convert_type: {x.dtype} and {new_dtype} differ in size; only "
+                        "same-width bitcasts are supported")
+    return [ShapedArray(x.shape, new_dtype)]
+
+
+bitcast_convert_type_p = Primitive(
+    "bitcast_convert_type", impl=lambda x, *, new_dtype: [np.ascontiguousarray(x).view(new_dtype)],
+    abstract_eval=_bitcast_abstract_eval, traits={"elementwise"})

@@ -1,0 +1,270 @@
+"""Shape primitives: broadcast_in_dim, reshape, transpose, squeeze, concatenate, pad, slice,
+rev, dynamic_slice, dynamic_update_slice and iota. Their NumPy impls return views where
+NumPy can (the buffers are read-only, so views are safe)::
+
+    >>> transpose_p.bind1(np.ones((2, 3)), permutation=(1, 0)).shape
+    (3, 2)
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..core import dtypes
+from ..core.avals import ShapedArray
+from ..core.trace import Primitive
+
+
+def _ints(name, what, xs):
+    if not all(isinstance(x, (int, np.integer)) for x in xs):
+        raise TypeError(f"{name}: {what} must be integers, got {xs!r}")
+
+
+def _check_axes(name, axes, ndim, what="axes"):
+    _ints(name, what, axes)
+    for a in axes:
+        if not 0 <= a < ndim:
+            raise ValueError(f"{name}: axis {a} in {what}={tuple(axes)} is out of range for an "
+                             f"array of rank {ndim}")
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{name}: repeated axis in {what}={tuple(axes)}")
+
+
+# ---- broadcast_in_dim -----------------------------------------------------------------------------
+def _broadcast_in_dim_abstract_eval(x, *, shape, broadcast_dimensions):
+    name = "broadcast_in_dim"
+    _ints(name, "shape", shape)
+    if any(d < 0 for d in shape):
+        raise ValueError(f"{name}: negative dimension in shape {shape}")
+    if len(broadcast_dimensions) != x.ndim:
+        raise TypeError(f"{name}: broadcast_dimensions {broadcast_dimensions} must have one entry "
+                        f"per operand dimension of {x.str_short()}")
+    _check_axes(name, broadcast_dimensions, len(shape), "broadcast_dimensions")
+    if list(broadcast_dimensions) != sorted(broadcast_dimensions):
+        raise ValueError(f"{name}: broadcast_dimensions {broadcast_dimensions} must be increasing")
+    for i, d in enumerate(broadcast_dimensions):
+        if x.shape[i] not in (1, shape[d]):
+            raise TypeError(f"{name}: operand {x.str_short()} dimension {i} (size {x.shape[i]}) "
+                            f"cannot broadcast to dimension {d} of shape {tuple(shape)}")
+    return [ShapedArray(shape, x.dtype, x.weak_type)]
+
+
+def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions):
+    expanded = [1] * len(shape)
+    for i, d in enumerate(broadcast_dimensions):
+        expanded[d] = x.shape[i]
+    return [np.broadcast_to(x.reshape(expanded), shape)]
+
+
+broadcast_in_dim_p = Primitive(
+    "broadcast_in_dim", impl=_broadcast_in_dim_impl,
+    abstract_eval=_broadcast_in_dim_abstract_eval,
+    # As in JAX, the target shape shows in the output type; empty dimensions are noise.
+    print_params=lambda p: {k: v for k, v in p.items()
+                            if k != "shape" and not (k == "broadcast_dimensions" and v == ())})
+
+
+# ---- reshape --------------------------------------------------------------------------------------
+def _reshape_abstract_eval(x, *, new_sizes):
+    _ints("reshape", "new_sizes", new_sizes)
+    if any(d < 0 for d in new_sizes) or math.prod(new_sizes) != x.size:
+        raise TypeError(f"reshape: cannot reshape {x.str_short()} ({x.size} elements) to shape "
+                        f"{tuple(new_sizes)}")
+    return [ShapedArray(new_sizes, x.dtype, x.weak_type)]
+
+
+reshape_p = Primitive("reshape", impl=lambda x, *, new_sizes: [x.reshape(new_sizes)],
+                      abstract_eval=_reshape_abstract_eval)
+
+
+# ---- transpose -------------------------------------------------------------------------------------
+def _transpose_abstract_eval(x, *, permutation):
+    if sorted(permutation) != list(range(x.ndim)):
+        raise ValueError(f"transpose: permutation {tuple(permutation)} is not a permutation of "
+                         f"the axes of {x.str_short()}")
+    return [ShapedArray(tuple(x.shape[p] for p in permutation), x.dtype, x.weak_type)]
+
+
+transpose_p = Primitive("transpose", impl=lambda x, *, permutation: [x.transpose(permutation)],
+                        abstract_eval=_transpose_abstract_eval)
+
+
+# ---- squeeze -------------------------------------------------------------------------------------
+def _squeeze_abstract_eval(x, *, dimensions):
+    _check_axes("squeeze", dimensions, x.ndim, "dimensions")
+    for d in dimensions:
+        if x.shape[d] != 1:
+            raise ValueError(f"squeeze: dimension {d} of {x.str_short()} has size {x.shape[d]}, "
+                             "not 1")
+    shape = tuple(s for i, s in enumerate(x.shape) if i not in dimensions)
+    return [ShapedArray(shape, x.dtype, x.weak_type)]
+
+
+def _squeeze_impl(x, *, dimensions):
+    return [x.reshape([s for i, s in enumerate(x.shape) if i not in dimensions])]
+
+
+squeeze_p = Primitive("squeeze", impl=_squeeze_impl, abstract_eval=_squeeze_abstract_eval)
+
+
+# ---- concatenate -----------------------------------------------------------------------------------
+def _concatenate_abstract_eval(*xs, dimension):
+    if not xs:
+        raise TypeError("concatenate requires at least one operand")
+    x0 = xs[0]
+    _check_axes("concatenate", (dimension,), x0.ndim, "dimension")
+    for x in xs[1:]:
+        if x.dtype != x0.dtype:
+            raise TypeError("concatenate requires operands of one dtype, got "
+                            + ", ".join(a.str_short() for a in xs))
+        if x.ndim != x0.ndim or any(a != b for i, (a, b) in enumerate(zip(x.shape, x0.shape))
+                                    if i != dimension):
+            raise TypeError(f"concatenate along dimension {dimension} requires equal shapes "
+                            "elsewhere, got " + ", ".join(a.str_short() for a in xs))
+    shape = list(x0.shape)
+    shape[dimension] = sum(x.shape[dimension] for x in xs)
+    return [ShapedArray(shape, x0.dtype, all(x.weak_type for x in xs))]
+
+
+concatenate_p = Primitive(
+    "concatenate", impl=lambda *xs, dimension: [np.concatenate(xs, axis=dimension)],
+    abstract_eval=_concatenate_abstract_eval)
+
+
+# ---- pad -------------------------------------------------------------------------------------------
+def _pad_abstract_eval(x, padding_value, *, padding_config):
+    if padding_value.shape or padding_value.dtype != x.dtype:
+        raise TypeError(f"pad: padding value must be a scalar of the operand's dtype "
+                        f"({x.dtype}), got {padding_value.str_short()}")
+    if len(padding_config) != x.ndim:
+        raise TypeError(f"pad: padding_config needs one (low, high, interior) per dimension of "
+                        f"{x.str_short()}, got {padding_config}")
+    shape = []
+    for d, (lo, hi, interior) in zip(x.shape, padding_config):
+        if interior < 0:
+            raise ValueError(f"pad: interior padding must be >= 0, got {padding_config}")
+        size = lo + hi + d + max(d - 1, 0) * interior
+        if size < 0:
+            raise ValueError(f"pad: padding_config {padding_config} gives a negative size")
+        shape.append(size)
+    return [ShapedArray(shape, x.dtype, x.weak_type)]
+
+
+def _pad_impl(x, padding_value, *, padding_config):
+    # Interior padding first, then edge padding; negative edges crop.
+    dilated_shape = [d + max(d - 1, 0) * i for d, (_, _, i) in zip(x.shape, padding_config)]
+    dilated = np.full(dilated_shape, padding_value, dtype=x.dtype)
+    dilated[tuple(slice(None, None, i + 1) for (_, _, i) in padding_config)] = x
+    pads = [(max(lo, 0), max(hi, 0)) for lo, hi, _ in padding_config]
+    out = np.pad(dilated, pads, constant_values=padding_value)
+    crop = tuple(slice(-min(lo, 0), out.shape[k] + min(hi, 0))
+                 for k, (lo, hi, _) in enumerate(padding_config))
+    return [out[crop]]
+
+
+pad_p = Primitive("pad", impl=_pad_impl, abstract_eval=_pad_abstract_eval)
+
+
+# ---- slice -----------------------------------------------------------------------------------------
+def _slice_abstract_eval(x, *, start_indices, limit_indices, strides):
+    strides = strides or (1,) * x.ndim
+    if not (len(start_indices) == len(limit_indices) == len(strides) == x.ndim):
+        raise TypeError(f"slice: start/limit/strides need one entry per dimension of "
+                        f"{x.str_short()}")
+    shape = []
+    for d, lo, hi, st in zip(x.shape, start_indices, limit_indices, strides):
+        if not (0 <= lo <= hi <= d) or st < 1:
+            raise ValueError(f"slice: invalid start {start_indices} / limit {limit_indices} / "
+                             f"strides {strides} for {x.str_short()}")
+        shape.append((hi - lo + st - 1) // st)
+    return [ShapedArray(shape, x.dtype, x.weak_type)]
+
+
+def _slice_impl(x, *, start_indices, limit_indices, strides):
+    strides = strides or (1,) * x.ndim
+    return [x[tuple(slice(a, b, c) for a, b, c in zip(start_indices, limit_indices, strides))]]
+
+
+slice_p = Primitive("slice", impl=_slice_impl, abstract_eval=_slice_abstract_eval)
+
+
+# ---- rev -------------------------------------------------------------------------------------------
+def _rev_abstract_eval(x, *, dimensions):
+    _check_axes("rev", dimensions, x.ndim, "dimensions")
+    return [x]
+
+
+rev_p = Primitive("rev", impl=lambda x, *, dimensions: [np.flip(x, dimensions)],
+                  abstract_eval=_rev_abstract_eval)
+
+
+# ---- dynamic_slice / dynamic_update_slice -------------------------------------------------------------
+def _check_starts(name, x, starts):
+    if len(starts) != x.ndim:
+        raise TypeError(f"{name}: needs one start index per dimension of {x.str_short()}, got "
+                        f"{len(starts)}")
+    for s in starts:
+        if s.shape or s.dtype.kind not in "iu":
+            raise TypeError(f"{name}: start indices must be integer scalars, got {s.str_short()}")
+
+
+def _dynamic_slice_abstract_eval(x, *starts, slice_sizes):
+    _check_starts("dynamic_slice", x, starts)
+    if len(slice_sizes) != x.ndim or any(not 0 <= s <= d for s, d in zip(slice_sizes, x.shape)):
+        raise TypeError(f"dynamic_slice: slice_sizes {tuple(slice_sizes)} do not fit in "
+                        f"{x.str_short()}")
+    return [ShapedArray(slice_sizes, x.dtype, x.weak_type)]
+
+
+def clamp_starts(starts, shape, sizes):
+    """XLA semantics: start indices are clamped so the slice lies inside the array."""
+    return [int(min(max(int(s), 0), d - k)) for s, d, k in zip(starts, shape, sizes)]
+
+
+def _dynamic_slice_impl(x, *starts, slice_sizes):
+    st = clamp_starts(starts, x.shape, slice_sizes)
+    return [x[tuple(slice(s, s + k) for s, k in zip(st, slice_sizes))]]
+
+
+dynamic_slice_p = Primitive("dynamic_slice", impl=_dynamic_slice_impl,
+                            abstract_eval=_dynamic_slice_abstract_eval)
+
+
+def _dynamic_update_slice_abstract_eval(x, update, *starts):
+    _check_starts("dynamic_update_slice", x, starts)
+    if update.dtype != x.dtype or update.ndim != x.ndim or any(
+            u > d for u, d in zip(update.shape, x.shape)):
+        raise TypeError(f"dynamic_update_slice: update {update.str_short()} must have the "
+                        f"operand's dtype and rank and fit inside {x.str_short()}")
+    return [ShapedArray(x.shape, x.dtype, x.weak_type)]
+
+
+def _dynamic_update_slice_impl(x, update, *starts):
+    st = clamp_starts(starts, x.shape, update.shape)
+    out = np.array(x)
+    out[tuple(slice(s, s + k) for s, k in zip(st, update.shape))] = update
+    return [out]
+
+
+dynamic_update_slice_p = Primitive("dynamic_update_slice", impl=_dynamic_update_slice_impl,
+                                   abstract_eval=_dynamic_update_slice_abstract_eval)
+
+
+# ---- iota ------------------------------------------------------------------------------------------
+def _iota_abstract_eval(*, dtype, shape, dimension):
+    dtypes.canonicalize_dtype(dtype, what="iota")
+    if dtype == dtypes.bool_:
+        raise TypeError("iota does not accept dtype bool")
+    _check_axes("iota", (dimension,), len(shape), "dimension")
+    return [ShapedArray(shape, dtype)]
+
+
+def _iota_impl(*, dtype, shape, dimension):
+    r = np.arange(shape[dimension], dtype=dtype)
+    expanded = [1] * len(shape)
+    expanded[dimension] = shape[dimension]
+    return [np.broadcast_to(r.reshape(expanded), shape)]
+
+
+iota_p = Primitive("iota", impl=_iota_impl, abstract_eval=_iota_abstract_eval)

@@ -1,0 +1,74 @@
+"""``make_jaxpr`` and ``eval_shape``: trace a Python function into the IR.
+
+    >>> import functrans as ft, functrans.numpy as fnp
+    >>> print(ft.make_jaxpr(lambda x: fnp.sin(x) * 2.0)(fnp.ones(3, "float32")))
+    { lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = mul b 2.0:f32[] in (c,) }
+"""
+from __future__ import annotations
+
+import functools
+
+from .core.api_util import (ShapeDtypeStruct, abstractify, fun_name, merge_static,
+                            split_static)
+from .core.staging import trace_to_jaxpr
+from .core.trace import get_aval
+from .tree_util import tree_flatten, tree_unflatten
+
+
+def _trace(fun, static_argnums, args, kwargs, what):
+    dyn_args, dyn_kwargs, static_args, _ = split_static(args, kwargs, static_argnums, ())
+    leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+    avals = [abstractify(x, f"argument leaf {i} of {what}") for i, x in enumerate(leaves)]
+    out_tree = []
+
+    def flat_fun(*xs):
+        a, k = tree_unflatten(in_tree, xs)
+        out = fun(*merge_static(a, static_args), **k)
+        out_leaves, tree = tree_flatten(out)
+        for i, o in enumerate(out_leaves):
+            try:
+                get_aval(o)
+            except TypeError:
+                raise TypeError(f"{what} returned a {type(o).__name__} at output leaf {i} "
+                                f"({o!r:.60}); outputs must be arrays or Python scalars"
+                                ) from None
+        out_tree.append(tree)
+        return out_leaves
+
+    jaxpr = trace_to_jaxpr(flat_fun, avals, name=what)
+    return jaxpr, out_tree[0]
+
+
+def make_jaxpr(fun, static_argnums=(), *, return_shape=False):
+    """Return a function that traces ``fun`` on example arguments and returns its Jaxpr.
+
+    Arguments may be arrays, Python scalars or :class:`ShapeDtypeStruct` (pytrees of them);
+    ``static_argnums`` are passed through as Python values. With ``return_shape=True`` also
+    returns the output's pytree of ShapeDtypeStructs.
+
+    >>> make_jaxpr(lambda x, n: x * n, static_argnums=1)(1.0, 3)
+    { lambda ; a:f64[]. let b:f64[] = mul a 3.0:f64[] in (b,) }
+    """
+    static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    what = f"make_jaxpr({fun_name(fun)})"
+
+    @functools.wraps(fun)
+    def traced(*args, **kwargs):
+        jaxpr, out_tree = _trace(fun, static_argnums, args, kwargs, what)
+        if return_shape:
+            shapes = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in jaxpr.out_avals]
+            return jaxpr, tree_unflatten(out_tree, shapes)
+        return jaxpr
+
+    return traced
+
+
+def eval_shape(fun, *args, **kwargs):
+    """The output's shapes and dtypes (ShapeDtypeStructs), computed without running ``fun``.
+
+    >>> eval_shape(lambda x: x.sum(0), ShapeDtypeStruct((2, 3), "float32"))
+    ShapeDtypeStruct(shape=(3,), dtype=float32)
+    """
+    jaxpr, out_tree = _trace(fun, (), args, kwargs, f"eval_shape({fun_name(fun)})")
+    return tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+                                     for a in jaxpr.out_avals])
