@@ -483,7 +483,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(map(int, lc)), tuple(map(int, rc))), (tuple(map(int, lb)), tuple(map(int, rb))))
     lhs, rhs = match_weak(lhs, rhs)
-    pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(
+    pet = get_aval(lhs).dtype if preferred_element_type is None else dtypes.canonicalize_dtype(
         preferred_element_type)
     return P.dot_general_p.bind1(lhs, rhs, dimension_numbers=dn, precision=None,
                                  preferred_element_type=pet)

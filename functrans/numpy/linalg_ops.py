@@ -21,6 +21,7 @@ __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "kr
 
 
 def _dot(a, b, contract, batch=((), ()), out_dtype=None):
+    out_dtype = get_aval(a).dtype if out_dtype is None else out_dtype
     return P.dot_general_p.bind1(a, b, dimension_numbers=(contract, batch), precision=None,
                                  preferred_element_type=out_dtype)
 

@@ -1,0 +1,19 @@
+"""Shared test settings: hypothesis profiles sized for CI (2 cores, minutes not hours)."""
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci", max_examples=int(os.environ.get("FT_HYPOTHESIS_EXAMPLES", "25")), deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    derandomize=True)
+settings.register_profile("thorough", max_examples=300, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("FT_HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
