@@ -1,0 +1,1 @@
+"""Lowering of jaxprs to compiled code (Numba on CPU)."""
