@@ -299,5 +299,7 @@ def _bitcast_abstract_eval(x, *, new_dtype):
 
 
 bitcast_convert_type_p = Primitive(
-    "bitcast_convert_type", impl=lambda x, *, new_dtype: [np.ascontiguousarray(x).view(new_dtype)],
+    "bitcast_convert_type",
+    # ascontiguousarray makes 0-d arrays 1-d; the reshape restores the operand's shape.
+    impl=lambda x, *, new_dtype: [np.ascontiguousarray(x).view(new_dtype).reshape(x.shape)],
     abstract_eval=_bitcast_abstract_eval, traits={"elementwise"})
