@@ -205,7 +205,19 @@ def _shift_ok(x, y):
     return (y >= 0) & (y < bits), np.clip(y, 0, bits - 1)
 
 
+def _static_shift(x, y):
+    """The shift amount as an ``x``-typed scalar when it is a rank-0 in-range value, else None.
+
+    Constant shifts dominate bit-twiddling code (e.g. PRNG hashes); they need no masking."""
+    if np.ndim(y) == 0 and 0 <= y < 8 * x.dtype.itemsize:
+        return y.astype(x.dtype) if isinstance(y, np.ndarray) else x.dtype.type(y)
+    return None
+
+
 def _shift_left(x, y):
+    s = _static_shift(x, y)
+    if s is not None:
+        return np.left_shift(x, s)
     ok, s = _shift_ok(x, y)
     return np.where(ok, np.left_shift(x, s), 0).astype(x.dtype)
 
@@ -217,6 +229,8 @@ def _shift_right_arithmetic(x, y):
 
 def _shift_right_logical(x, y):
     unsigned = np.dtype(f"u{x.dtype.itemsize}")
+    if x.dtype == unsigned and (s := _static_shift(x, y)) is not None:
+        return np.right_shift(x, s)
     ok, s = _shift_ok(x, y)
     shifted = np.right_shift(x.astype(unsigned), s.astype(unsigned))  # astype keeps the bits
     return np.where(ok, shifted, 0).astype(unsigned).astype(x.dtype)
