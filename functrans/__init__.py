@@ -15,5 +15,8 @@ from .core.errors import (ConcretizationTypeError, TracerArrayConversionError,  
                           UnexpectedTracerError)
 from .core.ir import Jaxpr  # noqa: F401
 from .tracing import eval_shape, make_jaxpr  # noqa: F401
+from .transforms.autodiff import (checkpoint, custom_jvp, custom_vjp, grad,  # noqa: F401
+                                  hessian, jacfwd, jacrev, jvp, linearize, remat,
+                                  value_and_grad, vjp)
 
 __version__ = "0.1.0"

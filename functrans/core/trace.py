@@ -162,6 +162,15 @@ def get_aval(x) -> ShapedArray:
                     "functrans accepts functrans/NumPy arrays and Python scalars")
 
 
+def concrete_of(x):
+    """The concrete ndarray behind ``x`` if it is known now (else None)."""
+    if type(x) is Array:
+        return x._value
+    if isinstance(x, Tracer):
+        return x.concrete_value()
+    return np.asarray(x)
+
+
 def to_numpy(x, aval: ShapedArray | None = None) -> np.ndarray:
     """A read-only ndarray view of a concrete input, converted to its canonical dtype."""
     t = type(x)

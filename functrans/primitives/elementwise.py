@@ -317,3 +317,247 @@ bitcast_convert_type_p = Primitive(
     # ascontiguousarray makes 0-d arrays 1-d; the reshape restores the operand's shape.
     impl=lambda x, *, new_dtype: [np.ascontiguousarray(x).view(new_dtype).reshape(x.shape)],
     abstract_eval=_bitcast_abstract_eval, traits={"elementwise"})
+
+
+# ==== differentiation rules =======================================================================
+from ..core.trace import get_aval  # noqa: E402
+from ..transforms.autodiff.rules import (Zero, broadcast_to_aval, defjvp,  # noqa: E402
+                                         defjvp_zero, deflinear, instantiate, is_undefined,
+                                         is_zero, jvp_rules, transpose_rules, unbroadcast)
+
+
+def _c(value, like):
+    """A scalar constant of ``like``'s dtype (inlined as a literal when staged)."""
+    return np.asarray(value, get_aval(like).dtype)[()]
+
+
+def _mul(x, y):
+    return mul_p.bind1(x, y)
+
+
+def _div(x, y):
+    return div_p.bind1(x, y)
+
+
+def _add(x, y):
+    return add_p.bind1(x, y)
+
+
+def _sub(x, y):
+    return sub_p.bind1(x, y)
+
+
+def _neg(x):
+    return neg_p.bind1(x)
+
+
+def _square(x):
+    return mul_p.bind1(x, x)
+
+
+def _select(pred, on_true, on_false):
+    return select_n_p.bind1(pred, on_false, on_true)
+
+
+for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, nextafter_p, not_p,
+           population_count_p, and_p, or_p, xor_p, shift_left_p, shift_right_arithmetic_p,
+           shift_right_logical_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p, bitcast_convert_type_p,
+           stop_gradient_p):
+    defjvp_zero(_p)
+
+defjvp(abs_p, lambda g, ans, x: _mul(g, sign_p.bind1(x)))
+defjvp(exp_p, lambda g, ans, x: _mul(g, ans))
+defjvp(exp2_p, lambda g, ans, x: _mul(g, _mul(ans, _c(np.log(2), ans))))
+defjvp(log_p, lambda g, ans, x: _div(g, x))
+defjvp(log1p_p, lambda g, ans, x: _div(g, _add(x, _c(1, x))))
+defjvp(expm1_p, lambda g, ans, x: _mul(g, _add(ans, _c(1, ans))))
+defjvp(tanh_p, lambda g, ans, x: _mul(g, _sub(_c(1, ans), _square(ans))))
+defjvp(logistic_p, lambda g, ans, x: _mul(g, _mul(ans, _sub(_c(1, ans), ans))))
+defjvp(sin_p, lambda g, ans, x: _mul(g, cos_p.bind1(x)))
+defjvp(cos_p, lambda g, ans, x: _neg(_mul(g, sin_p.bind1(x))))
+defjvp(tan_p, lambda g, ans, x: _mul(g, _add(_c(1, ans), _square(ans))))
+defjvp(asin_p, lambda g, ans, x: _mul(g, rsqrt_p.bind1(_sub(_c(1, x), _square(x)))))
+defjvp(acos_p, lambda g, ans, x: _neg(_mul(g, rsqrt_p.bind1(_sub(_c(1, x), _square(x))))))
+defjvp(atan_p, lambda g, ans, x: _div(g, _add(_c(1, x), _square(x))))
+defjvp(sinh_p, lambda g, ans, x: _mul(g, cosh_p.bind1(x)))
+defjvp(cosh_p, lambda g, ans, x: _mul(g, sinh_p.bind1(x)))
+defjvp(asinh_p, lambda g, ans, x: _mul(g, rsqrt_p.bind1(_add(_square(x), _c(1, x)))))
+defjvp(acosh_p, lambda g, ans, x: _mul(g, rsqrt_p.bind1(
+    _mul(_sub(x, _c(1, x)), _add(x, _c(1, x))))))
+defjvp(atanh_p, lambda g, ans, x: _div(g, _sub(_c(1, x), _square(x))))
+defjvp(sqrt_p, lambda g, ans, x: _div(g, _mul(ans, _c(2, ans))))
+defjvp(rsqrt_p, lambda g, ans, x: _mul(g, _mul(_div(ans, x), _c(-0.5, x))))
+defjvp(cbrt_p, lambda g, ans, x: _div(g, _mul(_square(ans), _c(3, ans))))
+defjvp(square_p, lambda g, ans, x: _mul(g, _mul(x, _c(2, x))))
+defjvp(erf_p, lambda g, ans, x: _mul(g, _mul(_c(2 / np.sqrt(np.pi), x),
+                                            exp_p.bind1(_neg(_square(x))))))
+defjvp(erfc_p, lambda g, ans, x: _mul(g, _mul(_c(-2 / np.sqrt(np.pi), x),
+                                             exp_p.bind1(_neg(_square(x))))))
+defjvp(erf_inv_p, lambda g, ans, x: _mul(g, _mul(_c(np.sqrt(np.pi) / 2, x),
+                                                exp_p.bind1(_square(ans)))))
+defjvp(lgamma_p, lambda g, ans, x: _mul(g, digamma_p.bind1(x)))
+
+
+def _digamma_jvp(g, ans, x):
+    raise NotImplementedError("the derivative of digamma (trigamma) is not implemented")
+
+
+defjvp(digamma_p, _digamma_jvp)
+
+
+def _integer_pow_jvp(g, ans, x, *, y):
+    if y == 0:
+        return Zero(get_aval(ans))
+    if y == 1:
+        return g
+    deriv = _mul(_c(y, x), x if y == 2 else integer_pow_p.bind1(x, y=y - 1))
+    return _mul(g, deriv)
+
+
+def _integer_pow_jvp_rule(primals, tangents, *, y):
+    ans = integer_pow_p.bind1(*primals, y=y)
+    g = tangents[0]
+    if is_zero(g) or y == 0:
+        return [ans], [Zero(get_aval(ans))]
+    return [ans], [_integer_pow_jvp(g, ans, primals[0], y=y)]
+
+
+jvp_rules[integer_pow_p] = _integer_pow_jvp_rule
+
+
+def _pow_jvp_x(g, ans, x, y):
+    # d/dx x**y = y * x**(y-1); written to be exact at y == 0 (derivative 0, not nan).
+    ym1 = _sub(y, _c(1, y))
+    safe = _select(eq_p.bind1(y, _c(0, y)), _c(0, ans), _mul(y, pow_p.bind1(x, ym1)))
+    return _mul(g, safe)
+
+
+def _pow_jvp_y(g, ans, x, y):
+    # d/dy x**y = log(x) * x**y; at x == 0 the limit is 0 (log(1) stands in for log(0)).
+    safe_x = _select(eq_p.bind1(x, _c(0, x)), _c(1, x), x)
+    return _mul(g, _mul(log_p.bind1(safe_x), ans))
+
+
+defjvp(pow_p, _pow_jvp_x, _pow_jvp_y)
+defjvp(atan2_p, lambda g, ans, x, y: _mul(g, _div(y, _add(_square(x), _square(y)))),
+       lambda g, ans, x, y: _neg(_mul(g, _div(x, _add(_square(x), _square(y))))))
+
+
+def _max_min_jvp(pick_x_prim):
+    # Ties split the tangent evenly, as in JAX (a subgradient that keeps symmetry).
+    def deriv_x(g, ans, x, y):
+        w = _select(pick_x_prim.bind1(x, y), _c(1, g), _select(eq_p.bind1(x, y), _c(0.5, g),
+                                                                _c(0, g)))
+        return _mul(g, w)
+
+    def deriv_y(g, ans, x, y):
+        w = _select(pick_x_prim.bind1(y, x), _c(1, g), _select(eq_p.bind1(x, y), _c(0.5, g),
+                                                                _c(0, g)))
+        return _mul(g, w)
+    return deriv_x, deriv_y
+
+
+defjvp(max_p, *_max_min_jvp(gt_p))
+defjvp(min_p, *_max_min_jvp(lt_p))
+defjvp(mul_p, lambda g, ans, x, y: _mul(g, y), lambda g, ans, x, y: _mul(x, g))
+defjvp(div_p, lambda g, ans, x, y: _div(g, y),
+       lambda g, ans, x, y: _neg(_mul(g, _div(ans, y))))
+
+
+def _rem_jvp_y(g, ans, x, y):
+    q = div_p.bind1(x, y)
+    trunc = _mul(sign_p.bind1(q), floor_p.bind1(abs_p.bind1(q)))
+    return _neg(_mul(g, trunc))
+
+
+defjvp(rem_p, lambda g, ans, x, y: g, _rem_jvp_y)
+
+
+# ---- transposes of the linear ones ---------------------------------------------------------------
+def _add_transpose(cts, x, y):
+    ct = cts[0]
+    return [unbroadcast(ct, x.aval) if is_undefined(x) else None,
+            unbroadcast(ct, y.aval) if is_undefined(y) else None]
+
+
+def _sub_transpose(cts, x, y):
+    ct = cts[0]
+    neg_ct = Zero(y.aval) if is_zero(ct) else _neg(ct)
+    return [unbroadcast(ct, x.aval) if is_undefined(x) else None,
+            unbroadcast(neg_ct, y.aval) if is_undefined(y) else None]
+
+
+deflinear(add_p, _add_transpose)
+deflinear(add_any_p, _add_transpose)
+deflinear(sub_p, _sub_transpose)
+deflinear(neg_p, lambda cts, x: [Zero(x.aval) if is_zero(cts[0]) else _neg(cts[0])])
+
+
+def _mul_transpose(cts, x, y):
+    ct = cts[0]
+    if is_undefined(x) and is_undefined(y):
+        raise TypeError("mul is not linear in both operands at once")
+    if is_undefined(x):
+        return [unbroadcast(_mul(ct, y), x.aval), None]
+    return [None, unbroadcast(_mul(x, ct), y.aval)]
+
+
+def _div_transpose(cts, x, y):
+    if is_undefined(y):
+        raise TypeError("div is not linear in its divisor")
+    return [unbroadcast(_div(cts[0], y), x.aval), None]
+
+
+transpose_rules[mul_p] = _mul_transpose
+transpose_rules[div_p] = _div_transpose
+
+
+def _select_n_jvp(primals, tangents):
+    which, *cases = primals
+    out = select_n_p.bind1(which, *cases)
+    aval = get_aval(out)
+    if all(is_zero(t) for t in tangents[1:]):
+        return [out], [Zero(aval)]
+    ts = [broadcast_to_aval(instantiate(t), aval) for t in tangents[1:]]
+    return [out], [select_n_p.bind1(which, *ts)]
+
+
+def _select_n_transpose(cts, which, *cases):
+    ct = cts[0]
+    if is_undefined(which):
+        raise TypeError("select_n is not linear in its selector")
+    out = [None]
+    for i, c in enumerate(cases):
+        if not is_undefined(c):
+            out.append(None)
+            continue
+        if is_zero(ct):
+            out.append(Zero(c.aval))
+            continue
+        zeros = instantiate(Zero(get_aval(ct)))
+        picks = [ct if j == i else zeros for j in range(len(cases))]
+        out.append(unbroadcast(select_n_p.bind1(which, *picks), c.aval))
+    return out
+
+
+jvp_rules[select_n_p] = _select_n_jvp
+transpose_rules[select_n_p] = _select_n_transpose
+
+
+def _convert_jvp(primals, tangents, *, new_dtype, weak_type):
+    (x,), (t,) = primals, tangents
+    out = convert_element_type_p.bind1(x, new_dtype=new_dtype, weak_type=weak_type)
+    if is_zero(t) or np.dtype(new_dtype).kind != "f" or get_aval(x).dtype.kind != "f":
+        return [out], [Zero(get_aval(out))]
+    return [out], [convert_element_type_p.bind1(t, new_dtype=new_dtype, weak_type=False)]
+
+
+def _convert_transpose(cts, x, *, new_dtype, weak_type):
+    ct = cts[0]
+    if is_zero(ct):
+        return [Zero(x.aval)]
+    return [convert_element_type_p.bind1(ct, new_dtype=x.aval.dtype, weak_type=False)]
+
+
+jvp_rules[convert_element_type_p] = _convert_jvp
+transpose_rules[convert_element_type_p] = _convert_transpose

@@ -128,3 +128,139 @@ scatter_add_p = _scatter_prim("scatter-add", np.add)
 scatter_mul_p = _scatter_prim("scatter-mul", np.multiply)
 scatter_min_p = _scatter_prim("scatter-min", np.minimum)
 scatter_max_p = _scatter_prim("scatter-max", np.maximum)
+
+
+# ==== differentiation rules =======================================================================
+from ..core.trace import get_aval  # noqa: E402
+from ..transforms.autodiff.rules import (Zero, deflinear_in, instantiate,  # noqa: E402
+                                         is_undefined, is_zero, jvp_rules)
+from . import elementwise as E  # noqa: E402
+from . import structural as S  # noqa: E402
+
+
+def _gather_transpose(cts, operand, *indices, axes, mode, fill_value):
+    ct = cts[0]
+    nones = [None] * len(indices)
+    if is_zero(ct):
+        return [Zero(operand.aval)] + nones
+    zeros = instantiate(Zero(operand.aval))
+    scatter_mode = "clip" if mode == "clip" else "drop"
+    return [scatter_add_p.bind1(zeros, ct, *indices, axes=axes, mode=scatter_mode)] + nones
+
+
+deflinear_in(gather_p, (0,), _gather_transpose)
+
+
+def _read(x, indices, axes, mode, fill=0):
+    g_mode = "clip" if mode == "clip" else "fill"
+    return gather_p.bind1(x, *indices, axes=axes, mode=g_mode,
+                          fill_value=fill if g_mode == "fill" else None)
+
+
+def _scatter_add_transpose(cts, operand, updates, *indices, axes, mode):
+    ct = cts[0]
+    nones = [None] * len(indices)
+    upd_aval = updates.aval if is_undefined(updates) else get_aval(updates)
+    if is_zero(ct):
+        return [Zero(operand.aval) if is_undefined(operand) else None,
+                Zero(upd_aval) if is_undefined(updates) else None] + nones
+    return [ct if is_undefined(operand) else None,
+            _read(ct, indices, axes, mode) if is_undefined(updates) else None] + nones
+
+
+deflinear_in(scatter_add_p, (0, 1), _scatter_add_transpose)
+
+
+def _last_writer_mask(operand_shape, updates_shape, indices, axes, mode):
+    """True for the update rows whose write survives (the last writer of each position)."""
+    n_rest = len(operand_shape) - len(axes)
+    batch = updates_shape[:len(updates_shape) - n_rest]
+    count = int(np.prod(batch)) if batch else 1
+    ids = S.reshape_p.bind1(S.iota_p.bind1(dtype=np.dtype(np.int64), shape=(count,), dimension=0),
+                            new_sizes=batch)
+    ids = S.broadcast_in_dim_p.bind1(ids, shape=tuple(updates_shape),
+                                     broadcast_dimensions=tuple(range(len(batch))))
+    start = S.broadcast_in_dim_p.bind1(np.asarray(-1, np.int64)[()], shape=tuple(operand_shape),
+                                       broadcast_dimensions=())
+    owner = scatter_p.bind1(start, ids, *indices, axes=axes, mode=mode)
+    read = _read(owner, indices, axes, mode, fill=-2)
+    return E.eq_p.bind1(read, ids)
+
+
+def _scatter_transpose(cts, operand, updates, *indices, axes, mode):
+    ct = cts[0]
+    nones = [None] * len(indices)
+    upd_aval = updates.aval if is_undefined(updates) else get_aval(updates)
+    if is_zero(ct):
+        return [Zero(operand.aval) if is_undefined(operand) else None,
+                Zero(upd_aval) if is_undefined(updates) else None] + nones
+    ct_op = ct_upd = None
+    if is_undefined(operand):
+        ct_op = scatter_p.bind1(ct, instantiate(Zero(upd_aval)), *indices, axes=axes, mode=mode)
+    if is_undefined(updates):
+        mask = _last_writer_mask(get_aval(ct).shape, upd_aval.shape, indices, axes, mode)
+        ct_upd = E.select_n_p.bind1(mask, instantiate(Zero(upd_aval)),
+                                    _read(ct, indices, axes, mode))
+    return [ct_op, ct_upd] + nones
+
+
+deflinear_in(scatter_p, (0, 1), _scatter_transpose)
+
+
+def _scatter_mul_jvp(primals, tangents, *, axes, mode):
+    # d(op * prod_k u_k) with exclusive products from zero counts, so zeros are exact.
+    op, upd, *idx = primals
+    t_op, t_upd = tangents[0], tangents[1]
+    out = scatter_mul_p.bind1(op, upd, *idx, axes=axes, mode=mode)
+    dtype = get_aval(op).dtype
+    t_out = Zero(get_aval(out))
+    if not is_zero(t_op):
+        t_out = scatter_mul_p.bind1(t_op, upd, *idx, axes=axes, mode=mode)
+    if not is_zero(t_upd):
+        zero = np.zeros((), dtype)[()]
+        one = np.ones((), dtype)[()]
+        is_z = E.eq_p.bind1(upd, zero)
+        z_count = scatter_add_p.bind1(instantiate(Zero(get_aval(op))),
+                                      E.convert_element_type_p.bind1(is_z, new_dtype=dtype,
+                                                                     weak_type=False),
+                                      *idx, axes=axes, mode=mode)
+        nz_upd = E.select_n_p.bind1(is_z, upd, one)
+        ones = S.broadcast_in_dim_p.bind1(one, shape=get_aval(op).shape, broadcast_dimensions=())
+        nz_prod = scatter_mul_p.bind1(ones, nz_upd, *idx, axes=axes, mode=mode)
+        zk = _read(z_count, idx, axes, "clip")
+        pk = _read(nz_prod, idx, axes, "clip")
+        opk = _read(op, idx, axes, "clip")
+        others = E.select_n_p.bind1(
+            is_z,
+            E.select_n_p.bind1(E.eq_p.bind1(zk, zero), zero, E.div_p.bind1(pk, nz_upd)),
+            E.select_n_p.bind1(E.eq_p.bind1(zk, one), zero, pk))
+        contrib = E.mul_p.bind1(E.mul_p.bind1(opk, others), t_upd)
+        part = scatter_add_p.bind1(instantiate(Zero(get_aval(op))), contrib, *idx, axes=axes,
+                                   mode=mode)
+        t_out = part if is_zero(t_out) else E.add_any_p.bind1(t_out, part)
+    return [out], [t_out]
+
+
+def _scatter_extremum_jvp(prim):
+    # The tangent of each output is the mean tangent of the candidates achieving it.
+    def rule(primals, tangents, *, axes, mode):
+        op, upd, *idx = primals
+        out = prim.bind1(op, upd, *idx, axes=axes, mode=mode)
+        dtype = get_aval(op).dtype
+        t_op, t_upd = instantiate(tangents[0]), instantiate(tangents[1])
+        cvt = lambda b: E.convert_element_type_p.bind1(b, new_dtype=dtype,  # noqa: E731
+                                                       weak_type=False)
+        op_win = cvt(E.eq_p.bind1(op, out))
+        upd_win = cvt(E.eq_p.bind1(upd, _read(out, idx, axes, "clip")))
+        zeros = instantiate(Zero(get_aval(op)))
+        count = E.add_p.bind1(op_win, scatter_add_p.bind1(zeros, upd_win, *idx, axes=axes,
+                                                          mode=mode))
+        total = E.add_p.bind1(E.mul_p.bind1(t_op, op_win), scatter_add_p.bind1(
+            zeros, E.mul_p.bind1(t_upd, upd_win), *idx, axes=axes, mode=mode))
+        return [out], [E.div_p.bind1(total, count)]
+    return rule
+
+
+jvp_rules[scatter_mul_p] = _scatter_mul_jvp
+jvp_rules[scatter_min_p] = _scatter_extremum_jvp(scatter_min_p)
+jvp_rules[scatter_max_p] = _scatter_extremum_jvp(scatter_max_p)

@@ -70,3 +70,77 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision, preferred_eleme
 
 dot_general_p = Primitive("dot_general", impl=_dot_general_impl,
                           abstract_eval=_dot_general_abstract_eval)
+
+
+# ==== differentiation rules =======================================================================
+from ..core.trace import get_aval  # noqa: E402
+from ..transforms.autodiff.rules import (Zero, add_tangents, is_undefined, is_zero,  # noqa: E402
+                                         jvp_rules, transpose_rules)
+from .structural import transpose_p  # noqa: E402
+
+
+def _dot_general_jvp(primals, tangents, *, dimension_numbers, precision,
+                     preferred_element_type):
+    lhs, rhs = primals
+    t_l, t_r = tangents
+    kw = dict(dimension_numbers=dimension_numbers, precision=precision,
+              preferred_element_type=preferred_element_type)
+    out = dot_general_p.bind1(lhs, rhs, **kw)
+    t = Zero(get_aval(out))
+    if not is_zero(t_l):
+        t = add_tangents(t, dot_general_p.bind1(t_l, rhs, **kw))
+    if not is_zero(t_r):
+        t = add_tangents(t, dot_general_p.bind1(lhs, t_r, **kw))
+    return [out], [t]
+
+
+def _ranges(*lengths):
+    start, out = 0, []
+    for n in lengths:
+        out.append(list(range(start, start + n)))
+        start += n
+    return out
+
+
+def _transpose_lhs(ct, x_ndim, y, y_ndim, dimension_numbers, pet, swap_ans):
+    """Cotangent of the lhs: contract ct with y over y's free dims, then permute into x's
+    dimension order."""
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    x_kept = _free(x_ndim, x_contract, x_batch)
+    y_kept = _free(y_ndim, y_contract, y_batch)
+    if swap_ans:
+        ans_batch, ans_y, _ = _ranges(len(x_batch), len(y_kept), len(x_kept))
+    else:
+        ans_batch, _, ans_y = _ranges(len(x_batch), len(x_kept), len(y_kept))
+    dims = ((tuple(ans_y), tuple(y_kept)), (tuple(ans_batch), tuple(y_batch)))
+    order = np.argsort(y_contract) if y_contract else []
+    x_contract_by_y = [x_contract[i] for i in order]
+    out_axes = np.argsort(list(x_batch) + x_kept + x_contract_by_y)
+    r = dot_general_p.bind1(ct, y, dimension_numbers=dims, precision=None,
+                            preferred_element_type=pet)
+    perm = tuple(int(i) for i in out_axes)
+    return transpose_p.bind1(r, permutation=perm) if perm != tuple(range(len(perm))) else r
+
+
+def _dot_general_transpose(cts, lhs, rhs, *, dimension_numbers, precision,
+                           preferred_element_type):
+    ct = cts[0]
+    (lc, rc), (lb, rb) = dimension_numbers
+    if is_undefined(lhs) and is_undefined(rhs):
+        raise TypeError("dot_general is not linear in both operands at once")
+    if is_undefined(lhs):
+        if is_zero(ct):
+            return [Zero(lhs.aval), None]
+        pet = lhs.aval.dtype
+        return [_transpose_lhs(ct, lhs.aval.ndim, rhs, get_aval(rhs).ndim, dimension_numbers,
+                               pet, False), None]
+    if is_zero(ct):
+        return [None, Zero(rhs.aval)]
+    swapped = ((rc, lc), (rb, lb))
+    pet = rhs.aval.dtype
+    return [None, _transpose_lhs(ct, rhs.aval.ndim, lhs, get_aval(lhs).ndim, swapped, pet,
+                                 True)]
+
+
+jvp_rules[dot_general_p] = _dot_general_jvp
+transpose_rules[dot_general_p] = _dot_general_transpose

@@ -94,3 +94,133 @@ cumprod_p = cumulative("cumprod", lambda x, a: np.cumprod(x, a, dtype=x.dtype), 
 cummax_p = cumulative("cummax", lambda x, a: np.maximum.accumulate(x, a), "iuf")
 cummin_p = cumulative("cummin", lambda x, a: np.minimum.accumulate(x, a), "iuf")
 cumlogsumexp_p = cumulative("cumlogsumexp", lambda x, a: np.logaddexp.accumulate(x, a), "f")
+
+
+# ==== differentiation rules =======================================================================
+from ..core.trace import get_aval  # noqa: E402
+from ..transforms.autodiff.jvp import jvp_flat  # noqa: E402
+from ..transforms.autodiff.rules import (Zero, defjvp, defjvp_zero, deflinear,  # noqa: E402
+                                         instantiate, is_zero, jvp_rules)
+from . import elementwise as E  # noqa: E402
+from . import structural as S  # noqa: E402
+
+
+def _expand_back(x, in_shape, axes):
+    """Broadcast a reduced value back over the reduced axes."""
+    kept = tuple(d for d in range(len(in_shape)) if d not in axes)
+    return S.broadcast_in_dim_p.bind1(x, shape=tuple(in_shape), broadcast_dimensions=kept)
+
+
+def _reduce_sum_transpose(cts, x, *, axes):
+    ct = cts[0]
+    return [Zero(x.aval) if is_zero(ct) else _expand_back(ct, x.aval.shape, axes)]
+
+
+deflinear(reduce_sum_p, _reduce_sum_transpose)
+for _p in (argmax_p, argmin_p, reduce_and_p, reduce_or_p):
+    defjvp_zero(_p)
+
+
+def _extremum_jvp(g, ans, x, *, axes):
+    # Ties share the tangent evenly (the mean of the tied elements' tangents), as in JAX.
+    shape = get_aval(x).shape
+    hit = E.convert_element_type_p.bind1(
+        E.eq_p.bind1(x, _expand_back(ans, shape, axes)), new_dtype=get_aval(g).dtype,
+        weak_type=False)
+    num = reduce_sum_p.bind1(E.mul_p.bind1(g, hit), axes=axes)
+    return E.div_p.bind1(num, reduce_sum_p.bind1(hit, axes=axes))
+
+
+defjvp(reduce_max_p, _extremum_jvp)
+defjvp(reduce_min_p, _extremum_jvp)
+
+
+def _reduce_prod_jvp(primals, tangents, *, axes):
+    # d prod = sum_i t_i * prod_{j != i} x_j, with the exclusive products from a left and a
+    # right cumulative product: exact when some x_j are zero (no division).
+    (x,), (t,) = primals, tangents
+    ans = reduce_prod_p.bind1(x, axes=axes)
+    if is_zero(t):
+        return [ans], [Zero(get_aval(ans))]
+    aval = get_aval(x)
+    kept = [d for d in range(aval.ndim) if d not in axes]
+    perm = tuple(kept + list(axes))
+    n = int(np.prod([aval.shape[a] for a in axes])) if axes else 1
+    lead = tuple(aval.shape[d] for d in kept)
+    flat = lambda v: S.reshape_p.bind1(S.transpose_p.bind1(v, permutation=perm),  # noqa: E731
+                                       new_sizes=lead + (n,))
+    xf, tf = flat(x), flat(t)
+    one = np.ones((), aval.dtype)[()]
+    pad_lo = tuple([(0, 0, 0)] * len(lead) + [(1, -1, 0)])
+    pad_hi = tuple([(0, 0, 0)] * len(lead) + [(-1, 1, 0)])
+    ax = len(lead)
+    left = S.pad_p.bind1(cumprod_p.bind1(xf, axis=ax, reverse=False), one, padding_config=pad_lo)
+    right = S.pad_p.bind1(cumprod_p.bind1(xf, axis=ax, reverse=True), one, padding_config=pad_hi)
+    others = E.mul_p.bind1(left, right)
+    return [ans], [reduce_sum_p.bind1(E.mul_p.bind1(tf, others), axes=(ax,))]
+
+
+jvp_rules[reduce_prod_p] = _reduce_prod_jvp
+
+
+def _cumsum_transpose(cts, x, *, axis, reverse):
+    ct = cts[0]
+    return [Zero(x.aval) if is_zero(ct) else cumsum_p.bind1(ct, axis=axis, reverse=not reverse)]
+
+
+deflinear(cumsum_p, _cumsum_transpose)
+
+
+def associative_scan(combine, x, axis, reverse=False):
+    """Inclusive scan of ``combine`` along ``axis`` by recursive doubling (Hillis-Steele),
+    written with slices and pads so every transformation can see through it."""
+    if reverse:
+        x = S.rev_p.bind1(x, dimensions=(axis,))
+    n = get_aval(x).shape[axis]
+    ndim = get_aval(x).ndim
+    shift = 1
+    while shift < n:
+        lo = [0] * ndim
+        hi = list(get_aval(x).shape)
+        hi[axis] = n - shift
+        head = S.slice_p.bind1(x, start_indices=tuple(lo), limit_indices=tuple(hi), strides=None)
+        lo2 = [0] * ndim
+        lo2[axis] = shift
+        tail = S.slice_p.bind1(x, start_indices=tuple(lo2), limit_indices=tuple(get_aval(x).shape),
+                               strides=None)
+        first = S.slice_p.bind1(x, start_indices=tuple([0] * ndim),
+                                limit_indices=tuple(shift if d == axis else s
+                                                    for d, s in enumerate(get_aval(x).shape)),
+                                strides=None)
+        x = S.concatenate_p.bind1(first, combine(head, tail), dimension=axis)
+        shift *= 2
+    if reverse:
+        x = S.rev_p.bind1(x, dimensions=(axis,))
+    return x
+
+
+def _logaddexp(a, b):
+    m = E.max_p.bind1(a, b)
+    d = E.neg_p.bind1(E.abs_p.bind1(E.sub_p.bind1(a, b)))
+    safe_d = E.select_n_p.bind1(E.eq_p.bind1(a, b), d, np.zeros((), get_aval(d).dtype)[()])
+    return E.add_p.bind1(m, E.log1p_p.bind1(E.exp_p.bind1(safe_d)))
+
+
+_COMBINE = {cumprod_p: lambda a, b: E.mul_p.bind1(a, b),
+            cummax_p: lambda a, b: E.max_p.bind1(a, b),
+            cummin_p: lambda a, b: E.min_p.bind1(a, b),
+            cumlogsumexp_p: _logaddexp}
+
+
+def _cumulative_jvp(prim):
+    # Differentiate the scan written as a composite; its primal value is the primitive's own.
+    def rule(primals, tangents, *, axis, reverse):
+        ans = prim.bind1(primals[0], axis=axis, reverse=reverse)
+        _, (t_out,) = jvp_flat(lambda v: [associative_scan(_COMBINE[prim], v, axis, reverse)],
+                               primals, tangents)
+        return [ans], [instantiate(t_out)]
+    return rule
+
+
+for _p in _COMBINE:
+    jvp_rules[_p] = _cumulative_jvp(_p)

@@ -43,3 +43,32 @@ def _sort_impl(*operands, dimension, is_stable, num_keys):
 
 
 sort_p = Primitive("sort", impl=_sort_impl, abstract_eval=_sort_abstract_eval)
+
+
+# ==== differentiation rules =======================================================================
+from ..core.trace import get_aval  # noqa: E402
+from ..transforms.autodiff.rules import Zero, is_zero, jvp_rules  # noqa: E402
+from .indexing import gather_p  # noqa: E402
+from .structural import iota_p  # noqa: E402
+
+
+def take_permutation(x, perm, dimension):
+    """``x`` reordered along ``dimension`` by the index array ``perm`` (take_along_axis)."""
+    shape = get_aval(x).shape
+    idx = [perm if d == dimension else iota_p.bind1(dtype=get_aval(perm).dtype, shape=shape,
+                                                     dimension=d)
+           for d in range(len(shape))]
+    return gather_p.bind1(x, *idx, axes=tuple(range(len(shape))), mode="clip", fill_value=None)
+
+
+def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
+    shape = get_aval(primals[0]).shape
+    iota = iota_p.bind1(dtype=np.dtype(np.int64), shape=shape, dimension=dimension)
+    *outs, perm = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable,
+                              num_keys=num_keys)
+    t_out = [Zero(get_aval(o)) if is_zero(t) else take_permutation(t, perm, dimension)
+             for o, t in zip(outs, tangents)]
+    return outs, t_out
+
+
+jvp_rules[sort_p] = _sort_jvp

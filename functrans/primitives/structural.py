@@ -268,3 +268,136 @@ def _iota_impl(*, dtype, shape, dimension):
 
 
 iota_p = Primitive("iota", impl=_iota_impl, abstract_eval=_iota_abstract_eval)
+
+
+# ==== differentiation rules =======================================================================
+from ..core.trace import get_aval  # noqa: E402
+from ..transforms.autodiff.rules import (Zero, deflinear, deflinear_in, instantiate,  # noqa: E402
+                                         is_undefined, is_zero)
+
+
+def _zero_or(ct, aval, fn):
+    return Zero(aval) if is_zero(ct) else fn(ct)
+
+
+def _reduce_sum(x, axes):
+    from .reductions import reduce_sum_p
+    return reduce_sum_p.bind1(x, axes=tuple(axes)) if axes else x
+
+
+def _broadcast_in_dim_transpose(cts, x, *, shape, broadcast_dimensions):
+    def fn(ct):
+        # Sum over the new dims and over the operand's size-1 dims that were stretched.
+        new = [d for d in range(len(shape)) if d not in broadcast_dimensions]
+        stretched = [broadcast_dimensions[i] for i, s in enumerate(x.aval.shape)
+                     if s == 1 and shape[broadcast_dimensions[i]] != 1]
+        summed = _reduce_sum(ct, sorted(new + stretched))
+        return reshape_p.bind1(summed, new_sizes=x.aval.shape) \
+            if get_aval(summed).shape != x.aval.shape else summed
+    return [_zero_or(cts[0], x.aval, fn)]
+
+
+deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
+deflinear(reshape_p, lambda cts, x, *, new_sizes: [_zero_or(
+    cts[0], x.aval, lambda ct: reshape_p.bind1(ct, new_sizes=x.aval.shape))])
+deflinear(transpose_p, lambda cts, x, *, permutation: [_zero_or(
+    cts[0], x.aval, lambda ct: transpose_p.bind1(
+        ct, permutation=tuple(int(i) for i in np.argsort(permutation))))])
+deflinear(squeeze_p, lambda cts, x, *, dimensions: [_zero_or(
+    cts[0], x.aval, lambda ct: reshape_p.bind1(ct, new_sizes=x.aval.shape))])
+deflinear(rev_p, lambda cts, x, *, dimensions: [_zero_or(
+    cts[0], x.aval, lambda ct: rev_p.bind1(ct, dimensions=dimensions))])
+
+
+def _concatenate_transpose(cts, *xs, dimension):
+    ct = cts[0]
+    out, start = [], 0
+    for x in xs:
+        aval = x.aval if is_undefined(x) else get_aval(x)
+        size = aval.shape[dimension]
+        if is_undefined(x):
+            if is_zero(ct):
+                out.append(Zero(aval))
+            else:
+                lo = [0] * aval.ndim
+                hi = list(get_aval(ct).shape)
+                lo[dimension], hi[dimension] = start, start + size
+                out.append(slice_p.bind1(ct, start_indices=tuple(lo), limit_indices=tuple(hi),
+                                         strides=None))
+        else:
+            out.append(None)
+        start += size
+    return out
+
+
+deflinear(concatenate_p, _concatenate_transpose)
+
+
+def _pad_transpose(cts, x, padding_value, *, padding_config):
+    ct = cts[0]
+    if is_zero(ct):
+        return [Zero(x.aval) if is_undefined(x) else None,
+                Zero(padding_value.aval) if is_undefined(padding_value) else None]
+    # Undo edge padding (negative edges re-pad with zeros), then take every (interior+1)-th.
+    unpad = tuple((-lo, -hi, 0) for lo, hi, _ in padding_config)
+    zero = np.zeros((), get_aval(ct).dtype)[()]
+    t = pad_p.bind1(ct, zero, padding_config=unpad)
+    shape = get_aval(t).shape
+    t_x = slice_p.bind1(t, start_indices=(0,) * len(shape), limit_indices=shape,
+                        strides=tuple(i + 1 for _, _, i in padding_config))
+    out = [t_x if is_undefined(x) else None]
+    if is_undefined(padding_value):
+        total = _reduce_sum(ct, range(len(get_aval(ct).shape)))
+        inner = _reduce_sum(t_x, range(len(shape)))
+        from .elementwise import sub_p
+        out.append(sub_p.bind1(total, inner))
+    else:
+        out.append(None)
+    return out
+
+
+deflinear(pad_p, _pad_transpose)
+
+
+def _slice_transpose(cts, x, *, start_indices, limit_indices, strides):
+    def fn(ct):
+        strides_ = strides or (1,) * x.aval.ndim
+        out_shape = get_aval(ct).shape
+        real_limits = [s + (n - 1) * st + 1 if n else s
+                       for s, n, st in zip(start_indices, out_shape, strides_)]
+        config = tuple((s, d - r, st - 1) if n else (s, d - s, 0)
+                       for s, r, d, st, n in zip(start_indices, real_limits, x.aval.shape,
+                                                 strides_, out_shape))
+        zero = np.zeros((), x.aval.dtype)[()]
+        if any(n == 0 for n in out_shape):
+            return broadcast_in_dim_p.bind1(zero, shape=x.aval.shape, broadcast_dimensions=())
+        return pad_p.bind1(ct, zero, padding_config=config)
+    return [_zero_or(cts[0], x.aval, fn)]
+
+
+deflinear(slice_p, _slice_transpose)
+
+
+def _dynamic_slice_transpose(cts, x, *starts, slice_sizes):
+    ct = cts[0]
+    if is_zero(ct):
+        return [Zero(x.aval)] + [None] * len(starts)
+    zeros = instantiate(Zero(x.aval))
+    return [dynamic_update_slice_p.bind1(zeros, ct, *starts)] + [None] * len(starts)
+
+
+def _dynamic_update_slice_transpose(cts, x, update, *starts):
+    ct = cts[0]
+    upd_aval = update.aval if is_undefined(update) else get_aval(update)
+    if is_zero(ct):
+        return [Zero(x.aval) if is_undefined(x) else None,
+                Zero(upd_aval) if is_undefined(update) else None] + [None] * len(starts)
+    ct_x = dynamic_update_slice_p.bind1(ct, instantiate(Zero(upd_aval)), *starts) \
+        if is_undefined(x) else None
+    ct_u = dynamic_slice_p.bind1(ct, *starts, slice_sizes=upd_aval.shape) \
+        if is_undefined(update) else None
+    return [ct_x, ct_u] + [None] * len(starts)
+
+
+deflinear_in(dynamic_slice_p, (0,), _dynamic_slice_transpose)
+deflinear_in(dynamic_update_slice_p, (0, 1), _dynamic_update_slice_transpose)

@@ -1,0 +1,355 @@
+"""The autodiff API with JAX's signatures: jvp, linearize, vjp, grad, value_and_grad, jacfwd,
+jacrev, hessian.
+
+``linearize`` = JVP + partial evaluation; ``vjp`` = transpose of the linearized program;
+``grad`` = ``vjp`` seeded with 1.0::
+
+    >>> import functrans as ft, functrans.numpy as fnp
+    >>> ft.grad(lambda x: fnp.sin(x) * x)(0.0)
+    Array(0., dtype=float64)
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from functrans.core.api_util import fun_name, normalize_argnums
+from functrans.core.array import Array
+from functrans.core.eval import eval_jaxpr
+from functrans.core.trace import current_trace, get_aval, new_trace
+from functrans.tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+
+from .jvp import Zero, instantiate, jvp_flat, tangent_aval
+from .partial_eval import PartialEvalTrace
+from .transpose import backward_pass
+
+
+def _check_tuple(name, x, what):
+    if not isinstance(x, (tuple, list)):
+        raise TypeError(f"{name}: {what} must be a tuple or list, got {type(x).__name__}")
+
+
+def _flatten_fun(fun, in_tree, has_aux, what):
+    """Flat function returning flat outputs; records output (and aux) structure."""
+    store = {}
+
+    def flat(*leaves):
+        out = fun(*tree_unflatten(in_tree, leaves))
+        if has_aux:
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise TypeError(f"{what} with has_aux=True: the function must return a pair "
+                                f"(output, aux), got {type(out).__name__}")
+            out, aux = out
+            store["aux"] = aux
+        leaves_out, store["tree"] = tree_flatten(out)
+        return leaves_out
+
+    return flat, store
+
+
+def _is_float(aval) -> bool:
+    return aval.dtype.kind == "f"
+
+
+def jvp(fun, primals, tangents, has_aux=False):
+    """Forward-mode derivative: ``(fun(*primals), J @ tangents)``.
+
+    >>> ft.jvp(fnp.sin, (0.0,), (1.0,))
+    (Array(0., dtype=float64, weak_type=True), Array(1., dtype=float64, weak_type=True))
+    """
+    what = f"jvp({fun_name(fun)})"
+    _check_tuple(what, primals, "primals")
+    _check_tuple(what, tangents, "tangents")
+    p_flat, in_tree = tree_flatten(tuple(primals))
+    t_flat, t_tree = tree_flatten(tuple(tangents))
+    if in_tree != t_tree:
+        raise TypeError(f"{what}: primal and tangent arguments must have the same tree "
+                        f"structure, got {in_tree} and {t_tree}")
+    tangents_in = []
+    for i, (p, t) in enumerate(zip(p_flat, t_flat)):
+        pa, ta = get_aval(p), get_aval(t)
+        if not _is_float(pa):
+            tangents_in.append(Zero(pa))  # integer inputs have no tangent space
+            continue
+        if pa.shape != ta.shape or pa.dtype != ta.dtype:
+            raise TypeError(f"{what}: primal and tangent arguments do not match at leaf {i}: "
+                            f"primal {pa.str_short()}, tangent {ta.str_short()} (dtypes and "
+                            "shapes must be equal)")
+        tangents_in.append(t)
+    flat, store = _flatten_fun(fun, in_tree, has_aux, what)
+    p_out, t_out = jvp_flat(flat, p_flat, tangents_in)
+    t_out = [instantiate(t) for t in t_out]
+    out = tree_unflatten(store["tree"], p_out), tree_unflatten(store["tree"], t_out)
+    return out + (store["aux"],) if has_aux else out
+
+
+def linearize_flat(fun, primals):
+    """``(primals_out, jaxpr, float_mask)``: jaxpr maps the tangents of the float inputs
+    (``float_mask``) to the output tangents; its consts are the residuals."""
+    mask = [_is_float(get_aval(p)) for p in primals]
+    pe = PartialEvalTrace(current_trace(), "linearize")
+    with new_trace(pe):
+        tangents = [pe.new_arg(tangent_aval(get_aval(p))) if m else Zero(get_aval(p))
+                    for p, m in zip(primals, mask)]
+        p_out, t_out = jvp_flat(fun, primals, tangents)
+        if any(pe.is_unknown(p) for p in p_out):
+            raise AssertionError("linearize: a primal output depends on the tangents")
+        jaxpr = pe.to_jaxpr([instantiate(t) for t in t_out])
+    return p_out, jaxpr, mask
+
+
+def linearize(fun, *primals, has_aux=False):
+    """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` evaluates the linearized program.
+
+    >>> y, f_jvp = ft.linearize(fnp.sin, 0.0)
+    >>> f_jvp(2.0)
+    Array(2., dtype=float64)
+    """
+    what = f"linearize({fun_name(fun)})"
+    p_flat, in_tree = tree_flatten(primals)
+    flat, store = _flatten_fun(fun, in_tree, has_aux, what)
+    p_out, jaxpr, mask = linearize_flat(flat, p_flat)
+    out_tree = store["tree"]
+
+    def f_jvp(*tangents):
+        t_flat, t_tree = tree_flatten(tangents)
+        if t_tree != in_tree:
+            raise TypeError(f"{what}: f_jvp expects tangents with structure {in_tree}, got "
+                            f"{t_tree}")
+        outs = eval_jaxpr(jaxpr, *[t for t, m in zip(t_flat, mask) if m])
+        return tree_unflatten(out_tree, outs)
+
+    out = tree_unflatten(out_tree, p_out)
+    return (out, f_jvp, store["aux"]) if has_aux else (out, f_jvp)
+
+
+def vjp(fun, *primals, has_aux=False):
+    """``(fun(*primals), f_vjp)`` where ``f_vjp(ct)`` returns one cotangent per primal.
+
+    >>> y, f_vjp = ft.vjp(fnp.sin, 0.0)
+    >>> f_vjp(1.0)
+    (Array(1., dtype=float64),)
+    """
+    what = f"vjp({fun_name(fun)})"
+    p_flat, in_tree = tree_flatten(primals)
+    flat, store = _flatten_fun(fun, in_tree, has_aux, what)
+    p_out, jaxpr, mask = linearize_flat(flat, p_flat)
+    out_tree = store["tree"]
+    out_avals = [get_aval(p) for p in p_out]
+    in_avals = [get_aval(p) for p in p_flat]
+
+    def f_vjp(ct):
+        ct_flat, ct_tree = tree_flatten(ct)
+        if ct_tree != out_tree:
+            raise TypeError(f"{what}: the cotangent passed to f_vjp has tree structure "
+                            f"{ct_tree}, expected the output's structure {out_tree}")
+        for i, (c, a) in enumerate(zip(ct_flat, out_avals)):
+            ca = get_aval(c)
+            if ca.shape != a.shape or (_is_float(a) and ca.dtype != a.dtype):
+                raise TypeError(f"{what}: cotangent {ca.str_short()} at output leaf {i} does "
+                                f"not match the primal output type {a.str_short()}")
+        cts = backward_pass(jaxpr, [True] * len(jaxpr.invars), [None] * len(jaxpr.invars),
+                            [c if _is_float(a) else Zero(a) for c, a in zip(ct_flat, out_avals)])
+        it = iter(cts)
+        flat_cts = [instantiate(next(it)) if m else _zeros(a) for m, a in zip(mask, in_avals)]
+        return tree_unflatten(in_tree, flat_cts)
+
+    out = tree_unflatten(out_tree, p_out)
+    return (out, f_vjp, store["aux"]) if has_aux else (out, f_vjp)
+
+
+def _zeros(aval):
+    return Array._wrap(np.zeros(aval.shape, aval.dtype))
+
+
+def _ones_like(x):
+    a = get_aval(x)
+    return Array._wrap(np.ones(a.shape, a.dtype))
+
+
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,
+                   reduce_axes=()):
+    """``(fun(*args), grad(fun)(*args))`` in one pass.
+
+    >>> ft.value_and_grad(lambda x: x ** 2)(3.0)
+    (Array(9., dtype=float64, weak_type=True), Array(6., dtype=float64))
+    """
+    what = f"grad({fun_name(fun)})"
+    if holomorphic:
+        raise NotImplementedError("holomorphic=True: functrans has no complex dtypes")
+
+    @functools.wraps(fun)
+    def value_and_grad_fun(*args, **kwargs):
+        nums = normalize_argnums(argnums, len(args), what)
+        dyn = [args[i] for i in nums]
+        for k, leaf in enumerate(tree_flatten(dyn)[0]):
+            a = get_aval(leaf)
+            if not _is_float(a) and not allow_int:
+                raise TypeError(
+                    f"{what} requires real-valued (floating-point) inputs, but argument "
+                    f"{nums[0] if len(nums) == 1 else nums} has a leaf of dtype {a.dtype}. Use "
+                    "vjp, or set allow_int=True, to differentiate with respect to integers")
+
+        def partial_fun(*dyn_args):
+            full = list(args)
+            for i, a in zip(nums, dyn_args):
+                full[i] = a
+            return fun(*full, **kwargs)
+
+        res = vjp(partial_fun, *dyn, has_aux=has_aux)
+        ans, f_vjp = res[0], res[1]
+        leaves = tree_flatten(ans)[0]
+        if len(leaves) != 1 or tree_structure(ans).num_nodes != 1:
+            raise TypeError(f"{what}: gradient is only defined for functions with a single "
+                            f"scalar output, got {tree_structure(ans)}")
+        a = get_aval(leaves[0])
+        if a.shape != ():
+            raise TypeError(f"{what}: gradient is only defined for scalar-output functions; "
+                            f"the output has shape {a.shape}. Use jacrev/jacfwd, or vjp")
+        if not _is_float(a):
+            raise TypeError(f"{what}: the output must be a float scalar, got {a.str_short()}")
+        g = f_vjp(_ones_like(ans))
+        g = g[0] if isinstance(argnums, int) else tuple(g)
+        return ((ans, res[2]), g) if has_aux else (ans, g)
+
+    return value_and_grad_fun
+
+
+def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
+    """Gradient of a scalar-valued ``fun`` with respect to argument(s) ``argnums``.
+
+    >>> ft.grad(lambda x, y: x * y, argnums=(0, 1))(2.0, 3.0)
+    (Array(3., dtype=float64), Array(2., dtype=float64))
+    """
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, reduce_axes)
+
+    @functools.wraps(fun)
+    def grad_fun(*args, **kwargs):
+        (ans, g) = vg(*args, **kwargs)
+        return (g, ans[1]) if has_aux else g
+
+    return grad_fun
+
+
+def _std_basis(leaves):
+    """Identity basis for the flattened inputs: one row per input element."""
+    sizes = [get_aval(x).size for x in leaves]
+    total = sum(sizes)
+    dtype = np.result_type(*[get_aval(x).dtype for x in leaves]) if leaves else np.float64
+    eye = np.eye(total, dtype=dtype)
+    out, start = [], 0
+    for x, n in zip(leaves, sizes):
+        a = get_aval(x)
+        out.append(Array._wrap(eye[:, start:start + n].reshape((total,) + a.shape)
+                               .astype(a.dtype)))
+        start += n
+    return out, total
+
+
+def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
+    """Jacobian by forward mode (vmap of jvp over the input basis); output dims first.
+
+    >>> ft.jacfwd(lambda x: x * 2.0)(fnp.ones(2))
+    Array([[2., 0.],
+           [0., 2.]], dtype=float64)
+    """
+    from ..batching import vmap
+    what = f"jacfwd({fun_name(fun)})"
+
+    def jac_fun(*args, **kwargs):
+        nums = normalize_argnums(argnums, len(args), what)
+        dyn = tuple(args[i] for i in nums)
+
+        def partial_fun(*dyn_args):
+            full = list(args)
+            for i, a in zip(nums, dyn_args):
+                full[i] = a
+            return fun(*full, **kwargs)
+
+        leaves, tree = tree_flatten(dyn)
+        for leaf in leaves:
+            if not _is_float(get_aval(leaf)):
+                raise TypeError(f"{what} requires floating-point inputs, got "
+                                f"{get_aval(leaf).str_short()}")
+        basis, total = _std_basis(leaves)
+
+        def push(*tangent_leaves):
+            res = jvp(partial_fun, dyn, tree_unflatten(tree, tangent_leaves), has_aux=has_aux)
+            return (res[1], res[2]) if has_aux else res[1]
+
+        out = vmap(push, out_axes=-1)(*basis)
+        out, aux = out if has_aux else (out, None)
+        jac = tree_map(lambda o: _split_last(o, leaves, isinstance(argnums, int)), out)
+        if has_aux:
+            return jac, tree_map(lambda a: a[..., 0] if get_aval(a).ndim else a, aux)
+        return jac
+
+    return jac_fun
+
+
+def _split_last(o, leaves, single):
+    """Reshape a trailing flat-input axis into one block per input leaf (shapes appended)."""
+    pieces, start = [], 0
+    oshape = get_aval(o).shape[:-1]
+    for x in leaves:
+        a = get_aval(x)
+        piece = o[..., start:start + a.size]
+        pieces.append(piece.reshape(oshape + a.shape))
+        start += a.size
+    return pieces[0] if single else tuple(pieces)
+
+
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+    """Jacobian by reverse mode (vmap of vjp over the output basis); output dims first.
+
+    >>> ft.jacrev(lambda x: x * 2.0)(fnp.ones(2))
+    Array([[2., 0.],
+           [0., 2.]], dtype=float64)
+    """
+    from ..batching import vmap
+    what = f"jacrev({fun_name(fun)})"
+
+    def jac_fun(*args, **kwargs):
+        nums = normalize_argnums(argnums, len(args), what)
+        dyn = tuple(args[i] for i in nums)
+
+        def partial_fun(*dyn_args):
+            full = list(args)
+            for i, a in zip(nums, dyn_args):
+                full[i] = a
+            return fun(*full, **kwargs)
+
+        for leaf in tree_flatten(dyn)[0]:
+            if not _is_float(get_aval(leaf)) and not allow_int:
+                raise TypeError(f"{what} requires floating-point inputs, got "
+                                f"{get_aval(leaf).str_short()}")
+        res = vjp(partial_fun, *dyn, has_aux=has_aux)
+        y, f_vjp = res[0], res[1]
+        y_leaves, y_tree = tree_flatten(y)
+        basis, total = _std_basis(y_leaves)
+        cts = vmap(lambda *b: f_vjp(tree_unflatten(y_tree, b)))(*basis)
+        # cts: per input leaf, leading axis = flat output index
+        in_leaves = [tree_flatten(c)[0] for c in cts]
+        out = []
+        for k, yl in enumerate(y_leaves):
+            ya = get_aval(yl)
+            start = sum(get_aval(v).size for v in y_leaves[:k])
+            per_input = tuple(tree_unflatten(tree_structure(cts[i]), [
+                leaf[start:start + ya.size].reshape(ya.shape + get_aval(leaf).shape[1:])
+                for leaf in in_leaves[i]]) for i in range(len(cts)))
+            out.append(per_input[0] if isinstance(argnums, int) else per_input)
+        jac = tree_unflatten(y_tree, out)
+        return (jac, res[2]) if has_aux else jac
+
+    return jac_fun
+
+
+def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
+    """Second derivative matrix: ``jacfwd(jacrev(fun))``.
+
+    >>> ft.hessian(lambda x: (x ** 3).sum())(fnp.ones(2))
+    Array([[6., 0.],
+           [0., 6.]], dtype=float64)
+    """
+    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)

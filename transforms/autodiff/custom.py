@@ -1,0 +1,290 @@
+"""``custom_jvp`` and ``custom_vjp``: user-defined derivative rules as higher-order primitives.
+
+    >>> @ft.custom_jvp
+    ... def f(x):
+    ...     return fnp.sin(x)
+    >>> @f.defjvp
+    ... def f_jvp(primals, tangents):
+    ...     (x,), (t,) = primals, tangents
+    ...     return fnp.sin(x), 2.0 * t          # a deliberately custom derivative
+    >>> ft.grad(f)(0.0)
+    Array(2., dtype=float64, weak_type=True)
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+
+from functrans.core.api_util import fun_name
+from functrans.core.eval import eval_jaxpr
+from functrans.core.staging import hoist_tracer_consts, trace_to_jaxpr
+from functrans.core.trace import EvalTrace, Primitive, current_trace, get_aval
+from functrans.tree_util import tree_flatten, tree_map, tree_unflatten
+
+from .jvp import Zero, instantiate, is_zero, jvp_rules
+from .transpose import transpose_rules
+
+
+def _resolve_args(fun, args, kwargs):
+    """Keyword arguments become positional (custom rules see positional args, as in JAX)."""
+    if not kwargs:
+        return tuple(args)
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{fun_name(fun)}: {e}") from None
+    bound.apply_defaults()
+    return tuple(bound.arguments.values())
+
+
+def _split_nondiff(args, nondiff_argnums):
+    nondiff = tuple(args[i] for i in nondiff_argnums)
+    dyn = tuple(a for i, a in enumerate(args) if i not in nondiff_argnums)
+    return nondiff, dyn
+
+
+def _merge_nondiff(dyn, nondiff, nondiff_argnums):
+    out, d, n = [], iter(dyn), iter(nondiff)
+    for i in range(len(dyn) + len(nondiff)):
+        out.append(next(n) if i in nondiff_argnums else next(d))
+    return out
+
+
+def _trace_call(fun, nondiff, nondiff_argnums, leaves, in_tree, what):
+    store = {}
+
+    def flat(*xs):
+        dyn = tree_unflatten(in_tree, xs)
+        out = fun(*_merge_nondiff(dyn, nondiff, nondiff_argnums))
+        out_leaves, store["tree"] = tree_flatten(out)
+        return out_leaves
+
+    jaxpr = trace_to_jaxpr(flat, [get_aval(x) for x in leaves], name=what)
+    jaxpr, consts = hoist_tracer_consts(jaxpr)
+    return jaxpr, consts, store["tree"]
+
+
+def _check_outputs(what, kind, got_tree, want_tree, got, want_avals):
+    if got_tree != want_tree:
+        raise TypeError(f"{what}: the custom {kind} rule must return outputs with the same "
+                        f"pytree structure as the function ({want_tree}), got {got_tree}")
+    for i, (x, a) in enumerate(zip(got, want_avals)):
+        xa = get_aval(x)
+        if xa.shape != a.shape or (a.dtype.kind == "f" and xa.dtype != a.dtype):
+            raise TypeError(f"{what}: the custom {kind} rule returned {xa.str_short()} at output "
+                            f"leaf {i}, but the function's output there is {a.str_short()}")
+
+
+# ---- custom_jvp -------------------------------------------------------------------------------
+class _Rule:
+    """A user rule plus what is needed to call it; hashable by identity (a jaxpr param)."""
+
+    def __init__(self, fn, **info):
+        self.fn = fn
+        self.__dict__.update(info)
+        self.__name__ = fun_name(fn)
+
+    def __repr__(self):
+        return self.__name__
+
+
+class custom_jvp:
+    """Give ``fun`` a custom JVP rule with ``@f.defjvp``; reverse mode is derived from it.
+
+    ``nondiff_argnums`` are passed to the rule first, as Python values.
+    """
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp = None
+        self.symbolic_zeros = False
+
+    def defjvp(self, jvp, symbolic_zeros=False):
+        """Register ``jvp(primals, tangents) -> (primal_out, tangent_out)``."""
+        self.jvp = jvp
+        self.symbolic_zeros = symbolic_zeros
+        return jvp
+
+    def defjvps(self, *tangent_fns):
+        """Register one ``fn(tangent, primal_out, *primals)`` per argument (None for none)."""
+        def jvp(primals, tangents):
+            ans = self(*primals)
+            out = None
+            for fn, t in zip(tangent_fns, tangents):
+                if fn is None:
+                    continue
+                term = fn(t, ans, *primals)
+                out = term if out is None else tree_map(lambda a, b: a + b, out, term)
+            return ans, out if out is not None else tree_map(lambda a: a * 0, ans)
+        self.defjvp(jvp)
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else functools.partial(self, obj)
+
+    def __call__(self, *args, **kwargs):
+        what = f"custom_jvp({fun_name(self.fun)})"
+        if self.jvp is None:
+            raise AttributeError(f"No JVP defined for {what}: decorate a rule with @f.defjvp")
+        args = _resolve_args(self.fun, args, kwargs)
+        if isinstance(current_trace(), EvalTrace):
+            return self.fun(*args)  # nothing to differentiate: run it directly
+        nondiff, dyn = _split_nondiff(args, self.nondiff_argnums)
+        leaves, in_tree = tree_flatten(dyn)
+        jaxpr, consts, out_tree = _trace_call(self.fun, nondiff, self.nondiff_argnums, leaves,
+                                              in_tree, what)
+        rule = _Rule(self.jvp, nondiff=nondiff, nondiff_argnums=self.nondiff_argnums,
+                     in_tree=in_tree, out_tree=out_tree, what=what)
+        outs = custom_jvp_call_p.bind(*consts, *leaves, call_jaxpr=jaxpr, jvp=rule,
+                                      num_consts=len(consts),
+                                      symbolic_zeros=self.symbolic_zeros)
+        return tree_unflatten(out_tree, outs)
+
+
+def _call_impl(*args, call_jaxpr, **_):
+    return eval_jaxpr(call_jaxpr, *args)
+
+
+def _call_abstract_eval(*avals, call_jaxpr, **_):
+    return call_jaxpr.out_avals
+
+
+custom_jvp_call_p = Primitive("custom_jvp_call", impl=_call_impl,
+                              abstract_eval=_call_abstract_eval)
+
+
+def _closure_check(what, tangents, num_consts):
+    if any(not is_zero(t) for t in tangents[:num_consts]):
+        raise TypeError(f"{what} closes over a value that is being differentiated. Custom rules "
+                        "only specify derivatives with respect to explicit arguments: pass the "
+                        "value as an argument instead")
+
+
+def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, symbolic_zeros):
+    _closure_check(jvp.what, tangents, num_consts)
+    args, targs = primals[num_consts:], tangents[num_consts:]
+    targs = [t if symbolic_zeros else instantiate(t) for t in targs]
+    p_tree = tree_unflatten(jvp.in_tree, args)
+    t_tree = tree_unflatten(jvp.in_tree, targs)
+    res = jvp.fn(*jvp.nondiff, p_tree, t_tree)
+    if not (isinstance(res, (tuple, list)) and len(res) == 2):
+        raise TypeError(f"{jvp.what}: the custom JVP rule must return a pair "
+                        f"(primal_out, tangent_out), got {type(res).__name__}")
+    p_out, p_tree_out = tree_flatten(res[0])
+    t_out, t_tree_out = tree_flatten(res[1])
+    _check_outputs(jvp.what, "JVP", p_tree_out, jvp.out_tree, p_out, call_jaxpr.out_avals)
+    if t_tree_out != p_tree_out:
+        raise TypeError(f"{jvp.what}: the custom JVP rule must return primal and tangent outputs "
+                        f"with equal pytree structures, got {p_tree_out} and {t_tree_out}")
+    _check_outputs(jvp.what, "JVP", t_tree_out, jvp.out_tree, t_out, call_jaxpr.out_avals)
+    return p_out, t_out
+
+
+jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
+
+
+# ---- custom_vjp -------------------------------------------------------------------------------
+class custom_vjp:
+    """Give ``fun`` custom reverse-mode rules with ``f.defvjp(fwd, bwd)``.
+
+    ``fwd(*args) -> (out, residuals)``; ``bwd(residuals, out_cotangent) -> input cotangents``
+    (a tuple with one entry per differentiable argument; None means zero).
+    """
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd = self.bwd = None
+
+    def defvjp(self, fwd, bwd, symbolic_zeros=False):
+        """Register the forward (with residuals) and backward functions."""
+        self.fwd, self.bwd = fwd, bwd
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else functools.partial(self, obj)
+
+    def __call__(self, *args, **kwargs):
+        what = f"custom_vjp({fun_name(self.fun)})"
+        if self.fwd is None:
+            raise AttributeError(f"No VJP defined for {what}: call f.defvjp(fwd, bwd)")
+        args = _resolve_args(self.fun, args, kwargs)
+        if isinstance(current_trace(), EvalTrace):
+            return self.fun(*args)
+        nondiff, dyn = _split_nondiff(args, self.nondiff_argnums)
+        leaves, in_tree = tree_flatten(dyn)
+        jaxpr, consts, out_tree = _trace_call(self.fun, nondiff, self.nondiff_argnums, leaves,
+                                              in_tree, what)
+        rule = _Rule(self.fwd, bwd=self.bwd, nondiff=nondiff,
+                     nondiff_argnums=self.nondiff_argnums, in_tree=in_tree, out_tree=out_tree,
+                     what=what)
+        outs = custom_vjp_call_p.bind(*consts, *leaves, call_jaxpr=jaxpr, fwd=rule,
+                                      num_consts=len(consts))
+        return tree_unflatten(out_tree, outs)
+
+
+custom_vjp_call_p = Primitive("custom_vjp_call", impl=_call_impl,
+                              abstract_eval=_call_abstract_eval)
+
+
+def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, num_consts):
+    _closure_check(fwd.what, tangents, num_consts)
+    args, targs = primals[num_consts:], tangents[num_consts:]
+    dyn = tree_unflatten(fwd.in_tree, args)
+    res = fwd.fn(*_merge_nondiff(dyn, fwd.nondiff, fwd.nondiff_argnums))
+    if not (isinstance(res, (tuple, list)) and len(res) == 2):
+        raise TypeError(f"{fwd.what}: the custom VJP fwd rule must return a pair "
+                        f"(output, residuals), got {type(res).__name__}")
+    out, out_tree = tree_flatten(res[0])
+    _check_outputs(fwd.what, "VJP fwd", out_tree, fwd.out_tree, out, call_jaxpr.out_avals)
+    res_leaves, res_tree = tree_flatten(res[1])
+    lin = _Rule(fwd.bwd, res_tree=res_tree, in_tree=fwd.in_tree, out_tree=fwd.out_tree,
+                nondiff=fwd.nondiff, what=fwd.what,
+                in_avals=[get_aval(a) for a in args])
+    t_out = custom_lin_p.bind(*res_leaves, *[instantiate(t) for t in targs],
+                              num_res=len(res_leaves), bwd=lin,
+                              out_avals=tuple(a.strip_weak_type() for a in call_jaxpr.out_avals))
+    return out, t_out
+
+
+jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
+
+
+def _custom_lin_impl(*args, num_res, bwd, out_avals):
+    raise TypeError(f"{bwd.what}: can't apply forward-mode differentiation (jvp) to a "
+                    "custom_vjp function; use custom_jvp for forward mode")
+
+
+custom_lin_p = Primitive("custom_lin", impl=_custom_lin_impl,
+                         abstract_eval=lambda *avals, num_res, bwd, out_avals: list(out_avals))
+
+
+def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals):
+    res = args[:num_res]
+    cts = [instantiate(ct) if is_zero(ct) else ct for ct in cts]
+    ct_tree = tree_unflatten(bwd.out_tree, cts)
+    result = bwd.fn(*bwd.nondiff, tree_unflatten(bwd.res_tree, list(res)), ct_tree)
+    if not isinstance(result, (tuple, list)):
+        raise TypeError(f"{bwd.what}: the custom VJP bwd rule must return a tuple with one "
+                        f"cotangent per argument, got {type(result).__name__}")
+    leaves, tree = tree_flatten(tuple(result), is_leaf=lambda x: x is None)
+    want = tree_flatten(tree_unflatten(bwd.in_tree, [0] * bwd.in_tree.num_leaves),
+                        is_leaf=lambda x: x is None)[1]
+    if tree != want:
+        raise TypeError(f"{bwd.what}: the custom VJP bwd rule must return cotangents with the "
+                        f"pytree structure of the arguments ({want}), got {tree}")
+    out = []
+    for i, (c, a) in enumerate(zip(leaves, bwd.in_avals)):
+        if c is None or a.dtype.kind != "f":
+            out.append(Zero(a))
+            continue
+        ca = get_aval(c)
+        if ca.shape != a.shape or ca.dtype != a.dtype:
+            raise TypeError(f"{bwd.what}: the custom VJP bwd rule returned {ca.str_short()} for "
+                            f"argument leaf {i}, whose type is {a.str_short()}")
+        out.append(c)
+    return [None] * num_res + out
+
+
+transpose_rules[custom_lin_p] = _custom_lin_transpose

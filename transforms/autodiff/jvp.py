@@ -1,0 +1,148 @@
+"""Forward-mode differentiation: the JVP trace, symbolic zeros and the JVP rule registry.
+
+A JVPTracer carries a primal value and its tangent. Tangents that are known to be zero are
+``Zero(aval)`` objects, so rules skip work for them, and primitives whose inputs all have
+zero tangents run on the parent trace untouched::
+
+    >>> jvp_rules[sin_p] = lambda primals, tangents: ...   # registered by the primitive family
+"""
+from __future__ import annotations
+
+from functrans.core.avals import ShapedArray
+from functrans.core.eval import eval_jaxpr
+from functrans.core.staging import trace_to_jaxpr
+from functrans.core.trace import (Trace, Tracer, concrete_of, current_trace, get_aval,
+                                  new_trace, set_current_trace)
+
+from .. import ops
+
+jvp_rules: dict = {}
+
+
+class Zero:
+    """A symbolic zero tangent/cotangent of type ``aval``."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Zero({self.aval.str_short()})"
+
+
+def is_zero(t) -> bool:
+    return type(t) is Zero
+
+
+def tangent_aval(aval: ShapedArray) -> ShapedArray:
+    """Tangents of floats have the primal's dtype; integers/bools only have zero tangents."""
+    return aval.strip_weak_type() if aval.dtype.kind == "f" else aval
+
+
+def instantiate(t, aval=None):
+    """Materialize a symbolic zero as an array (other tangents pass through)."""
+    if type(t) is Zero:
+        return ops.zeros(t.aval.strip_weak_type())
+    return t
+
+
+def add_tangents(a, b):
+    """Sum of two tangents, skipping symbolic zeros."""
+    if type(a) is Zero:
+        return b
+    if type(b) is Zero:
+        return a
+    return ops.add_any(a, b)
+
+
+class JVPTracer(Tracer):
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace, primal, tangent):
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def aval(self):
+        return get_aval(self.primal)
+
+    def concrete_value(self):
+        return concrete_of(self.primal)
+
+
+class JVPTrace(Trace):
+    """Propagates tangents through primitives with their JVP rules."""
+
+    name = "jvp"
+
+    def __init__(self, parent, name="jvp"):
+        super().__init__(parent)
+        self.name = name
+
+    def unpack(self, x):
+        if isinstance(x, JVPTracer) and x._trace is self:
+            return x.primal, x.tangent
+        if isinstance(x, Tracer):
+            self.check_foreign(x)
+        return x, Zero(tangent_aval(get_aval(x)))
+
+    def process_primitive(self, prim, args, params):
+        primals, tangents = [], []
+        for x in args:
+            p, t = self.unpack(x)
+            primals.append(p)
+            tangents.append(t)
+        if all(type(t) is Zero for t in tangents):
+            with set_current_trace(self.parent):
+                return prim.bind(*primals, **params)
+        rule = jvp_rules.get(prim)
+        if rule is None:
+            raise NotImplementedError(f"differentiation rule for '{prim.name}' is not implemented")
+        with set_current_trace(self.parent):
+            primals_out, tangents_out = rule(primals, tangents, **params)
+        out = []
+        for p, t in zip(primals_out, tangents_out):
+            aval = get_aval(p)
+            if aval.dtype.kind != "f":
+                t = Zero(aval)  # integer and boolean outputs are not differentiable
+            out.append(JVPTracer(self, p, t))
+        return out
+
+
+def jvp_flat(fun, primals, tangents, name="jvp"):
+    """Run ``fun`` (flat list -> flat list) on JVP tracers; returns (primals_out, tangents_out)
+    where tangents_out may contain symbolic Zeros."""
+    trace = JVPTrace(current_trace(), name)
+    with new_trace(trace):
+        ins = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
+        outs = fun(*ins)
+        pairs = [trace.unpack(o) for o in outs]
+    return [p for p, _ in pairs], [t for _, t in pairs]
+
+
+# ---- JVP of a jaxpr (used by higher-order primitives) -------------------------------------------
+def jvp_jaxpr(jaxpr, nonzeros, instantiate_out=False):
+    """A jaxpr computing ``(primals_out, tangents_out)`` from ``(primals, nonzero tangents)``.
+
+    ``nonzeros[i]`` says whether input i has a (non-symbolic-zero) tangent input. Returns the
+    jaxpr and, per output, whether its tangent output is nonzero (all True if
+    ``instantiate_out``).
+    """
+    avals = jaxpr.in_avals
+    tan_avals = [tangent_aval(a) for a, nz in zip(avals, nonzeros) if nz]
+    out_nonzeros = []
+
+    def fun(*args):
+        primals, tans = args[:len(avals)], iter(args[len(avals):])
+        tangents = [next(tans) if nz else Zero(tangent_aval(a)) for a, nz in zip(avals, nonzeros)]
+        p_out, t_out = jvp_flat(lambda *xs: eval_jaxpr(jaxpr, *xs), primals, tangents)
+        inst = instantiate_out if isinstance(instantiate_out, (list, tuple)) else \
+            [instantiate_out] * len(t_out)
+        nz = [not is_zero(t) or i for t, i in zip(t_out, inst)]
+        out_nonzeros[:] = nz
+        return list(p_out) + [instantiate(t) for t, n in zip(t_out, nz) if n]
+
+    out = trace_to_jaxpr(fun, list(avals) + tan_avals, name="jvp")
+    return out, out_nonzeros

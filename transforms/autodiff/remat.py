@@ -1,0 +1,114 @@
+"""``checkpoint`` (alias ``remat``): recompute a function's intermediates in the backward pass
+instead of storing them as residuals.
+
+Under linearization a ``checkpoint`` equation computes its primal outputs now and stages a
+``checkpoint`` equation that recomputes the primal intermediates from the *inputs* next to the
+tangent computation, so the residuals are the inputs only::
+
+    >>> f = ft.checkpoint(lambda x: fnp.sin(fnp.sin(x)))
+    >>> print(ft.make_jaxpr(ft.grad(f))(1.0))     # the backward pass recomputes sin(x)
+"""
+from __future__ import annotations
+
+import functools
+
+from functrans.core.api_util import fun_name
+from functrans.core.eval import eval_jaxpr
+from functrans.core.staging import hoist_tracer_consts, trace_to_jaxpr
+from functrans.core.trace import EvalTrace, Primitive, current_trace, get_aval, set_current_trace
+from functrans.tree_util import tree_flatten, tree_unflatten
+
+from .jvp import Zero, instantiate, is_zero, jvp_jaxpr, jvp_rules
+from .partial_eval import dce_jaxpr, partial_eval_jaxpr, partial_eval_rules
+from .transpose import is_undefined, transpose_jaxpr, transpose_rules
+
+
+def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
+    """Wrap ``fun`` so reverse-mode differentiation recomputes its intermediates.
+
+    >>> g = ft.grad(ft.checkpoint(lambda x: fnp.sin(x) ** 2))
+    >>> float(g(0.5)) == float(ft.grad(lambda x: fnp.sin(x) ** 2)(0.5))
+    True
+    """
+    if policy is not None:
+        raise NotImplementedError("checkpoint policies are not supported: every intermediate "
+                                  "is recomputed")
+    static_argnums = (static_argnums,) if isinstance(static_argnums, int) else \
+        tuple(static_argnums)
+
+    @functools.wraps(fun)
+    def remat_fun(*args, **kwargs):
+        if isinstance(current_trace(), EvalTrace):
+            return fun(*args, **kwargs)  # nothing to differentiate: no need to stage
+        static = {i: args[i] for i in static_argnums}
+        dyn = [a for i, a in enumerate(args) if i not in static]
+        leaves, in_tree = tree_flatten((dyn, kwargs))
+        store = {}
+
+        def flat(*xs):
+            d, k = tree_unflatten(in_tree, xs)
+            it = iter(d)
+            full = [static[i] if i in static else next(it) for i in range(len(args))]
+            out_leaves, store["tree"] = tree_flatten(fun(*full, **k))
+            return out_leaves
+
+        jaxpr = trace_to_jaxpr(flat, [get_aval(x) for x in leaves],
+                               name=f"checkpoint({fun_name(fun)})")
+        jaxpr, consts = hoist_tracer_consts(jaxpr)
+        outs = remat_p.bind(*consts, *leaves, jaxpr=jaxpr, prevent_cse=prevent_cse,
+                            differentiated=False)
+        return tree_unflatten(store["tree"], outs)
+
+    return remat_fun
+
+
+remat = checkpoint
+
+remat_p = Primitive(
+    "checkpoint",
+    impl=lambda *args, jaxpr, prevent_cse, differentiated: eval_jaxpr(jaxpr, *args),
+    abstract_eval=lambda *avals, jaxpr, prevent_cse, differentiated: jaxpr.out_avals)
+
+
+def _remat_jvp(primals, tangents, *, jaxpr, prevent_cse, differentiated):
+    nonzeros = [not is_zero(t) for t in tangents]
+    jvp_j, out_nz = jvp_jaxpr(jaxpr, nonzeros)
+    outs = remat_p.bind(*primals, *[t for t in tangents if not is_zero(t)], jaxpr=jvp_j,
+                        prevent_cse=prevent_cse, differentiated=differentiated)
+    n = len(jaxpr.outvars)
+    p_out, t_iter = outs[:n], iter(outs[n:])
+    t_out = [next(t_iter) if nz else Zero(get_aval(p).strip_weak_type())
+             for p, nz in zip(p_out, out_nz)]
+    return p_out, t_out
+
+
+def _remat_partial_eval(trace, prim, args, params):
+    jaxpr = params["jaxpr"]
+    unknowns = [trace.is_unknown(x) for x in args]
+    jaxpr_k, _, out_unknowns, num_res = partial_eval_jaxpr(jaxpr, unknowns)
+    n_known = len(jaxpr_k.outvars) - num_res
+    # Known outputs now, without saving intermediates...
+    jaxpr_k, _ = dce_jaxpr(jaxpr_k, [True] * n_known + [False] * num_res)
+    with set_current_trace(trace.parent):
+        known_outs = eval_jaxpr(jaxpr_k, *[x for x, u in zip(args, unknowns) if not u])
+    # ...and the unknown outputs recomputed from all the inputs in the backward pass.
+    jaxpr_u, used = dce_jaxpr(jaxpr, out_unknowns, prune_inputs=True)
+    staged = trace.stage(remat_p, [x for x, u in zip(args, used) if u],
+                         dict(params, jaxpr=jaxpr_u, differentiated=True))
+    k, u = iter(known_outs), iter(staged)
+    return [next(u) if unk else next(k) for unk in out_unknowns]
+
+
+def _remat_transpose(cts, *args, jaxpr, prevent_cse, differentiated):
+    linear = [is_undefined(x) for x in args]
+    t_jaxpr = transpose_jaxpr(jaxpr, linear)
+    nonlin = [x for x in args if not is_undefined(x)]
+    ct_in = remat_p.bind(*nonlin, *[instantiate(ct) for ct in cts],
+                         jaxpr=t_jaxpr, prevent_cse=prevent_cse, differentiated=True)
+    it = iter(ct_in)
+    return [next(it) if lin else None for lin in linear]
+
+
+jvp_rules[remat_p] = _remat_jvp
+partial_eval_rules[remat_p] = _remat_partial_eval
+transpose_rules[remat_p] = _remat_transpose

@@ -1,0 +1,111 @@
+"""Transposition of linear programs: the backward pass of reverse-mode differentiation.
+
+A linear jaxpr (from ``linearize``) is run backwards: each equation's transpose rule maps the
+cotangents of its outputs to cotangents of its linear inputs, which are marked
+``UndefinedPrimal``. Equations that don't touch linear inputs (residual computations, e.g.
+recomputation from ``checkpoint``) are evaluated forwards first::
+
+    >>> transpose_rules[neg_p] = lambda cts, x: [neg(cts[0])]   # registered by primitive families
+"""
+from __future__ import annotations
+
+from functrans.core.ir import Jaxpr, Literal
+from functrans.core.staging import trace_to_jaxpr
+
+from .jvp import Zero, add_tangents, instantiate, is_zero
+
+transpose_rules: dict = {}
+
+
+class UndefinedPrimal:
+    """A linear input of a transpose rule: only its type is known."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"UndefinedPrimal({self.aval.str_short()})"
+
+
+def is_undefined(x) -> bool:
+    return type(x) is UndefinedPrimal
+
+
+class NonLinearError(TypeError):
+    """A primitive that is not linear in its tangent input appeared in a linear program."""
+
+
+def backward_pass(jaxpr: Jaxpr, linear_in, args, cts_out) -> list:
+    """Cotangents of the linear inputs of ``jaxpr``.
+
+    ``linear_in[i]`` marks input i as linear; ``args`` gives values for the non-linear inputs
+    (anything for linear ones); ``cts_out`` are the output cotangents (Zero allowed). Returns one
+    cotangent per input (Zero for those that received none, None for non-linear inputs).
+    """
+    primal_env = dict(zip(jaxpr.constvars, jaxpr.consts))
+    linear_vars = set()
+    for v, lin, a in zip(jaxpr.invars, linear_in, args):
+        if lin:
+            linear_vars.add(v)
+        else:
+            primal_env[v] = a
+
+    def read_primal(x):
+        if type(x) is Literal:
+            return x.val
+        if x in linear_vars:
+            return UndefinedPrimal(x.aval)
+        return primal_env[x]
+
+    # Forward: evaluate the non-linear equations; collect the linear ones.
+    linear_eqns = []
+    for eqn in jaxpr.eqns:
+        if any(type(x) is not Literal and x in linear_vars for x in eqn.inputs):
+            linear_eqns.append(eqn)
+            linear_vars.update(eqn.outputs)
+        else:
+            outs = eqn.prim.bind(*[read_primal(x) for x in eqn.inputs], **eqn.params)
+            primal_env.update(zip(eqn.outputs, outs))
+
+    ct_env: dict = {}
+
+    def write_ct(v, ct):
+        if type(v) is Literal or v not in linear_vars or ct is None or is_zero(ct):
+            return
+        ct_env[v] = add_tangents(ct_env[v], ct) if v in ct_env else ct
+
+    for v, ct in zip(jaxpr.outvars, cts_out):
+        write_ct(v, ct)
+    for eqn in reversed(linear_eqns):
+        cts = [ct_env.pop(v, Zero(v.aval)) for v in eqn.outputs]
+        if all(is_zero(ct) for ct in cts):
+            continue
+        rule = transpose_rules.get(eqn.prim)
+        if rule is None:
+            where = f" (from {eqn.source})" if eqn.source else ""
+            raise NonLinearError(
+                f"reverse-mode differentiation does not support '{eqn.prim.name}'{where}: it "
+                "has no transpose rule (it is not linear in its tangent inputs)")
+        cts_in = rule(cts, *[read_primal(x) for x in eqn.inputs], **eqn.params)
+        for x, ct in zip(eqn.inputs, cts_in):
+            write_ct(x, ct)
+    return [ct_env.get(v, Zero(v.aval)) if lin else None
+            for v, lin in zip(jaxpr.invars, linear_in)]
+
+
+def transpose_jaxpr(jaxpr: Jaxpr, linear_in, instantiate_cts=True) -> Jaxpr:
+    """A jaxpr mapping (non-linear inputs, output cotangents) to the linear inputs' cotangents."""
+    nonlin_avals = [v.aval for v, lin in zip(jaxpr.invars, linear_in) if not lin]
+    out_avals = jaxpr.out_avals
+
+    def fun(*args):
+        nonlin, cts = args[:len(nonlin_avals)], args[len(nonlin_avals):]
+        it = iter(nonlin)
+        full = [None if lin else next(it) for lin in linear_in]
+        res = backward_pass(jaxpr, linear_in, full, list(cts))
+        out = [r for r, lin in zip(res, linear_in) if lin]
+        return [instantiate(c) if instantiate_cts else c for c in out]
+
+    return trace_to_jaxpr(fun, nonlin_avals + list(out_avals), name="transpose")
