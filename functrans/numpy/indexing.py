@@ -43,6 +43,9 @@ def wrap_negative(idx, n):
     dtype = get_aval(idx).dtype
     if dtype.kind != "i":
         return idx
+    if dtype.itemsize < dtypes.default_int_dtype().itemsize:  # i + n must not overflow
+        dtype = dtypes.default_int_dtype()
+        idx = convert(idx, dtype)
     weak = lax.ops._convert_weak
     return lax.select(P.lt_p.bind1(idx, weak(0, dtype)), P.add_p.bind1(idx, weak(n, dtype)), idx)
 
@@ -60,17 +63,19 @@ def _is_int_like(x) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
-def _expand(idx, ndim):
-    """Normalize to a tuple with bool masks turned into integer arrays and Ellipsis expanded."""
+class _Mask(NamedTuple):
+    value: np.ndarray  # a concrete boolean array covering value.ndim operand axes
+
+
+def _expand(idx, shape):
+    """Normalize to a list with Ellipsis expanded and bool masks turned into integer arrays."""
+    ndim = len(shape)
     if not isinstance(idx, tuple):
         idx = (idx,)
     out = []
     for i in idx:
         if isinstance(i, list):
             i = asarray(i) if i else np.zeros(0, np.intp)
-        if isinstance(i, (bool, np.bool_)):
-            raise IndexError("boolean scalar indices are not supported; use fnp.where or "
-                             "x[None] for a new axis")
         if type(i) is Array or isinstance(i, (Tracer, np.ndarray)):
             aval = get_aval(i)
             if aval.dtype == dtypes.bool_:
@@ -80,10 +85,8 @@ def _expand(idx, ndim):
                         f"boolean mask index of type {aval.str_short()} is traced, so the result "
                         "shape is unknown; use fnp.where(mask, x, other) or a fixed-size "
                         "fnp.nonzero(mask, size=...) instead")
-                out.extend(Array._wrap(np.asarray(n, dtypes.default_int_dtype()))
-                           for n in np.nonzero(mask))
-                continue
-            if aval.dtype.kind not in "iu":
+                i = _Mask(mask)
+            elif aval.dtype.kind not in "iu":
                 raise IndexError(f"arrays used as indices must be of integer (or boolean) type, "
                                  f"got {aval.str_short()}")
         elif not (i is None or i is Ellipsis or isinstance(i, slice) or _is_int_like(i)):
@@ -93,16 +96,78 @@ def _expand(idx, ndim):
     n_ell = sum(1 for i in out if i is Ellipsis)
     if n_ell > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    consumed = sum(1 for i in out if i is not None and i is not Ellipsis)
+    consumed = sum(i.value.ndim if type(i) is _Mask else 1 for i in out
+                   if i is not None and i is not Ellipsis)
     if consumed > ndim:
         raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but "
                          f"{consumed} were indexed")
     if n_ell:
-        k = out.index(Ellipsis)
+        k = next(k for k, i in enumerate(out) if i is Ellipsis)
         out[k:k + 1] = [slice(None)] * (ndim - consumed)
     else:
         out += [slice(None)] * (ndim - consumed)
-    return out
+    expanded, axis = [], 0
+    for i in out:
+        if type(i) is _Mask:
+            covered = shape[axis:axis + i.value.ndim]
+            if i.value.shape != covered:
+                raise IndexError(f"boolean index of shape {i.value.shape} does not match the "
+                                 f"indexed axes {axis}..{axis + i.value.ndim - 1} of shape "
+                                 f"{covered}")
+            expanded.extend(Array._wrap(np.asarray(n, dtypes.default_int_dtype()))
+                            for n in np.nonzero(i.value))
+            axis += i.value.ndim
+        else:
+            expanded.append(i)
+            axis += i is not None
+    return expanded
+
+
+def _is_bool_scalar(i) -> bool:
+    if isinstance(i, (bool, np.bool_)):
+        return True
+    if type(i) is Array or isinstance(i, (Tracer, np.ndarray)):
+        aval = get_aval(i)
+        return aval.shape == () and aval.dtype == dtypes.bool_
+    return False
+
+
+def _axes_consumed(i) -> int:
+    if i is None or i is Ellipsis or _is_bool_scalar(i):
+        return 0
+    if isinstance(i, list):
+        i = np.asarray(i)
+    if type(i) is Array or isinstance(i, (Tracer, np.ndarray)):
+        aval = get_aval(i)
+        return aval.ndim if aval.dtype == dtypes.bool_ else 1
+    return 1
+
+
+def _lift_bool_scalars(shape, idx):
+    """NumPy reads a boolean scalar index as a 0-d mask: True adds a length-1 axis, False a
+    length-0 one, and it joins the advanced indices. Rewrite each as an integer array (``[0]`` or
+    ``[]``) indexing a new size-1 operand axis, so the plan only sees integer indices.
+
+    Returns ``(shape, idx)`` for the operand with those axes inserted (unchanged if none)."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    if not any(_is_bool_scalar(i) for i in items):
+        return tuple(shape), idx
+    consumed = sum(_axes_consumed(i) for i in items)
+    new_shape, new_items, ax = list(shape), [], 0
+    for i in items:
+        if _is_bool_scalar(i):
+            value = _concrete(i)
+            if value is None:
+                raise NonConcreteBooleanIndexError(
+                    "a traced boolean scalar index makes the result shape value-dependent; "
+                    "use fnp.where(cond, x, other) instead")
+            new_shape.insert(ax, 1)
+            new_items.append(Array._wrap(np.zeros(int(bool(value)), dtypes.default_int_dtype())))
+            ax += 1
+            continue
+        ax += max(len(shape) - consumed, 0) if i is Ellipsis else _axes_consumed(i)
+        new_items.append(i)
+    return tuple(new_shape), tuple(new_items)
 
 
 def _static_int(v, name="slice bound"):
@@ -118,11 +183,11 @@ def _static_int(v, name="slice bound"):
 class _Plan:
     """A parsed index expression for an array of ``shape``."""
 
-    def __init__(self, shape, idx):
+    def __init__(self, shape, idx, strict=True):
         self.shape = tuple(shape)
-        entries = []
+        entries, pending = [], []  # pending: out-of-range messages of array indices
         axis = 0
-        for i in _expand(idx, len(shape)):
+        for i in _expand(idx, self.shape):
             if i is None:
                 entries.append(_Entry("none", -1, None))
                 continue
@@ -136,11 +201,17 @@ class _Plan:
                 entries.append(_Entry("slice", axis, (r.start, r.stop, r.step, len(r))))
             elif _is_int_like(i):
                 i = int(i)
-                if not -n <= i < n:
+                if -n <= i < n:
+                    entries.append(_Entry("int", axis, i % n))
+                elif strict:
                     raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
-                entries.append(_Entry("int", axis, i % n))
+                else:  # left to the update's mode (drop/clip) or get's fill
+                    entries.append(self._array_entry(np.asarray(i), axis, n, strict)[0])
             else:
-                entries.append(self._array_entry(i, axis, n))
+                entry, bad = self._array_entry(i, axis, n, strict)
+                entries.append(entry)
+                if bad is not None:
+                    pending.append(bad)
             axis += 1
         self.entries = entries
         adv = [k for k, e in enumerate(entries) if e.kind in ("array", "scalar")]
@@ -156,19 +227,29 @@ class _Plan:
         except ValueError:
             raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
                              f"with shapes {' '.join(map(str, shapes))}") from None
+        if pending and 0 not in self.batch:  # as NumPy: nothing is read when B is empty
+            raise IndexError(pending[0])
 
     @staticmethod
-    def _array_entry(i, axis, n):
-        """An integer array (or scalar) index; negative entries count from the end."""
+    def _array_entry(i, axis, n, strict=True):
+        """An integer array (or scalar) index, negative entries counting from the end, and the
+        message for its first out-of-range entry (raised now for 0-d indices if ``strict``;
+        for arrays only if anything is read). Without ``strict`` they stay out of range."""
         c = _concrete(i)
+        bad = None
         if c is not None:
-            if c.size and (c.min() < -n or c.max() >= n):
-                bad = c[(c < -n) | (c >= n)].flat[0]
-                raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
-            value = Array._wrap(np.where(c < 0, c + n, c).astype(c.dtype))
+            if strict and c.size and (c.min() < -n or c.max() >= n):
+                first = c[(c < -n) | (c >= n)].flat[0]
+                bad = f"index {first} is out of bounds for axis {axis} with size {n}"
+                if c.ndim == 0:
+                    raise IndexError(bad)
+            if c.dtype.kind == "u":  # huge unsigned values must stay out of range in int64
+                c = np.minimum(c, np.uint64(n))
+            c = c.astype(np.int64)
+            value = Array._wrap(np.where(c < 0, c + n, c).astype(dtypes.default_int_dtype()))
         else:
             value = wrap_negative(i, n)
-        return _Entry("scalar" if get_aval(value).shape == () else "array", axis, value)
+        return _Entry("scalar" if get_aval(value).shape == () else "array", axis, value), bad
 
     def layout(self):
         """Output dims in order: ``("B",)`` for the advanced block, ``("s", entry)`` for a
@@ -195,11 +276,16 @@ class _Plan:
         return tuple(shape)
 
 
-def getitem(x, idx):
-    """``x[idx]`` with NumPy semantics (traced array indices are clamped into range)."""
+def getitem(x, idx, strict=True):
+    """``x[idx]`` with NumPy semantics (traced array indices are clamped into range).
+
+    Concrete out-of-range indices raise IndexError unless ``strict=False`` (``.at[].get()``),
+    where they are clamped like traced ones.
+    """
     x = asarray(x)
-    plan = _Plan(get_aval(x).shape, idx)
-    y = x
+    shape, idx = _lift_bool_scalars(get_aval(x).shape, idx)
+    y = x if shape == get_aval(x).shape else lax.reshape(x, shape)
+    plan = _Plan(shape, idx, strict)
     # 1. Static slices (reversed for negative steps) and static integers.
     starts, limits, strides, revs, ints = [], [], [], [], []
     for e in plan.entries:
@@ -214,7 +300,7 @@ def getitem(x, idx):
                 step = -step
             starts.append(start if size else 0)
             limits.append(start + (size - 1) * step + 1 if size else 0)
-            strides.append(step)
+            strides.append(step if size else 1)
         elif e.kind == "int":
             starts.append(e.value)
             limits.append(e.value + 1)
@@ -325,15 +411,16 @@ _SCATTERS = {"set": P.scatter_p, "add": P.scatter_add_p, "mul": P.scatter_mul_p,
 def scatter_update(x, idx, values, kind, mode=None):
     """``x`` with ``values`` combined into ``x[idx]`` (``kind``: set/add/mul/min/max)."""
     x = asarray(x)
+    shape, idx = _lift_bool_scalars(get_aval(x).shape, idx)
+    if shape != get_aval(x).shape:
+        out = scatter_update(lax.reshape(x, shape), idx, values, kind, mode)
+        return lax.reshape(out, get_aval(x).shape)
     aval = get_aval(x)
-    plan = _Plan(aval.shape, idx)
+    plan = _Plan(aval.shape, idx, strict=False)
     indices, axes, partial, full = _scatter_indices(plan)
     updates = _updates_layout(plan, values, aval.dtype, partial, full)
-    if not axes:  # only full slices / None: every element is updated
-        idx_all = [Array._wrap(np.arange(aval.shape[0], dtype=dtypes.default_int_dtype()))]
-        if aval.ndim == 0:
-            return _combine_whole(x, updates, kind)
-        indices, axes = idx_all, (0,)
+    if not axes:  # only full slices / None: every element is updated once, in order
+        return _combine_whole(x, updates, kind)
     prim = _SCATTERS[kind]
     if prim is P.scatter_mul_p and aval.dtype == dtypes.bool_:
         prim = P.scatter_min_p  # logical and
@@ -343,6 +430,8 @@ def scatter_update(x, idx, values, kind, mode=None):
 def _combine_whole(x, v, kind):
     if kind == "set":
         return v
+    if kind == "mul" and get_aval(x).dtype == dtypes.bool_:
+        kind = "min"  # logical and
     prim = {"add": P.add_p, "mul": P.mul_p, "min": P.min_p, "max": P.max_p}[kind]
     return prim.bind1(x, v)
 
@@ -359,7 +448,7 @@ class _IndexUpdateRef:
             unique_indices=False):
         """``x[idx]``; ``mode="fill"`` returns ``fill_value`` for out-of-range indices."""
         if mode in (None, "clip", "promise_in_bounds"):
-            return getitem(self.array, self.index)
+            return getitem(self.array, self.index, strict=False)
         if mode != "fill":
             raise ValueError(f"unknown mode {mode!r} for .at[].get (clip, fill)")
         return _get_fill(self.array, self.index, fill_value)
@@ -379,14 +468,21 @@ class _IndexUpdateRef:
     mul = multiply
 
     def divide(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
-        """``x[idx] /= values``."""
+        """``x[idx] /= values`` (true division; repeated indices divide repeatedly).
+
+        As in JAX, ``x`` is divided by the product of the values landing on each element.
+        """
         from .ufuncs import true_divide
-        return self.apply(lambda v: true_divide(v, values), mode=mode)
+        return true_divide(self.array, self._product_of_values(values, mode))
 
     def power(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
-        """``x[idx] **= values``."""
+        """``x[idx] **= values`` (repeated indices raise repeatedly: ``(x**a)**b = x**(a*b)``)."""
         from .ufuncs import power
-        return self.apply(lambda v: power(v, values), mode=mode)
+        return power(self.array, self._product_of_values(values, mode))
+
+    def _product_of_values(self, values, mode):
+        ones = lax.full_like(asarray(self.array), 1)
+        return scatter_update(ones, self.index, values, "mul", _mode(mode))
 
     def min(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
         """``x[idx] = minimum(x[idx], values)``, over repeated indices too."""
@@ -397,10 +493,30 @@ class _IndexUpdateRef:
         return scatter_update(self.array, self.index, values, "max", _mode(mode))
 
     def apply(self, func, *, mode=None, indices_are_sorted=False, unique_indices=False):
-        """``x[idx] = func(x[idx])``."""
-        current = getitem(self.array, self.index)
-        new = convert(asarray(func(current)), get_aval(self.array).dtype)
-        return scatter_update(self.array, self.index, new, "set", _mode(mode))
+        """``func.at(x, idx)`` for an elementwise ``func``: repeated indices apply it repeatedly.
+
+        >>> fnp.arange(4).at[fnp.array([1, 1, 3])].apply(lambda v: v * 10).tolist()
+        [0, 100, 2, 30]
+        """
+        x = asarray(self.array)
+        aval = get_aval(x)
+        hits = scatter_update(lax.full(aval.shape, 0, dtypes.int32), self.index, 1, "add",
+                              _mode(mode))
+        counts = _concrete(hits)
+        if counts is not None:
+            rounds = int(counts.max()) if counts.size else 0
+        else:  # traced indices: an element is hit at most once per advanced-index position
+            shape, idx = _lift_bool_scalars(aval.shape, self.index)
+            rounds = int(np.prod(_Plan(shape, idx, strict=False).batch))
+        if rounds <= 1:  # no repeats: func sees only the indexed elements
+            current = getitem(x, self.index, strict=False)
+            new = convert(asarray(func(current)), aval.dtype)
+            return scatter_update(x, self.index, new, "set", _mode(mode))
+        y = x
+        for k in range(rounds):
+            again = P.gt_p.bind1(hits, np.int32(k))
+            y = lax.select(again, convert(asarray(func(y)), aval.dtype), y)
+        return y
 
     def __repr__(self):
         return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
@@ -416,10 +532,12 @@ def _mode(mode):
 
 def _get_fill(x, idx, fill_value):
     x = asarray(x)
-    plan = _Plan(get_aval(x).shape, idx)
+    shape, idx = _lift_bool_scalars(get_aval(x).shape, idx)
+    x = lax.reshape(x, shape) if shape != get_aval(x).shape else x
+    plan = _Plan(shape, idx, strict=False)
     indices, axes, partial, full = _scatter_indices(plan)
     if not axes:
-        return getitem(x, idx)
+        return getitem(x, idx, strict=False)
     out = P.gather_p.bind1(x, *indices, axes=axes, mode="fill", fill_value=fill_value)
     # out dims: B + partial + full; reorder like _updates_layout in reverse.
     tokens = [t for t in plan.layout() if t[0] != "n"]
@@ -451,8 +569,9 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
          indices_are_sorted=False, fill_value=None):
     """Elements of ``a`` at ``indices`` along ``axis`` (flattened when None).
 
-    ``mode``: "fill" (default, as JAX: out-of-range reads give NaN/fill_value), "clip" or
-    "wrap" (modular).
+    ``mode``: "fill" (default, as JAX: out-of-range reads give NaN/fill_value), "clip" (indices
+    clamped into range, negative ones to 0 as in NumPy), "wrap" (modular) or "raise" (concrete
+    indices only).
 
     >>> take(fnp.array([10, 20, 30]), fnp.array([2, 0]))
     Array([30, 10], dtype=int64)
@@ -470,15 +589,19 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
     if mode == "wrap":
         from .ufuncs import remainder
         idx = remainder(idx, n)
-    elif mode in ("fill", "clip", "raise"):
+    elif mode in ("fill", "raise"):
         if mode == "raise":
             c = _concrete(idx)
             if c is None:
                 raise ValueError("take(mode='raise') needs concrete indices")
             if c.size and (c.min() < -n or c.max() >= n):
-                raise IndexError(f"take: index out of range for axis {axis} with size {n}")
+                bad = c[(c < -n) | (c >= n)].flat[0]
+                raise IndexError(f"take: index {bad} is out of bounds for axis {axis} with "
+                                 f"size {n}")
             mode = "clip"
         idx = wrap_negative(idx, n)
+    elif mode == "clip":
+        pass  # as NumPy: clipping replaces negative indices by 0, it does not wrap them
     else:
         raise ValueError(f"take: unknown mode {mode!r} (fill, clip, wrap, raise)")
     g = P.gather_p.bind1(a, idx, axes=(axis,), mode="fill" if mode == "fill" else "clip",
@@ -493,6 +616,9 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
 def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     """``arr`` values at ``indices`` along ``axis`` (indices broadcast against ``arr``).
 
+    Negative indices count from the end; as in JAX, out-of-range ones read ``fill_value``
+    (NaN for floats) by default, or are clamped with ``mode="clip"``.
+
     >>> take_along_axis(fnp.array([[3, 1, 2]]), fnp.array([[1, 2, 0]]), axis=1).tolist()
     [[1, 2, 3]]
     """
@@ -501,51 +627,64 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
         arr = lax.reshape(arr, (get_aval(arr).size,))
         indices = lax.reshape(indices, (get_aval(indices).size,))
         axis = 0
+    if mode not in (None, "fill", "clip"):
+        raise ValueError(f"take_along_axis: unknown mode {mode!r} (fill, clip)")
+    index_arrays, _ = _along_axis_indices("take_along_axis", arr, indices, axis)
+    return P.gather_p.bind1(arr, *index_arrays, axes=tuple(range(get_aval(arr).ndim)),
+                            mode="clip" if mode == "clip" else "fill", fill_value=fill_value)
+
+
+def _along_axis_indices(name, arr, indices, axis):
+    """One index array per axis of ``arr``: ``indices`` (negatives wrapped) along ``axis``,
+    iotas elsewhere, broadcasting against each other like NumPy's ``*_along_axis``.
+
+    Returns the index arrays and the shape they broadcast to."""
     aval, ival = get_aval(arr), get_aval(indices)
     if ival.ndim != aval.ndim:
-        raise ValueError(f"take_along_axis: indices {ival.str_short()} and arr "
-                         f"{aval.str_short()} must have the same rank")
+        raise ValueError(f"{name}: indices {ival.str_short()} and arr {aval.str_short()} must "
+                         "have the same rank")
+    if ival.dtype.kind not in "iu":
+        raise IndexError(f"{name}: indices must be integers, got {ival.str_short()}")
     axis = normalize_axis(axis, aval.ndim)
-    shape = list(np.broadcast_shapes(tuple(1 if i == axis else d for i, d in enumerate(aval.shape)),
-                                     tuple(1 if i == axis else d for i, d in enumerate(ival.shape))))
-    idx_shape = list(shape)
-    idx_shape[axis] = ival.shape[axis]
-    indices = broadcast_to_shape(indices, tuple(idx_shape))
-    indices = wrap_negative(indices, aval.shape[axis])
-    # Index every axis: iotas for the others (broadcast), `indices` for `axis`.
-    index_arrays, axes = [], []
-    for d in range(aval.ndim):
-        if d == axis:
-            index_arrays.append(indices)
-        else:
-            if aval.shape[d] != shape[d]:
-                raise ValueError(f"take_along_axis: arr dimension {d} ({aval.shape[d]}) does not "
-                                 f"match indices ({ival.shape[d]})")
-            index_arrays.append(lax.broadcasted_iota(ival.dtype, tuple(
-                idx_shape[k] if k == d else 1 for k in range(aval.ndim)), d))
-        axes.append(d)
-    return P.gather_p.bind1(arr, *index_arrays, axes=tuple(axes),
-                            mode="fill" if mode == "fill" else "clip", fill_value=fill_value)
-
-
-def put_along_axis(arr, indices, values, axis, inplace=False, mode=None):
-    """``arr`` with ``values`` written at ``indices`` along ``axis`` (functional; as JAX,
-    ``inplace`` must be False)."""
-    if inplace:
-        raise ValueError("functrans arrays are immutable: put_along_axis needs inplace=False")
-    arr, indices = asarray(arr), asarray(indices)
-    aval, ival = get_aval(arr), get_aval(indices)
-    axis = normalize_axis(axis, aval.ndim)
-    indices = wrap_negative(indices, aval.shape[axis])
+    try:
+        shape = np.broadcast_shapes(
+            tuple(1 if d == axis else n for d, n in enumerate(aval.shape)),
+            tuple(1 if d == axis else n for d, n in enumerate(ival.shape)))
+    except ValueError:
+        raise ValueError(f"{name}: indices {ival.str_short()} do not broadcast against arr "
+                         f"{aval.str_short()} outside axis {axis}") from None
+    shape = shape[:axis] + (ival.shape[axis],) + shape[axis + 1:]
     index_arrays = []
     for d in range(aval.ndim):
         if d == axis:
-            index_arrays.append(indices)
+            index_arrays.append(wrap_negative(broadcast_to_shape(indices, shape),
+                                              aval.shape[axis]))
+        elif aval.shape[d] == 1:  # arr broadcasts along d: always its only row
+            index_arrays.append(lax.full((1,) * aval.ndim, 0, dtypes.default_int_dtype()))
         else:
-            index_arrays.append(lax.broadcasted_iota(ival.dtype, tuple(
-                ival.shape[k] if k == d else 1 for k in range(aval.ndim)), d))
-    shape = np.broadcast_shapes(*[get_aval(i).shape for i in index_arrays])
-    v = broadcast_to_shape(convert(asarray(values), aval.dtype), shape)
-    return P.scatter_p.bind1(arr, v, *index_arrays, axes=tuple(range(aval.ndim)),
-                             mode=_mode(mode))
+            index_arrays.append(lax.broadcasted_iota(dtypes.default_int_dtype(), tuple(
+                shape[k] if k == d else 1 for k in range(aval.ndim)), d))
+    return index_arrays, shape
 
+
+def put_along_axis(arr, indices, values, axis, inplace=False, mode=None):
+    """``arr`` with ``values`` written at ``indices`` along ``axis`` (functional: as in JAX,
+    ``inplace`` must be False). Out-of-range indices are dropped (``mode="clip"`` clamps).
+
+    >>> put_along_axis(fnp.zeros((2, 3)), fnp.array([[2], [0]]), 1.0, axis=1, inplace=False)
+    Array([[0., 0., 1.],
+           [1., 0., 0.]], dtype=float64)
+    """
+    if inplace:
+        raise ValueError("functrans arrays are immutable: put_along_axis needs inplace=False")
+    arr, indices = asarray(arr), asarray(indices)
+    if axis is None:
+        from .shape_ops import ravel
+        out = put_along_axis(lax.reshape(arr, (get_aval(arr).size,)),
+                             lax.reshape(indices, (get_aval(indices).size,)), ravel(values), 0,
+                             mode=mode)
+        return lax.reshape(out, get_aval(arr).shape)
+    index_arrays, shape = _along_axis_indices("put_along_axis", arr, indices, axis)
+    v = broadcast_to_shape(convert(asarray(values), get_aval(arr).dtype), shape)
+    return P.scatter_p.bind1(arr, v, *index_arrays, axes=tuple(range(get_aval(arr).ndim)),
+                             mode=_mode(mode))
