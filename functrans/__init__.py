@@ -18,5 +18,7 @@ from .tracing import eval_shape, make_jaxpr  # noqa: F401
 from .transforms.autodiff import (checkpoint, custom_jvp, custom_vjp, grad,  # noqa: F401
                                   hessian, jacfwd, jacrev, jvp, linearize, remat,
                                   value_and_grad, vjp)
+from .transforms.batching import vmap  # noqa: F401
+from .transforms.jit import jit  # noqa: F401
 
 __version__ = "0.1.0"

@@ -264,3 +264,65 @@ def _scatter_extremum_jvp(prim):
 jvp_rules[scatter_mul_p] = _scatter_mul_jvp
 jvp_rules[scatter_min_p] = _scatter_extremum_jvp(scatter_min_p)
 jvp_rules[scatter_max_p] = _scatter_extremum_jvp(scatter_max_p)
+
+
+# ==== batching rules ==============================================================================
+from ..transforms.batching import batching_rules, bdim_at_front, moveaxis  # noqa: E402
+
+
+def _batched_indices(axis, indices, dims):
+    """Index arrays with the batch as a new leading broadcast dim: (B or 1, *index shape)."""
+    shapes = [get_aval(i).shape if d is None else
+              get_aval(i).shape[:d] + get_aval(i).shape[d + 1:] for i, d in zip(indices, dims)]
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for i, d, s in zip(indices, dims, shapes):
+        full = (1,) * (rank - len(s)) + s
+        if d is None:
+            out.append(S.reshape_p.bind1(i, new_sizes=(1,) + full))
+        else:
+            i = moveaxis(i, d, 0)
+            out.append(S.reshape_p.bind1(i, new_sizes=(axis.size,) + full)
+                       if get_aval(i).shape != (axis.size,) + full else i)
+    return out, rank
+
+
+def _gather_batch(axis, vals, dims, *, axes, mode, fill_value):
+    x, *indices = vals
+    dx, *didx = dims
+    if all(d is None for d in didx):
+        x = moveaxis(x, dx, 0)
+        n_batch = len(np.broadcast_shapes(*[get_aval(i).shape for i in indices])) \
+            if indices else 0
+        out = gather_p.bind1(x, *indices, axes=tuple(a + 1 for a in axes), mode=mode,
+                             fill_value=fill_value)
+        return [out], [n_batch]
+    idx, rank = _batched_indices(axis, indices, didx)
+    if dx is None:
+        return [gather_p.bind1(x, *idx, axes=axes, mode=mode, fill_value=fill_value)], [0]
+    x = moveaxis(x, dx, 0)
+    bidx = S.iota_p.bind1(dtype=np.dtype(np.int64), shape=(axis.size,) + (1,) * rank,
+                          dimension=0)
+    out = gather_p.bind1(x, bidx, *idx, axes=(0,) + tuple(a + 1 for a in axes), mode=mode,
+                         fill_value=fill_value)
+    return [out], [0]
+
+
+def _scatter_batch(prim):
+    def rule(axis, vals, dims, *, axes, mode):
+        x, upd, *indices = vals
+        dx, du, *didx = dims
+        x = bdim_at_front(x, dx, axis.size)
+        idx, rank = _batched_indices(axis, indices, didx)
+        bidx = S.iota_p.bind1(dtype=np.dtype(np.int64), shape=(axis.size,) + (1,) * rank,
+                              dimension=0)
+        # Updates already have the batched index shape: (B, *index shape, *window dims).
+        upd = bdim_at_front(upd, du, axis.size)
+        out = prim.bind1(x, upd, bidx, *idx, axes=(0,) + tuple(a + 1 for a in axes), mode=mode)
+        return [out], [0]
+    return rule
+
+
+batching_rules[gather_p] = _gather_batch
+for _p in (scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p):
+    batching_rules[_p] = _scatter_batch(_p)

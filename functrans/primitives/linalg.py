@@ -144,3 +144,30 @@ def _dot_general_transpose(cts, lhs, rhs, *, dimension_numbers, precision,
 
 jvp_rules[dot_general_p] = _dot_general_jvp
 transpose_rules[dot_general_p] = _dot_general_transpose
+
+
+# ==== batching rules ==============================================================================
+from ..transforms.batching import batching_rules, moveaxis  # noqa: E402
+
+
+def _dot_general_batch(axis, vals, dims, *, dimension_numbers, precision,
+                       preferred_element_type):
+    (lhs, rhs), (dl, dr) = vals, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+    kw = dict(precision=precision, preferred_element_type=preferred_element_type)
+    shift = lambda ds: tuple(d + 1 for d in ds)  # noqa: E731
+    if dl is not None and dr is not None:
+        lhs, rhs = moveaxis(lhs, dl, 0), moveaxis(rhs, dr, 0)
+        dn = ((shift(lc), shift(rc)), ((0,) + shift(lb), (0,) + shift(rb)))
+        return [dot_general_p.bind1(lhs, rhs, dimension_numbers=dn, **kw)], [0]
+    if dl is not None:  # the batch dim is a free lhs dim: first of them in the output
+        lhs = moveaxis(lhs, dl, 0)
+        dn = ((shift(lc), rc), (shift(lb), rb))
+        return [dot_general_p.bind1(lhs, rhs, dimension_numbers=dn, **kw)], [len(lb)]
+    rhs = moveaxis(rhs, dr, 0)
+    dn = ((lc, shift(rc)), (lb, shift(rb)))
+    n_lhs_free = get_aval(lhs).ndim - len(lc) - len(lb)
+    return [dot_general_p.bind1(lhs, rhs, dimension_numbers=dn, **kw)], [len(lb) + n_lhs_free]
+
+
+batching_rules[dot_general_p] = _dot_general_batch

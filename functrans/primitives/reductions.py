@@ -224,3 +224,29 @@ def _cumulative_jvp(prim):
 
 for _p in _COMBINE:
     jvp_rules[_p] = _cumulative_jvp(_p)
+
+
+# ==== batching rules ==============================================================================
+from ..transforms.batching import batching_rules, moveaxis  # noqa: E402
+
+
+def _reducer_batch(prim):
+    def rule(axis, vals, dims, **params):
+        (x,), (d,) = vals, dims
+        params = dict(params, axes=tuple(a + 1 for a in params["axes"]))
+        return [prim.bind1(moveaxis(x, d, 0), **params)], [0]
+    return rule
+
+
+def _cumulative_batch(prim):
+    def rule(axis_data, vals, dims, *, axis, reverse):
+        (x,), (d,) = vals, dims
+        return [prim.bind1(moveaxis(x, d, 0), axis=axis + 1, reverse=reverse)], [0]
+    return rule
+
+
+for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p,
+           argmax_p, argmin_p):
+    batching_rules[_p] = _reducer_batch(_p)
+for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p, cumlogsumexp_p):
+    batching_rules[_p] = _cumulative_batch(_p)

@@ -72,3 +72,16 @@ def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
 
 
 jvp_rules[sort_p] = _sort_jvp
+
+
+# ==== batching rules ==============================================================================
+from ..transforms.batching import batching_rules, bdim_at_front  # noqa: E402
+
+
+def _sort_batch(axis, vals, dims, *, dimension, is_stable, num_keys):
+    xs = [bdim_at_front(x, d, axis.size) for x, d in zip(vals, dims)]
+    outs = sort_p.bind(*xs, dimension=dimension + 1, is_stable=is_stable, num_keys=num_keys)
+    return outs, [0] * len(outs)
+
+
+batching_rules[sort_p] = _sort_batch

@@ -401,3 +401,137 @@ def _dynamic_update_slice_transpose(cts, x, update, *starts):
 
 deflinear_in(dynamic_slice_p, (0,), _dynamic_slice_transpose)
 deflinear_in(dynamic_update_slice_p, (0, 1), _dynamic_update_slice_transpose)
+
+
+# ==== batching rules ==============================================================================
+from ..transforms.batching import batching_rules, bdim_at_front, moveaxis  # noqa: E402
+
+
+def _front(x, d):
+    return moveaxis(x, d, 0)
+
+
+def _broadcast_in_dim_batch(axis, vals, dims, *, shape, broadcast_dimensions):
+    (x,), (d,) = vals, dims
+    return [broadcast_in_dim_p.bind1(_front(x, d), shape=(axis.size,) + tuple(shape),
+                                     broadcast_dimensions=(0,) + tuple(
+                                         b + 1 for b in broadcast_dimensions))], [0]
+
+
+def _reshape_batch(axis, vals, dims, *, new_sizes):
+    (x,), (d,) = vals, dims
+    return [reshape_p.bind1(_front(x, d), new_sizes=(axis.size,) + tuple(new_sizes))], [0]
+
+
+def _transpose_batch(axis, vals, dims, *, permutation):
+    (x,), (d,) = vals, dims
+    perm = (0,) + tuple(p + 1 for p in permutation)
+    return [transpose_p.bind1(_front(x, d), permutation=perm)], [0]
+
+
+def _squeeze_batch(axis, vals, dims, *, dimensions):
+    (x,), (d,) = vals, dims
+    return [squeeze_p.bind1(_front(x, d), dimensions=tuple(k + 1 for k in dimensions))], [0]
+
+
+def _rev_batch(axis, vals, dims, *, dimensions):
+    (x,), (d,) = vals, dims
+    return [rev_p.bind1(_front(x, d), dimensions=tuple(k + 1 for k in dimensions))], [0]
+
+
+def _concatenate_batch(axis, vals, dims, *, dimension):
+    xs = [bdim_at_front(x, d, axis.size) for x, d in zip(vals, dims)]
+    return [concatenate_p.bind1(*xs, dimension=dimension + 1)], [0]
+
+
+def _slice_batch(axis, vals, dims, *, start_indices, limit_indices, strides):
+    (x,), (d,) = vals, dims
+    strides = None if strides is None else (1,) + tuple(strides)
+    return [slice_p.bind1(_front(x, d), start_indices=(0,) + tuple(start_indices),
+                          limit_indices=(axis.size,) + tuple(limit_indices),
+                          strides=strides)], [0]
+
+
+def _pad_batch(axis, vals, dims, *, padding_config):
+    (x, pv), (dx, dpv) = vals, dims
+    config = ((0, 0, 0),) + tuple(padding_config)
+    x = bdim_at_front(x, dx, axis.size)
+    if dpv is None:
+        return [pad_p.bind1(x, pv, padding_config=config)], [0]
+    # A batched padding value: pad with zeros, then select the value where padding went.
+    from .elementwise import select_n_p
+    dtype = get_aval(x).dtype
+    zero = np.zeros((), dtype)[()]
+    padded = pad_p.bind1(x, zero, padding_config=config)
+    ones = broadcast_in_dim_p.bind1(np.ones((), np.bool_)[()], shape=get_aval(x).shape,
+                                    broadcast_dimensions=())
+    mask = pad_p.bind1(ones, np.zeros((), np.bool_)[()], padding_config=config)
+    out_shape = get_aval(padded).shape
+    pvb = broadcast_in_dim_p.bind1(moveaxis(pv, dpv, 0), shape=out_shape, broadcast_dimensions=(0,))
+    return [select_n_p.bind1(mask, pvb, padded)], [0]
+
+
+def _window_indices(axis, starts, start_dims, operand_shape, sizes):
+    """Per-dim index arrays of shape (B, *sizes) for windows at (possibly batched) starts,
+    clamped like dynamic_slice."""
+    from .elementwise import add_p, max_p, min_p
+    out_shape = (axis.size,) + tuple(sizes)
+    idx = []
+    for k, (s, ds, n, size) in enumerate(zip(starts, start_dims, operand_shape, sizes)):
+        dt = get_aval(s).dtype
+        s = max_p.bind1(min_p.bind1(s, np.asarray(n - size, dt)[()]), np.zeros((), dt)[()])
+        s = broadcast_in_dim_p.bind1(s, shape=out_shape,
+                                     broadcast_dimensions=() if ds is None else (0,))
+        offs = iota_p.bind1(dtype=dt, shape=out_shape, dimension=k + 1)
+        idx.append(add_p.bind1(s, offs))
+    return idx
+
+
+def _batch_iota(axis, rank):
+    return iota_p.bind1(dtype=np.dtype(np.int64), shape=(axis.size,) + (1,) * rank, dimension=0)
+
+
+def _dynamic_slice_batch(axis, vals, dims, *, slice_sizes):
+    x, *starts = vals
+    dx, *dstarts = dims
+    if all(d is None for d in dstarts):
+        zero = np.zeros((), get_aval(starts[0]).dtype if starts else np.int64)[()]
+        return [dynamic_slice_p.bind1(_front(x, dx), zero, *starts,
+                                      slice_sizes=(axis.size,) + tuple(slice_sizes))], [0]
+    from .indexing import gather_p
+    shape = get_aval(x).shape if dx is None else \
+        get_aval(x).shape[:dx] + get_aval(x).shape[dx + 1:]
+    idx = _window_indices(axis, starts, dstarts, shape, slice_sizes)
+    if dx is None:
+        return [gather_p.bind1(x, *idx, axes=tuple(range(len(shape))), mode="clip",
+                               fill_value=None)], [0]
+    x = _front(x, dx)
+    bidx = _batch_iota(axis, len(shape))
+    return [gather_p.bind1(x, bidx, *idx, axes=tuple(range(len(shape) + 1)), mode="clip",
+                           fill_value=None)], [0]
+
+
+def _dynamic_update_slice_batch(axis, vals, dims):
+    x, upd, *starts = vals
+    dx, du, *dstarts = dims
+    xb = bdim_at_front(x, dx, axis.size)
+    ub = bdim_at_front(upd, du, axis.size)
+    if all(d is None for d in dstarts):
+        zero = np.zeros((), get_aval(starts[0]).dtype if starts else np.int64)[()]
+        return [dynamic_update_slice_p.bind1(xb, ub, zero, *starts)], [0]
+    from .indexing import scatter_p
+    shape = get_aval(xb).shape[1:]
+    sizes = get_aval(ub).shape[1:]
+    idx = _window_indices(axis, starts, dstarts, shape, sizes)
+    bidx = _batch_iota(axis, len(shape))
+    return [scatter_p.bind1(xb, ub, bidx, *idx, axes=tuple(range(len(shape) + 1)),
+                            mode="clip")], [0]
+
+
+batching_rules.update({
+    broadcast_in_dim_p: _broadcast_in_dim_batch, reshape_p: _reshape_batch,
+    transpose_p: _transpose_batch, squeeze_p: _squeeze_batch, rev_p: _rev_batch,
+    concatenate_p: _concatenate_batch, slice_p: _slice_batch, pad_p: _pad_batch,
+    dynamic_slice_p: _dynamic_slice_batch,
+    dynamic_update_slice_p: _dynamic_update_slice_batch,
+})

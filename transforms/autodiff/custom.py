@@ -288,3 +288,67 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals):
 
 
 transpose_rules[custom_lin_p] = _custom_lin_transpose
+
+
+# ---- batching -------------------------------------------------------------------------------------
+def _batch_custom_jvp_call(axis, vals, dims, *, call_jaxpr, jvp, num_consts, symbolic_zeros):
+    from ..batching import batch_jaxpr, vmap
+    batched, out_dims = batch_jaxpr(call_jaxpr, axis, dims, 0)
+    arg_dims = dims[num_consts:]
+    in_axes = tree_unflatten(jvp.in_tree, list(arg_dims))
+
+    def batched_rule(*args):
+        *nondiff, primals, tangents = args
+        return vmap(lambda p, t: jvp.fn(*nondiff, p, t), in_axes=(in_axes, in_axes),
+                    out_axes=0, axis_size=axis.size, axis_name=axis.name)(primals, tangents)
+
+    rule = _Rule(batched_rule, nondiff=jvp.nondiff, nondiff_argnums=jvp.nondiff_argnums,
+                 in_tree=jvp.in_tree, out_tree=jvp.out_tree, what=jvp.what)
+    outs = custom_jvp_call_p.bind(*vals, call_jaxpr=batched, jvp=rule, num_consts=num_consts,
+                                  symbolic_zeros=symbolic_zeros)
+    return outs, list(out_dims)
+
+
+def _batch_custom_vjp_call(axis, vals, dims, *, call_jaxpr, fwd, num_consts):
+    from ..batching import batch_jaxpr, moveaxis, vmap
+    from .. import ops
+    batched, out_dims = batch_jaxpr(call_jaxpr, axis, dims, 0)
+    arg_dims = list(dims[num_consts:])
+    in_axes = tree_unflatten(fwd.in_tree, arg_dims)
+
+    def batched_fwd(*merged):
+        def one(*dyn):
+            return fwd.fn(*_merge_nondiff(dyn, fwd.nondiff, fwd.nondiff_argnums))
+        dyn = _split_nondiff(merged, fwd.nondiff_argnums)[1]
+        return vmap(one, in_axes=tuple(in_axes), out_axes=0, axis_size=axis.size,
+                    axis_name=axis.name)(*dyn)
+
+    def batched_bwd(*args):
+        *nondiff, res, ct = args
+        cts = vmap(lambda r, c: fwd.bwd(*nondiff, r, c), in_axes=(0, 0), out_axes=0,
+                   axis_size=axis.size, axis_name=axis.name)(res, ct)
+        leaves, tree = tree_flatten(tuple(cts), is_leaf=lambda x: x is None)
+        out = []
+        for c, d in zip(leaves, arg_dims):
+            if c is None:
+                out.append(None)
+            elif d is None:  # an argument shared by the batch: sum the per-example cotangents
+                out.append(ops.reduce_sum(c, (0,)))
+            else:
+                out.append(moveaxis(c, 0, d))
+        return tree_unflatten(tree, out)
+
+    rule = _Rule(batched_fwd, bwd=batched_bwd, nondiff=fwd.nondiff,
+                 nondiff_argnums=fwd.nondiff_argnums, in_tree=fwd.in_tree,
+                 out_tree=fwd.out_tree, what=fwd.what)
+    outs = custom_vjp_call_p.bind(*vals, call_jaxpr=batched, fwd=rule, num_consts=num_consts)
+    return outs, list(out_dims)
+
+
+def _register_batching():
+    from ..batching import batching_rules
+    batching_rules[custom_jvp_call_p] = _batch_custom_jvp_call
+    batching_rules[custom_vjp_call_p] = _batch_custom_vjp_call
+
+
+_register_batching()

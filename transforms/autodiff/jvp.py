@@ -8,6 +8,7 @@ zero tangents run on the parent trace untouched::
 """
 from __future__ import annotations
 
+from functrans.core.memo import cache_on_jaxpr
 from functrans.core.avals import ShapedArray
 from functrans.core.eval import eval_jaxpr
 from functrans.core.staging import trace_to_jaxpr
@@ -123,6 +124,7 @@ def jvp_flat(fun, primals, tangents, name="jvp"):
 
 
 # ---- JVP of a jaxpr (used by higher-order primitives) -------------------------------------------
+@cache_on_jaxpr
 def jvp_jaxpr(jaxpr, nonzeros, instantiate_out=False):
     """A jaxpr computing ``(primals_out, tangents_out)`` from ``(primals, nonzero tangents)``.
 

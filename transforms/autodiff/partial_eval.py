@@ -11,6 +11,7 @@ tangent program (a jaxpr over the tangents)::
 """
 from __future__ import annotations
 
+from functrans.core.memo import cache_on_jaxpr
 from functrans.core.eval import eval_jaxpr
 from functrans.core.ir import Jaxpr, Var
 from functrans.core.staging import StagingTrace, StagingTracer, trace_to_jaxpr
@@ -47,6 +48,7 @@ class PartialEvalTrace(StagingTrace):
         return self.new_arg(aval)
 
 
+@cache_on_jaxpr
 def partial_eval_jaxpr(jaxpr: Jaxpr, in_unknowns, instantiate=False):
     """Split ``jaxpr`` by which inputs are unknown.
 

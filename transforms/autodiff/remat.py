@@ -112,3 +112,18 @@ def _remat_transpose(cts, *args, jaxpr, prevent_cse, differentiated):
 jvp_rules[remat_p] = _remat_jvp
 partial_eval_rules[remat_p] = _remat_partial_eval
 transpose_rules[remat_p] = _remat_transpose
+
+
+def _remat_batch(axis, vals, dims, *, jaxpr, prevent_cse, differentiated):
+    from ..batching import batch_jaxpr
+    batched, out_dims = batch_jaxpr(jaxpr, axis, dims)
+    return remat_p.bind(*vals, jaxpr=batched, prevent_cse=prevent_cse,
+                        differentiated=differentiated), list(out_dims)
+
+
+def _register_batching():
+    from ..batching import batching_rules
+    batching_rules[remat_p] = _remat_batch
+
+
+_register_batching()

@@ -9,6 +9,7 @@ recomputation from ``checkpoint``) are evaluated forwards first::
 """
 from __future__ import annotations
 
+from functrans.core.memo import cache_on_jaxpr
 from functrans.core.ir import Jaxpr, Literal
 from functrans.core.staging import trace_to_jaxpr
 
@@ -95,6 +96,7 @@ def backward_pass(jaxpr: Jaxpr, linear_in, args, cts_out) -> list:
             for v, lin in zip(jaxpr.invars, linear_in)]
 
 
+@cache_on_jaxpr
 def transpose_jaxpr(jaxpr: Jaxpr, linear_in, instantiate_cts=True) -> Jaxpr:
     """A jaxpr mapping (non-linear inputs, output cotangents) to the linear inputs' cotangents."""
     nonlin_avals = [v.aval for v, lin in zip(jaxpr.invars, linear_in) if not lin]

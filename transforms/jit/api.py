@@ -1,0 +1,141 @@
+"""``jit``: trace once per argument signature, compile, cache, and dispatch quickly.
+
+The cache key is (argument structure, abstract values, static arguments, config flags, named
+axes in scope). Under evaluation a hit calls the compiled executable directly; inside another
+transformation the ``jit`` primitive is bound so that transformation applies::
+
+    >>> f = ft.jit(lambda x, n: x * n, static_argnums=1)
+    >>> f(fnp.arange(3.0), 2)
+    Array([0., 2., 4.], dtype=float64)
+"""
+from __future__ import annotations
+
+import functools
+import threading
+from collections import OrderedDict
+
+from functrans.core.api_util import (abstractify, fun_name, merge_static, split_static,
+                                     static_argnums_from_names)
+from functrans.core.axis_env import _env as _axis_env
+from functrans.core.config import config
+from functrans.core.staging import hoist_tracer_consts, trace_to_jaxpr
+from functrans.core.trace import EVAL_TRACE, _state
+from functrans.tree_util import tree_flatten, tree_unflatten
+
+from .call import jit_p
+from .executable import executable_for
+
+
+class _Entry:
+    __slots__ = ("jaxpr", "out_tree", "consts", "executable")
+
+    def __init__(self, jaxpr, out_tree, consts):
+        self.jaxpr, self.out_tree, self.consts = jaxpr, out_tree, consts
+        self.executable = None
+
+
+class Jitted:
+    """A jit-compiled function (what ``jit(f)`` returns)."""
+
+    def __init__(self, fun, static_argnums, static_argnames):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.name = fun_name(fun)
+        self.static_argnums, self.static_argnames = static_argnums_from_names(
+            fun, static_argnums, static_argnames)
+        self._cache: OrderedDict = OrderedDict()
+        self._lock = threading.RLock()
+
+    def __get__(self, obj, objtype=None):  # methods: bind like a function would
+        return self if obj is None else functools.partial(self, obj)
+
+    def __call__(self, *args, **kwargs):
+        if config.disable_jit:
+            return self.fun(*args, **kwargs)
+        entry, leaves = self._entry(args, kwargs)
+        if _state.trace is EVAL_TRACE and not entry.consts:
+            executable = entry.executable
+            if executable is None:
+                executable = entry.executable = executable_for(entry.jaxpr, self.name)
+            outs = executable(*leaves)
+        else:
+            outs = jit_p.bind(*entry.consts, *leaves, jaxpr=entry.jaxpr, name=self.name)
+        return tree_unflatten(entry.out_tree, outs)
+
+    def _key(self, args, kwargs):
+        dyn_args, dyn_kwargs, static_args, static_kwargs = split_static(
+            args, kwargs, self.static_argnums, self.static_argnames)
+        if static_args or static_kwargs:
+            for where, value in static_args + static_kwargs:
+                try:
+                    hash(value)
+                except TypeError as e:
+                    what = f"argument {where}" if isinstance(where, int) else f"argument {where!r}"
+                    raise TypeError(f"jit({self.name}): static {what} must be hashable, got a "
+                                    f"{type(value).__name__} ({e}); pass a tuple instead of a "
+                                    "list, or make it a regular (traced) argument") from None
+        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        avals = tuple(abstractify(x, f"jit({self.name}) argument leaf {i}")
+                      for i, x in enumerate(leaves))
+        key = (in_tree, avals, static_args, static_kwargs, config.key(), _axis_env.frames)
+        return key, leaves, in_tree, avals, static_args
+
+    def _entry(self, args, kwargs):
+        key, leaves, in_tree, avals, static_args = self._key(args, kwargs)
+        entry = self._cache.get(key)
+        if entry is not None:
+            return entry, leaves
+        with self._lock:  # one trace per signature, even when threads race
+            entry = self._cache.get(key)
+            if entry is None:
+                entry = self._trace(in_tree, avals, static_args)
+                if not entry.consts:  # closures over tracers can't be reused
+                    self._cache[key] = entry
+                    while len(self._cache) > config.jit_cache_size:
+                        self._cache.popitem(last=False)
+        return entry, leaves
+
+    def _trace(self, in_tree, avals, static_args):
+        store = {}
+
+        def flat_fun(*xs):
+            a, k = tree_unflatten(in_tree, xs)
+            out = self.fun(*merge_static(a, static_args), **k)
+            out_leaves, store["tree"] = tree_flatten(out)
+            return out_leaves
+
+        jaxpr = trace_to_jaxpr(flat_fun, list(avals), name=f"jit({self.name})")
+        jaxpr, consts = hoist_tracer_consts(jaxpr)
+        return _Entry(jaxpr, store["tree"], consts)
+
+    def trace(self, *args, **kwargs):
+        """The traced jaxpr for these arguments (a Jaxpr; consts included)."""
+        return self._entry(args, kwargs)[0].jaxpr
+
+    def cache_size(self) -> int:
+        """Number of traced signatures currently cached."""
+        return len(self._cache)
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    def __repr__(self):
+        return f"<jit({self.name})>"
+
+
+def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
+        donate_argnames=None, keep_unused=False, device=None, backend=None, inline=False):
+    """Compile ``fun``: trace it once per argument signature and run compiled code.
+
+    ``static_argnums``/``static_argnames`` are passed as Python values (hashable; a new value
+    retraces). Usable as ``@jit`` or ``@partial(jit, static_argnums=...)``.
+
+    >>> ft.jit(lambda x: x + 1)(1.0)
+    Array(2., dtype=float64, weak_type=True)
+    """
+    if fun is None:
+        return functools.partial(jit, static_argnums=static_argnums,
+                                 static_argnames=static_argnames)
+    if backend not in (None, "cpu"):
+        raise NotImplementedError(f"jit backend {backend!r} is not available; use 'cpu'")
+    return Jitted(fun, static_argnums, static_argnames)
