@@ -1,10 +1,15 @@
-"""Testing helpers: hypothesis strategies for arrays, dtypes and shapes.
+"""Testing helpers: hypothesis strategies for arrays, dtypes, shapes and axes, and
+:func:`check_against`, which compares a functrans function with a NumPy (or SciPy) oracle
+eagerly *and* traced (``make_jaxpr`` -> ``check_jaxpr`` -> ``eval_jaxpr``).
 
     >>> from hypothesis import given
     >>> @given(arrays(dtypes=float_dtypes()))
-    ... def test_sin(x): ...
+    ... def test_sin(x):
+    ...     check_against(fnp.sin, np.sin, x)
 """
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -15,8 +20,12 @@ except ImportError:  # hypothesis is a dev dependency
     st = hnp = None
 
 FLOAT_DTYPES = ("float16", "float32", "float64")
-INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
-ALL_DTYPES = ("bool",) + INT_DTYPES + FLOAT_DTYPES
+SIGNED_DTYPES = ("int8", "int16", "int32", "int64")
+UNSIGNED_DTYPES = ("uint8", "uint16", "uint32", "uint64")
+INT_DTYPES = SIGNED_DTYPES + UNSIGNED_DTYPES
+NUMERIC_DTYPES = INT_DTYPES + FLOAT_DTYPES
+ALL_DTYPES = ("bool",) + NUMERIC_DTYPES
+SPECIAL_FLOATS = (np.nan, np.inf, -np.inf, -0.0, 0.0)
 
 
 def _need_hypothesis():
@@ -24,6 +33,7 @@ def _need_hypothesis():
         raise ImportError("functrans.testing strategies need hypothesis: pip install hypothesis")
 
 
+# ---- strategies ----------------------------------------------------------------------------------
 def dtypes_from(names):
     """A strategy drawing one of the named dtypes."""
     _need_hypothesis()
@@ -38,6 +48,10 @@ def int_dtypes():
     return dtypes_from(INT_DTYPES)
 
 
+def numeric_dtypes():
+    return dtypes_from(NUMERIC_DTYPES)
+
+
 def all_dtypes():
     return dtypes_from(ALL_DTYPES)
 
@@ -49,19 +63,221 @@ def shapes(min_dims=0, max_dims=3, min_side=0, max_side=4):
                             max_side=max_side)
 
 
-def arrays(dtypes=None, shape=None, elements=None, finite=True, **shape_kwargs):
-    """NumPy arrays with the given dtype strategy and shape (strategy or tuple).
+def broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=4):
+    """Tuples of ``num_shapes`` shapes that broadcast together (sizes 1 and 0 included)."""
+    _need_hypothesis()
+    return hnp.mutually_broadcastable_shapes(num_shapes=num_shapes, min_dims=min_dims,
+                                             max_dims=max_dims, min_side=0,
+                                             max_side=max_side).map(lambda r: r.input_shapes)
 
-    ``finite=True`` keeps floats finite and moderate (|x| <= 1e3) so oracles are stable.
+
+def float_elements(dtype, bound=1e3, specials=False):
+    """Finite floats in ``[-bound, bound]`` representable in ``dtype``; with ``specials``
+    also nan, +-inf and signed zeros."""
+    _need_hypothesis()
+    el = st.floats(-bound, bound, allow_nan=False, width=8 * np.dtype(dtype).itemsize)
+    return st.one_of(st.sampled_from(SPECIAL_FLOATS), el) if specials else el
+
+
+def int_elements(dtype, lo=None, hi=None):
+    """Integers of ``dtype`` (its full range by default, clipped to ``[lo, hi]``)."""
+    _need_hypothesis()
+    info = np.iinfo(dtype)
+    lo = info.min if lo is None else max(lo, int(info.min))
+    hi = info.max if hi is None else min(hi, int(info.max))
+    return st.integers(lo, hi)
+
+
+def elements_for(dtype, bound=1e3, specials=False, int_range=(None, None)):
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return float_elements(dtype, bound, specials)
+    if dtype.kind == "b":
+        return st.booleans()
+    return int_elements(dtype, *int_range)
+
+
+def arrays(dtypes=None, shape=None, elements=None, finite=True, *, specials=False, bound=1e3,
+           int_range=(None, None), **shape_kwargs):
+    """NumPy arrays with the given dtype (strategy or dtype) and shape (strategy or tuple).
+
+    Floats are finite and moderate (``|x| <= bound``) so oracles are stable; ``specials``
+    (or ``finite=False``) mixes in nan, +-inf and signed zeros. ``elements`` may be a strategy
+    or a function of the dtype returning one.
     """
     _need_hypothesis()
     dtypes = all_dtypes() if dtypes is None else dtypes
+    if not isinstance(dtypes, st.SearchStrategy):
+        dtypes = st.just(np.dtype(dtypes))
     shape = shapes(**shape_kwargs) if shape is None else shape
+    specials = specials or not finite
 
     def build(dt):
-        el = elements
-        if el is None and dt.kind == "f" and finite:
-            el = st.floats(-1e3, 1e3, allow_nan=False, width=8 * dt.itemsize)
+        el = elements(dt) if callable(elements) else elements
+        if el is None:
+            el = elements_for(dt, bound, specials, int_range)
         return hnp.arrays(dt, shape, elements=el)
 
     return dtypes.flatmap(build)
+
+
+def python_scalars(kind, bound=1e3):
+    """A Python bool/int/float for the dtype kind ``"b"``, ``"i"``/``"u"`` or ``"f"``."""
+    _need_hypothesis()
+    if kind == "b":
+        return st.booleans()
+    if kind == "i":
+        return st.integers(-100, 100)
+    if kind == "u":
+        return st.integers(0, 200)
+    return st.floats(-bound, bound, allow_nan=False)
+
+
+def axes(ndim, allow_none=True, allow_tuple=True):
+    """An ``axis=`` argument valid for rank ``ndim``: None, an int (negative ones included)
+    or a tuple of distinct axes."""
+    _need_hypothesis()
+    options = [st.just(None)] if allow_none else []
+    if ndim:
+        options.append(st.integers(-ndim, ndim - 1))
+        if allow_tuple:
+            options.append(st.lists(st.integers(-ndim, ndim - 1), unique_by=lambda a: a % ndim,
+                                    max_size=ndim).map(tuple))
+    return st.one_of(options) if options else st.just(None)
+
+
+# ---- comparison with an oracle ------------------------------------------------------------------
+def eps(dtype) -> float:
+    """Machine epsilon of a float dtype (0 for exact dtypes)."""
+    dtype = np.dtype(dtype)
+    return float(np.finfo(dtype).eps) if dtype.kind == "f" else 0.0
+
+
+def _leaves(x):
+    if isinstance(x, (tuple, list)):
+        return [leaf for item in x for leaf in _leaves(item)]
+    return [x]
+
+
+def assert_close(got, want, *, ulps=0.0, atol=0.0, signed_zeros=True, what="result"):
+    """``got`` has ``want``'s shape and dtype and its values: bit-exact for integers and bools,
+    and for floats ``|got - want| <= atol + ulps * eps * |want|`` with matching nan/inf
+    positions (``atol`` may be an array broadcasting against the values). Exact comparisons
+    (``ulps == atol == 0``) also check the sign of zeros unless ``signed_zeros=False``.
+    """
+    g, w = np.asarray(got), np.asarray(want)
+    assert g.shape == w.shape, f"{what}: shape {g.shape} != expected {w.shape}"
+    assert g.dtype == w.dtype, f"{what}: dtype {g.dtype} != expected {w.dtype}"
+    if w.dtype.kind != "f":
+        assert np.array_equal(g, w), f"{what}: values differ\n got {g!r}\nwant {w!r}"
+        return
+    gnan, wnan = np.isnan(g), np.isnan(w)
+    assert np.array_equal(gnan, wnan), f"{what}: nan positions differ\n got {g!r}\nwant {w!r}"
+    ginf, winf = np.isinf(g), np.isinf(w)
+    assert np.array_equal(g[winf], w[winf]) and np.array_equal(ginf, winf), \
+        f"{what}: infinities differ\n got {g!r}\nwant {w!r}"
+    fin = ~(wnan | winf)
+    g64, w64 = g.astype(np.float64), w.astype(np.float64)
+    tol = np.broadcast_to(np.asarray(atol, np.float64), w.shape)[fin] \
+        + ulps * eps(w.dtype) * np.abs(w64[fin])
+    err = np.abs(g64[fin] - w64[fin])
+    bad = err > tol
+    if bad.any():
+        raise AssertionError(
+            f"{what}: {int(bad.sum())} of {bad.size} values outside the tolerance (ulps={ulps}, "
+            f"atol={np.max(np.asarray(atol))!r}); largest error {err.max()!r}\n"
+            f" got {g!r}\nwant {w!r}")
+    if signed_zeros and ulps == 0 and np.all(np.asarray(atol) == 0):
+        zero = fin & (w == 0)
+        assert np.array_equal(np.signbit(g[zero]), np.signbit(w[zero])), \
+            f"{what}: signs of zeros differ\n got {g!r}\nwant {w!r}"
+
+
+def _to_numpy(x):
+    from .core.array import Array
+    if isinstance(x, (tuple, list)):
+        return type(x)(_to_numpy(v) for v in x)
+    return np.asarray(x) if isinstance(x, Array) else x
+
+
+def _is_dynamic(x):
+    from .core.array import Array
+    return isinstance(x, (np.ndarray, Array))
+
+
+def _split_dynamic(args):
+    """The array leaves of ``args`` (nested lists/tuples) and a function rebuilding ``args``
+    with other values in their place."""
+    dyn = []
+
+    def collect(x):
+        if isinstance(x, (tuple, list)):
+            for v in x:
+                collect(v)
+        elif _is_dynamic(x):
+            dyn.append(x)
+    collect(args)
+
+    def rebuild(values):
+        it = iter(values)
+
+        def put(x):
+            if isinstance(x, (tuple, list)):
+                return type(x)(put(v) for v in x)
+            return next(it) if _is_dynamic(x) else x
+        return put(args)
+
+    return dyn, rebuild
+
+
+def check_against(fn, oracle, *args, ulps=0.0, atol=0.0, signed_zeros=True, trace=True,
+                  **kwargs):
+    """Assert ``fn(*args, **kwargs)`` equals ``oracle`` on the same arguments as NumPy values.
+
+    Shapes, dtypes and values must match (see :func:`assert_close` for ``ulps``/``atol``;
+    ``atol`` may be a callable of the NumPy arguments). With ``trace`` the function is also
+    traced with its array arguments as inputs (Python scalars stay static), the jaxpr is
+    type-checked and evaluated, and its outputs must equal the eager ones bit for bit.
+    Returns the eager result.
+    """
+    from .core.check import check_jaxpr
+    from .core.eval import eval_jaxpr
+    from .core.array import Array
+    from .tracing import make_jaxpr
+
+    np_args = _to_numpy(args)
+    np_kwargs = {k: _to_numpy(v) for k, v in kwargs.items()}
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        want = oracle(*np_args, **np_kwargs)
+    got = fn(*args, **kwargs)
+    tol = atol(*np_args) if callable(atol) else atol
+    wl, gl = _leaves(want), _leaves(got)
+    assert len(wl) == len(gl), f"{len(gl)} outputs, expected {len(wl)}"
+    for i, (g, w) in enumerate(zip(gl, wl)):
+        assert_close(g, w, ulps=ulps, atol=tol, signed_zeros=signed_zeros,
+                     what=f"eager output {i}")
+    if trace:
+        dyn, rebuild = _split_dynamic((args, kwargs))
+        dyn = [Array(np.asarray(d)) if isinstance(d, np.ndarray) else d for d in dyn]
+
+        def traced(*values):
+            a, k = rebuild(values)
+            return fn(*a, **k)
+
+        jaxpr = make_jaxpr(traced)(*dyn)
+        check_jaxpr(jaxpr)
+        outs = eval_jaxpr(jaxpr, *dyn)
+        assert len(outs) == len(gl), f"traced: {len(outs)} outputs, eager {len(gl)}"
+        for i, (o, g, aval) in enumerate(zip(outs, gl, jaxpr.out_avals)):
+            g = np.asarray(g)
+            assert (tuple(aval.shape), aval.dtype) == (g.shape, g.dtype), \
+                f"traced output {i}: jaxpr type {aval} != eager {g.dtype}{list(g.shape)}"
+            o = np.asarray(o)
+            assert o.shape == g.shape and o.dtype == g.dtype, \
+                f"traced output {i}: {o.dtype}{list(o.shape)} != eager {g.dtype}{list(g.shape)}"
+            same = np.array_equal(o, g, equal_nan=o.dtype.kind == "f")
+            if same and o.dtype.kind == "f":
+                same = np.array_equal(np.signbit(o), np.signbit(g))
+            assert same, f"traced output {i} differs from eager\ntraced {o!r}\n eager {g!r}"
+    return got

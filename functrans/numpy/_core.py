@@ -23,7 +23,9 @@ from ..core.trace import Tracer, get_aval
 ArrayLike = object  # documentation alias: Array, Tracer, ndarray, Python scalar, nested list
 
 _PY_SCALARS = (bool, int, float)
-_WEAK_TYPE_FOR_KIND = {"b": bool, "i": int, "u": int, "f": float}
+# NEP 50 has no weak booleans (bool is already the lowest kind), and NumPy's resolve_dtypes
+# rejects the Python type ``bool``: weak booleans resolve as the bool dtype.
+_WEAK_TYPE_FOR_KIND = {"b": np.dtype(bool), "i": int, "u": int, "f": float}
 
 
 def is_array(x) -> bool:
@@ -141,35 +143,58 @@ def _operand(x):
 def _type_key(x):
     """What NumPy's type resolution should see: a dtype, or a Python type for weak values."""
     if type(x) in _PY_SCALARS:
-        return type(x)
+        return _WEAK_TYPE_FOR_KIND["b"] if type(x) is bool else type(x)
     aval = get_aval(x)
     return _WEAK_TYPE_FOR_KIND[aval.dtype.kind] if aval.weak_type else aval.dtype
 
 
 @functools.lru_cache(maxsize=4096)
-def resolve_loop(ufunc: np.ufunc, keys: tuple, x64: bool):
-    """NumPy's loop dtypes for ``ufunc`` on inputs of these types: (in_dtypes, out_dtype)."""
-    resolved = ufunc.resolve_dtypes(keys + (None,) * ufunc.nout)
+def resolve_loop(ufunc: np.ufunc, keys: tuple, x64: bool, dtype=None):
+    """NumPy's loop dtypes for ``ufunc`` on inputs of these types: (in_dtypes, out_dtype).
+
+    ``dtype`` is NumPy's ``dtype=`` argument: it fixes the loop's output dtype (a signature),
+    and the inputs must cast to the loop with ``same_kind`` casting, as in the ufunc call.
+    """
+    if dtype is None:
+        resolved = ufunc.resolve_dtypes(keys + (None,) * ufunc.nout)
+    else:
+        resolved = ufunc.resolve_dtypes(keys + (None,) * ufunc.nout,
+                                        signature=(None,) * ufunc.nin + (dtype,) * ufunc.nout,
+                                        casting="same_kind")
+    if any(d == object for d in resolved) and all(isinstance(k, type) for k in keys):
+        # Comparisons of Python ints only pick NumPy's object loop (arbitrary precision);
+        # as arrays they have the default dtypes.
+        defaults = {int: dtypes.default_int_dtype(), float: dtypes.default_float_dtype()}
+        return resolve_loop(ufunc, tuple(defaults[k] for k in keys), x64, dtype)
     return tuple(dtypes.canonicalize_dtype(d) for d in resolved[:ufunc.nin]), \
         dtypes.canonicalize_dtype(resolved[ufunc.nin])
 
 
-def ufunc_operands(name: str, ufunc: np.ufunc, args):
+def _shown(keys):
+    return ", ".join(k.__name__ if isinstance(k, type) else str(k) for k in keys)
+
+
+def ufunc_operands(name: str, ufunc: np.ufunc, args, dtype=None, keep_scalars=True):
     """Operands converted to NumPy's loop dtypes for ``ufunc`` and broadcast together.
 
-    Returns ``(operands, out_dtype, weak)``; rank-0 operands are left unbroadcast (the
-    primitives accept them).
+    Returns ``(operands, out_dtype, weak)``. With ``keep_scalars`` rank-0 operands are left
+    unbroadcast (single primitives accept them); composite implementations that ``select``
+    between operands need every operand at the full shape.
     """
     args = [_operand(a) for a in args]
     keys = tuple(_type_key(a) for a in args)
+    if dtype is not None:
+        dtype = dtypes.canonicalize_dtype(dtype, what=f"fnp.{name} dtype=")
     try:
-        in_dtypes, out_dtype = resolve_loop(ufunc, keys, dtypes.default_int_dtype() == dtypes.int64)
+        in_dtypes, out_dtype = resolve_loop(ufunc, keys, dtypes.default_int_dtype() == dtypes.int64,
+                                            dtype)
     except (TypeError, np.exceptions.DTypePromotionError) as e:
-        shown = ", ".join(k.__name__ if isinstance(k, type) else str(k) for k in keys)
-        raise TypeError(f"fnp.{name} does not support inputs of types ({shown}): {e}") from None
-    weak = all(k in _PY_SCALARS for k in keys)
+        raise TypeError(f"fnp.{name} does not support inputs of types ({_shown(keys)}): {e}"
+                        ) from None
+    # `k in _PY_SCALARS` would compare dtypes to Python types by value (int64 == int).
+    weak = dtype is None and all(isinstance(k, type) and k in _PY_SCALARS for k in keys)
     ops = [convert(a, d, weak) for a, d in zip(args, in_dtypes)]
-    return broadcast_operands(name, ops), out_dtype, weak
+    return broadcast_operands(name, ops, keep_scalars), out_dtype, weak
 
 
 def broadcast_shapes(name: str, *shapes) -> tuple:
@@ -200,13 +225,13 @@ def broadcast_to_shape(x, shape):
     return P.broadcast_in_dim_p.bind1(x, shape=tuple(shape), broadcast_dimensions=tuple(kept))
 
 
-def broadcast_operands(name: str, ops):
-    """Broadcast to a common shape; rank-0 operands stay scalars."""
+def broadcast_operands(name: str, ops, keep_scalars=True):
+    """Broadcast to a common shape; with ``keep_scalars`` rank-0 operands stay scalars."""
     shapes = [get_aval(o).shape for o in ops]
-    if all(s == shapes[0] or not s for s in shapes):
+    if all(s == shapes[0] or (keep_scalars and not s) for s in shapes):
         return ops
     shape = broadcast_shapes(name, *shapes)
-    return [o if not s or s == shape else broadcast_to_shape(o, shape)
+    return [o if (keep_scalars and not s) or s == shape else broadcast_to_shape(o, shape)
             for o, s in zip(ops, shapes)]
 
 

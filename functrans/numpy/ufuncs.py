@@ -16,7 +16,7 @@ from .. import lax
 from .. import primitives as P
 from ..core import dtypes
 from ..core.trace import get_aval
-from ._core import convert, ufunc_operands, unsupported_out
+from ._core import _operand, convert, ufunc_operands, unsupported_out
 
 _ALL = []
 
@@ -30,7 +30,10 @@ def _const(value, like):
     return lax.ops._convert_weak(value, get_aval(like).dtype)
 
 
-def _make(np_ufunc, impl, name=None):
+def _make(np_ufunc, impl, name=None, *, scalars=True):
+    """A NumPy-compatible ufunc from ``impl``, which receives operands already cast to the
+    loop dtypes. ``scalars=False`` broadcasts rank-0 operands too, for implementations that
+    ``select`` between operands (select_n needs equal shapes)."""
     name = name or np_ufunc.__name__
     nin = np_ufunc.nin
 
@@ -40,23 +43,44 @@ def _make(np_ufunc, impl, name=None):
                             f"got {len(args)}")
         unsupported_out(name, out)
         if where is not None:
-            raise NotImplementedError(f"fnp.{name}: where= is not supported for ufuncs; use "
-                                      "fnp.where(mask, fnp.{name}(...), other)")
-        ops, out_dtype, weak = ufunc_operands(name, np_ufunc, args)
-        result = impl(*ops)
-        if get_aval(result).dtype != out_dtype:
-            result = convert(result, out_dtype, weak)
-        if dtype is not None:
-            result = convert(result, dtypes.canonicalize_dtype(dtype))
-        return result
+            raise NotImplementedError(
+                f"fnp.{name}: where= is not supported (without out= NumPy leaves the masked "
+                f"entries uninitialized); use fnp.where(mask, fnp.{name}(...), other)")
+        ops, out_dtype, weak = ufunc_operands(name, np_ufunc, args, dtype, scalars)
+        return convert(impl(*ops), out_dtype, weak)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Elementwise ``{name}`` with NumPy's broadcasting and dtype rules "
-                  f"(see ``numpy.{np_ufunc.__name__}``).\n\n"
+                  f"(see ``numpy.{np_ufunc.__name__}``); ``dtype=`` selects the loop as in "
+                  "NumPy.\n\n"
                   f"    >>> fnp.{name}({', '.join(['fnp.array([1.0, 2.0])'] * nin)})"
                   "  # doctest: +SKIP\n")
     _ALL.append(name)
     return fn
+
+
+def _half_in_float(impl):
+    """NumPy evaluates float16 loops in float32 and rounds once at the end; composite
+    formulas do the same so that they round like NumPy rather than at every step."""
+    def run(*ops):
+        if get_aval(ops[0]).dtype != dtypes.float16:
+            return impl(*ops)
+        wide = [convert(o, dtypes.float32) if get_aval(o).dtype == dtypes.float16 else o
+                for o in ops]
+        return convert(impl(*wide), dtypes.float16)
+    return run
+
+
+def _in_float64(impl):
+    """Evaluate a float16/float32 formula in float64: the single final rounding makes it
+    (almost always) correctly rounded, as NumPy's libm-backed loops are."""
+    def run(*ops):
+        d = get_aval(ops[0]).dtype
+        if d.kind != "f" or d == dtypes.float64:
+            return impl(*ops)
+        wide = dtypes.canonicalize_dtype(dtypes.float64)
+        return convert(impl(*[convert(o, wide) if _kind(o) == "f" else o for o in ops]), d)
+    return run
 
 
 def _float_only(prim, identity_for_ints=False):
@@ -110,8 +134,8 @@ def _to_bool(x):
 
 def _log_base(base):
     def impl(x):
-        return P.mul_p.bind1(P.log_p.bind1(x), _const(1 / math.log(base), x))
-    return impl
+        return P.div_p.bind1(P.log_p.bind1(x), _const(math.log(base), x))
+    return _in_float64(impl)
 
 
 def _reciprocal(x):
@@ -135,7 +159,7 @@ def _trunc(x):
 def _scale(factor):
     def impl(x):
         return P.mul_p.bind1(x, _const(factor, x))
-    return impl
+    return _half_in_float(impl)
 
 
 negative = _make(np.negative, _neg)
@@ -222,7 +246,8 @@ def _floor_divide(x, y):
 
 
 def divmod_float(x, y):
-    """NumPy's float floor division and modulo (npy_divmod): exact remainders via fmod."""
+    """NumPy's float floor division and modulo (npy_divmod): exact remainders via fmod.
+    Operands must have equal shapes."""
     mod = P.rem_p.bind1(x, y)
     div = P.div_p.bind1(P.sub_p.bind1(x, mod), y)
     zero = _const(0, x)
@@ -249,6 +274,7 @@ def zero_like(x):
 
 
 def copysign_float(x, y):
+    """|x| with the sign bit of y (x and y of one shape, or y rank-0)."""
     ax = P.abs_p.bind1(x)
     return lax.select(signbit_float(y), P.neg_p.bind1(ax), ax)
 
@@ -299,7 +325,7 @@ def _power(x, y):
     return int_power(x, y)
 
 
-def power(x1, x2, out=None):
+def power(x1, x2, out=None, *, dtype=None):
     """``x1 ** x2`` elementwise. A static Python integer exponent becomes ``integer_pow``
     (exact repeated multiplication), as in JAX.
 
@@ -307,16 +333,20 @@ def power(x1, x2, out=None):
     Array([4., 9.], dtype=float64)
     """
     unsupported_out("power", out)
-    if type(x2) is int and type(x1) not in (bool, int, float):
+    if type(x2) is int and type(x1) not in (bool, int, float) and dtype is None:
         (x, _), _, _ = ufunc_operands("power", np.power, [x1, x2])
         if _kind(x) != "b":
             if x2 < 0 and _kind(x) != "f":
                 raise ValueError("Integers to negative integer powers are not allowed.")
+            if get_aval(x).dtype == dtypes.float16:
+                # As NumPy's float16 pow, compute in float32 and round once: float16
+                # intermediate products would overflow (100.**-3) and round at every step.
+                return convert(lax.integer_pow(convert(x, dtypes.float32), x2), dtypes.float16)
             return lax.integer_pow(x, x2)
-    return _power_ufunc(x1, x2)
+    return _power_ufunc(x1, x2, dtype=dtype)
 
 
-_power_ufunc = _make(np.power, _power, "power")
+_power_ufunc = _make(np.power, _power, "power", scalars=False)
 _ALL.remove("power")
 pow = power
 float_power = _make(np.float_power, _power)
@@ -326,7 +356,7 @@ def _logaddexp(x, y, base2=False):
     m = P.max_p.bind1(x, y)
     d = P.neg_p.bind1(P.abs_p.bind1(P.sub_p.bind1(x, y)))
     if base2:  # log2(1 + 2**d)
-        tail = P.mul_p.bind1(P.log1p_p.bind1(P.exp2_p.bind1(d)), _const(1 / math.log(2), x))
+        tail = P.div_p.bind1(P.log1p_p.bind1(P.exp2_p.bind1(d)), _const(math.log(2), x))
     else:
         tail = P.log1p_p.bind1(P.exp_p.bind1(d))
     # Equal inputs (also both +inf or both -inf, where d is nan) give m + log(2).
@@ -336,12 +366,19 @@ def _logaddexp(x, y, base2=False):
 
 def _hypot(x, y):
     ax, ay = P.abs_p.bind1(x), P.abs_p.bind1(y)
-    big, small = P.max_p.bind1(ax, ay), P.min_p.bind1(ax, ay)
-    safe_big = lax.select(P.eq_p.bind1(big, _const(0, big)), _const(1, big), big)
-    r = P.div_p.bind1(small, safe_big)
-    h = P.mul_p.bind1(big, P.sqrt_p.bind1(P.add_p.bind1(_const(1, r), P.mul_p.bind1(r, r))))
-    inf = P.eq_p.bind1(big, _const(np.inf, big))
-    return lax.select(inf, big, h)
+    if get_aval(x).dtype.itemsize < 8 and dtypes.default_float_dtype() == dtypes.float64:
+        # Squares of float16/float32 values cannot overflow float64: no scaling needed.
+        wide = [convert(v, dtypes.float64) for v in (ax, ay)]
+        h = convert(P.sqrt_p.bind1(P.add_p.bind1(*[P.mul_p.bind1(v, v) for v in wide])),
+                    get_aval(x).dtype)
+    else:
+        big, small = P.max_p.bind1(ax, ay), P.min_p.bind1(ax, ay)
+        safe_big = lax.select(P.eq_p.bind1(big, _const(0, big)), lax.full_like(big, 1), big)
+        r = P.div_p.bind1(small, safe_big)
+        h = P.mul_p.bind1(big, P.sqrt_p.bind1(P.add_p.bind1(_const(1, r), P.mul_p.bind1(r, r))))
+    # C's hypot: an infinite operand gives +inf even when the other one is NaN.
+    inf = P.or_p.bind1(P.eq_p.bind1(ax, _const(np.inf, ax)), P.eq_p.bind1(ay, _const(np.inf, ay)))
+    return lax.select(inf, lax.full_like(h, np.inf), h)
 
 
 def _fmax_fmin(prim):
@@ -368,44 +405,106 @@ def _logical(prim):
     return lambda x, y: prim.bind1(_to_bool(x), _to_bool(y))
 
 
+def _compare(prim, negative_first):
+    """A comparison. NumPy also has exact mixed int64/uint64 loops: a negative signed value
+    compares below every unsigned one (``negative_first`` is ``negative <op> unsigned``)."""
+    def impl(x, y):
+        dx, dy = get_aval(x).dtype, get_aval(y).dtype
+        if dx == dy:
+            return prim.bind1(x, y)
+        if dx.kind == "i":
+            neg, r, value = P.lt_p.bind1(x, _const(0, x)), prim.bind1(convert(x, dy), y), \
+                negative_first
+        else:
+            neg, r = P.lt_p.bind1(y, _const(0, y)), prim.bind1(x, convert(y, dx))
+            # Swapping the operands flips the ordered comparisons but not (in)equality.
+            value = negative_first if prim in (P.eq_p, P.ne_p) else not negative_first
+        return lax.select(neg, lax.full_like(r, value), r)
+    return impl
+
+
 def _right_shift(x, y):
     prim = P.shift_right_logical_p if _kind(x) == "u" else P.shift_right_arithmetic_p
     return prim.bind1(x, y)
 
 
 def _ldexp(x, n):
-    n = convert(n, get_aval(x).dtype) if _kind(n) != "f" else n
-    return P.mul_p.bind1(x, P.exp2_p.bind1(n))
+    """``x * 2**n`` without intermediate overflow: musl's scalbn (scale by at most 2**emax
+    per step, stepping through the subnormal range so that only the last multiply rounds)."""
+    d = get_aval(x).dtype
+    info = np.finfo(d)
+    emax, emin, p = int(info.maxexp) - 1, int(info.minexp), int(info.nmant) + 1
+    for _ in range(2):
+        big = P.gt_p.bind1(n, _const(emax, n))
+        x = lax.select(big, P.mul_p.bind1(x, _const(2.0 ** emax, x)), x)
+        n = lax.select(big, P.sub_p.bind1(n, _const(emax, n)), n)
+    for _ in range(2):
+        small = P.lt_p.bind1(n, _const(emin, n))
+        x = lax.select(small, P.mul_p.bind1(x, _const(2.0 ** (emin + p), x)), x)
+        n = lax.select(small, P.sub_p.bind1(n, _const(emin + p, n)), n)
+    n = P.max_p.bind1(P.min_p.bind1(n, _const(emax, n)), _const(emin, n))
+    bits_dtype = np.dtype(f"i{d.itemsize}")
+    biased = convert(P.add_p.bind1(n, _const(emax, n)), bits_dtype)
+    scale = lax.bitcast_convert_type(
+        P.shift_left_p.bind1(biased, _const(int(info.nmant), biased)), d)
+    return P.mul_p.bind1(x, scale)
 
 
 add = _make(np.add, _binary_prim(P.add_p))
 subtract = _make(np.subtract, _subtract)
 multiply = _make(np.multiply, lambda x, y: (P.and_p if _kind(x) == "b" else P.mul_p).bind1(x, y))
 divide = _make(np.divide, _true_divide)
-true_divide = _make(np.true_divide, _true_divide)
-floor_divide = _make(np.floor_divide, _floor_divide)
-remainder = _make(np.remainder, _remainder)
-mod = _make(np.remainder, _remainder, "mod")
+true_divide = _make(np.true_divide, _true_divide, "true_divide")
+floor_divide = _make(np.floor_divide, _half_in_float(_floor_divide), scalars=False)
+remainder = _make(np.remainder, _half_in_float(_remainder), scalars=False)
+mod = _make(np.remainder, _half_in_float(_remainder), "mod", scalars=False)
 fmod = _make(np.fmod, _binary_prim(P.rem_p))
 maximum = _make(np.maximum, _binary_prim(P.max_p))
 minimum = _make(np.minimum, _binary_prim(P.min_p))
-fmax = _make(np.fmax, _fmax_fmin(P.max_p))
-fmin = _make(np.fmin, _fmax_fmin(P.min_p))
+fmax = _make(np.fmax, _fmax_fmin(P.max_p), scalars=False)
+fmin = _make(np.fmin, _fmax_fmin(P.min_p), scalars=False)
 arctan2 = _make(np.arctan2, _binary_prim(P.atan2_p))
 atan2 = _make(np.arctan2, _binary_prim(P.atan2_p), "atan2")
-hypot = _make(np.hypot, _hypot)
-logaddexp = _make(np.logaddexp, _logaddexp)
-logaddexp2 = _make(np.logaddexp2, lambda x, y: _logaddexp(x, y, base2=True))
-copysign = _make(np.copysign, _copysign)
+hypot = _make(np.hypot, _half_in_float(_hypot), scalars=False)
+logaddexp = _make(np.logaddexp, _half_in_float(_logaddexp), scalars=False)
+logaddexp2 = _make(np.logaddexp2, _half_in_float(lambda x, y: _logaddexp(x, y, base2=True)),
+                   scalars=False)
+copysign = _make(np.copysign, _copysign, scalars=False)
 nextafter = _make(np.nextafter, _binary_prim(P.nextafter_p))
-heaviside = _make(np.heaviside, _heaviside)
-ldexp = _make(np.ldexp, _ldexp)
-equal = _make(np.equal, _binary_prim(P.eq_p))
-not_equal = _make(np.not_equal, _binary_prim(P.ne_p))
-less = _make(np.less, _binary_prim(P.lt_p))
-less_equal = _make(np.less_equal, _binary_prim(P.le_p))
-greater = _make(np.greater, _binary_prim(P.gt_p))
-greater_equal = _make(np.greater_equal, _binary_prim(P.ge_p))
+heaviside = _make(np.heaviside, _heaviside, scalars=False)
+ldexp = _make(np.ldexp, _half_in_float(_ldexp), scalars=False)
+
+
+def _comparison(np_ufunc, prim, negative_first):
+    fn = _make(np_ufunc, _compare(prim, negative_first))
+    ordered = {P.lt_p: "<", P.le_p: "<", P.gt_p: ">", P.ge_p: ">"}.get(prim)
+
+    def compare(x1, x2, /, out=None, *, dtype=None, where=None):
+        # NumPy 2 compares integer arrays with Python ints outside their dtype's range by
+        # value (uint8 array < -1 is all False) instead of overflowing the scalar.
+        for arr, s, arr_first in ((x1, x2, True), (x2, x1, False)):
+            if type(s) is int and dtype is None and out is None and where is None:
+                aval = get_aval(_operand(arr))
+                if aval.dtype.kind in "iu" and not aval.weak_type:
+                    info = np.iinfo(aval.dtype)
+                    if not info.min <= s <= info.max:
+                        above = s > info.max
+                        value = prim is P.ne_p or (ordered == "<" and above == arr_first) or (
+                            ordered == ">" and above != arr_first)
+                        return lax.full(aval.shape, value, dtypes.bool_)
+        return fn(x1, x2, out=out, dtype=dtype, where=where)
+
+    compare.__name__ = compare.__qualname__ = fn.__name__
+    compare.__doc__ = fn.__doc__
+    return compare
+
+
+equal = _comparison(np.equal, P.eq_p, False)
+not_equal = _comparison(np.not_equal, P.ne_p, True)
+less = _comparison(np.less, P.lt_p, True)
+less_equal = _comparison(np.less_equal, P.le_p, True)
+greater = _comparison(np.greater, P.gt_p, False)
+greater_equal = _comparison(np.greater_equal, P.ge_p, False)
 logical_and = _make(np.logical_and, _logical(P.and_p))
 logical_or = _make(np.logical_or, _logical(P.or_p))
 logical_xor = _make(np.logical_xor, _logical(P.xor_p))
@@ -425,11 +524,19 @@ def divmod(x1, x2, out=None):
 
 
 def modf(x, out=None):
-    """Fractional and integral parts, both with the sign of ``x``."""
+    """Fractional and integral parts, both with the sign of ``x`` (NumPy's float loops:
+    integers give floats).
+
+    >>> modf(fnp.array([-2.5, 3.0]))
+    (Array([-0.5,  0. ], dtype=float64), Array([-2.,  3.], dtype=float64))
+    """
     unsupported_out("modf", out)
-    whole = trunc(x)
-    frac = subtract(x, whole)
-    return copysign(frac, x) if _kind(whole) == "f" else frac, whole
+    (x,), _, weak = ufunc_operands("modf", np.modf, [x])
+    whole = _trunc(x)
+    frac = P.sub_p.bind1(x, whole)
+    # inf - inf would be nan; NumPy gives a zero fraction with x's sign.
+    frac = lax.select(_isinf(x), lax.full_like(x, 0), frac)
+    return convert(copysign_float(frac, x), get_aval(x).dtype, weak), convert(whole, get_aval(x).dtype, weak)
 
 
 _ALL += ["power", "pow", "divmod", "modf"]
