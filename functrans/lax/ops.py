@@ -81,6 +81,7 @@ add, sub, mul, div, rem = map(_binary, (P.add_p, P.sub_p, P.mul_p, P.div_p, P.re
 max, min, pow, atan2, nextafter = map(_binary, (P.max_p, P.min_p, P.pow_p, P.atan2_p,
                                                  P.nextafter_p))
 bitwise_and, bitwise_or, bitwise_xor = map(_binary, (P.and_p, P.or_p, P.xor_p))
+zeta, polygamma = map(_binary, (P.zeta_p, P.polygamma_p))
 shift_left, shift_right_arithmetic, shift_right_logical = map(
     _binary, (P.shift_left_p, P.shift_right_arithmetic_p, P.shift_right_logical_p))
 eq, ne, lt, le, gt, ge = map(_binary, (P.eq_p, P.ne_p, P.lt_p, P.le_p, P.gt_p, P.ge_p))

@@ -177,6 +177,8 @@ min_p = binop("min", np.minimum, ANY)
 atan2_p = binop("atan2", np.arctan2, F)
 nextafter_p = binop("nextafter", np.nextafter, F)
 pow_p = binop("pow", np.power, F)
+zeta_p = binop("zeta", special_impls.zeta, F)
+polygamma_p = binop("polygamma", special_impls.polygamma, F)
 
 
 def _div(x, y):
@@ -254,10 +256,6 @@ def _select_n_abstract_eval(which, *cases):
     if not cases:
         raise TypeError("select_n requires at least one case")
     shape = elementwise_shape("select_n", [which, *cases])
-    if which.shape and any(c.shape != which.shape for c in cases):
-        raise TypeError("select_n: when the selector is not a scalar, every case must have its "
-                        f"shape; got {which.str_short()} and "
-                        f"{', '.join(c.str_short() for c in cases)}")
     if which.dtype == BOOL:
         if len(cases) > 2:
             raise TypeError(f"select_n with a boolean selector takes 1 or 2 cases, got {len(cases)}")
@@ -398,11 +396,22 @@ defjvp(erf_inv_p, lambda g, ans, x: _mul(g, _mul(_c(np.sqrt(np.pi) / 2, x),
 defjvp(lgamma_p, lambda g, ans, x: _mul(g, digamma_p.bind1(x)))
 
 
-def _digamma_jvp(g, ans, x):
-    raise NotImplementedError("the derivative of digamma (trigamma) is not implemented")
+defjvp(digamma_p, lambda g, ans, x: _mul(g, polygamma_p.bind1(_c(1, x), x)))
 
 
-defjvp(digamma_p, _digamma_jvp)
+def _polygamma_jvp_m(g, ans, m, x):
+    raise NotImplementedError("polygamma is not differentiable with respect to its order m")
+
+
+def _zeta_jvp_s(g, ans, s, q):
+    raise NotImplementedError("zeta is only differentiable with respect to q")
+
+
+defjvp(polygamma_p, _polygamma_jvp_m,
+       lambda g, ans, m, x: _mul(g, polygamma_p.bind1(_add(m, _c(1, m)), x)))
+# d/dq zeta(s, q) = -s zeta(s + 1, q)
+defjvp(zeta_p, _zeta_jvp_s,
+       lambda g, ans, s, q: _mul(g, _neg(_mul(s, zeta_p.bind1(_add(s, _c(1, s)), q)))))
 
 
 def _integer_pow_jvp(g, ans, x, *, y):

@@ -261,7 +261,21 @@ def _scatter_extremum_jvp(prim):
     return rule
 
 
+def _scatter_mul_transpose(cts, operand, updates, *indices, axes, mode):
+    # Linear in the operand only (each position is scaled by the product of its updates).
+    if is_undefined(updates):
+        raise TypeError("scatter-mul is not linear in its updates")
+    ct = cts[0]
+    nones = [None] * len(indices)
+    if is_zero(ct):
+        return [Zero(operand.aval), None] + nones
+    return [scatter_mul_p.bind1(ct, updates, *indices, axes=axes, mode=mode), None] + nones
+
+
 jvp_rules[scatter_mul_p] = _scatter_mul_jvp
+from ..transforms.autodiff.rules import transpose_rules  # noqa: E402
+
+transpose_rules[scatter_mul_p] = _scatter_mul_transpose
 jvp_rules[scatter_min_p] = _scatter_extremum_jvp(scatter_min_p)
 jvp_rules[scatter_max_p] = _scatter_extremum_jvp(scatter_max_p)
 

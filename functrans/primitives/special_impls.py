@@ -84,6 +84,45 @@ def digamma_scalar(x):
     return result + math.log(x) - 0.5 * inv - series
 
 
+# Bernoulli numbers B_2j / (2j)! for the Euler-Maclaurin tail of the Hurwitz zeta function.
+_ZETA_TAIL = (1.0 / 12, -1.0 / 720, 1.0 / 30240, -1.0 / 1209600, 1.0 / 47900160,
+              -691.0 / 1307674368000, 1.0 / 74724249600, -3617.0 / 10670622842880000)
+
+
+@numba.njit(cache=True)
+def zeta_scalar(s, q):
+    """Hurwitz zeta sum_k (q + k)^-s for s > 1: direct terms until q + k >= 10, then the
+    Euler-Maclaurin tail (accurate to a few ulp in float64)."""
+    if math.isnan(s) or math.isnan(q) or s <= 1.0:
+        return math.nan if s < 1.0 or math.isnan(s) or math.isnan(q) else math.inf
+    total = 0.0
+    a = q
+    while a < 10.0:
+        if a == 0.0:
+            return math.inf
+        if a < 0.0 and a == math.floor(a):
+            return math.nan
+        total += a ** -s
+        a += 1.0
+    total += a ** (1.0 - s) / (s - 1.0) + 0.5 * a ** -s
+    fact = s * a ** (-s - 1.0)  # s (s+1) ... (s+2j-2) a^(-s-2j+1)
+    for j in range(len(_ZETA_TAIL)):
+        total += _ZETA_TAIL[j] * fact
+        fact *= (s + 2 * j + 1) * (s + 2 * j + 2) / (a * a)
+    return total
+
+
+@numba.njit(cache=True)
+def polygamma_scalar(m, x):
+    """psi^(m)(x) = (-1)^(m+1) m! zeta(m+1, x) for integer m >= 1; digamma for m == 0."""
+    if math.isnan(m) or m < 0.0 or m != math.floor(m):
+        return math.nan
+    if m == 0.0:
+        return digamma_scalar(x)
+    sign = 1.0 if int(m) % 2 == 1 else -1.0
+    return sign * math.exp(math.lgamma(m + 1.0)) * zeta_scalar(m + 1.0, x)
+
+
 def _vectorized(scalar_fn, sigs):
     """Build the ufunc on first use: importing functrans compiles nothing."""
     ufunc = None
@@ -119,6 +158,29 @@ def _digamma(x):
     return digamma_scalar(x)
 
 
+def _vectorized2(scalar_fn):
+    """Binary special functions, computed in float64 and rounded to the operands' dtype."""
+    ufunc = None
+
+    def apply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        nonlocal ufunc
+        if ufunc is None:
+            ufunc = numba.vectorize(["float64(float64, float64)"], cache=True)(scalar_fn)
+        return ufunc(a.astype(np.float64), b.astype(np.float64)).astype(a.dtype)
+
+    return apply
+
+
+def _zeta(s, q):
+    return zeta_scalar(s, q)
+
+
+def _polygamma(m, x):
+    return polygamma_scalar(m, x)
+
+
+zeta = _vectorized2(_zeta)
+polygamma = _vectorized2(_polygamma)
 erf = _vectorized(_erf, _SIGS_F)
 erfc = _vectorized(_erfc, _SIGS_F)
 lgamma = _vectorized(_lgamma, _SIGS_F)

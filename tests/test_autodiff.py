@@ -1,0 +1,217 @@
+"""Derivatives of every differentiable primitive against finite differences (forward mode)
+and against forward mode (reverse mode), orders 1 and 2 in float64, order 1 in float32.
+
+Tolerances (check_grads defaults, set by the arguments' precision): float64 uses central
+differences with eps=1e-5 and atol=rtol=1e-5 (truncation ~eps^2*f''' and rounding ~1e-16/eps
+are both far below that); float32 uses eps=3e-3 and atol=rtol=2e-2 (rounding ~6e-8/3e-3 = 2e-5
+relative per evaluation, amplified by the op's conditioning on our O(1) inputs).
+"""
+import numpy as np
+import pytest
+
+import functrans as ft
+import functrans.numpy as fnp
+from functrans import lax
+from functrans.transforms.autodiff.check import check_grads
+
+rng = np.random.default_rng(0)
+
+
+def U(lo, hi, shape=(3,)):
+    return rng.uniform(lo, hi, shape)
+
+
+def distinct(shape):
+    """Values with well-separated entries (max/sort/argmax are smooth there)."""
+    n = int(np.prod(shape))
+    return (rng.permutation(n) * 0.37 + rng.uniform(0, 0.1, n)).reshape(shape)
+
+
+# name -> (function, args)
+CASES = {
+    "neg": (lambda x: -x, (U(-2, 2),)),
+    "abs": (fnp.abs, (U(0.2, 2) * np.array([1, -1, 1]),)),
+    "exp": (fnp.exp, (U(-2, 2),)),
+    "exp2": (fnp.exp2, (U(-2, 2),)),
+    "log": (fnp.log, (U(0.5, 3),)),
+    "log1p": (fnp.log1p, (U(-0.5, 2),)),
+    "expm1": (fnp.expm1, (U(-2, 2),)),
+    "tanh": (fnp.tanh, (U(-2, 2),)),
+    "logistic": (lax.logistic, (U(-3, 3),)),
+    "sin": (fnp.sin, (U(-3, 3),)),
+    "cos": (fnp.cos, (U(-3, 3),)),
+    "tan": (fnp.tan, (U(-1, 1),)),
+    "asin": (fnp.arcsin, (U(-0.8, 0.8),)),
+    "acos": (fnp.arccos, (U(-0.8, 0.8),)),
+    "atan": (fnp.arctan, (U(-2, 2),)),
+    "sinh": (fnp.sinh, (U(-2, 2),)),
+    "cosh": (fnp.cosh, (U(-2, 2),)),
+    "asinh": (fnp.arcsinh, (U(-2, 2),)),
+    "acosh": (fnp.arccosh, (U(1.5, 3),)),
+    "atanh": (fnp.arctanh, (U(-0.8, 0.8),)),
+    "sqrt": (fnp.sqrt, (U(0.5, 3),)),
+    "rsqrt": (lax.rsqrt, (U(0.5, 3),)),
+    "cbrt": (fnp.cbrt, (U(0.5, 3),)),
+    "square": (lax.square, (U(-2, 2),)),
+    "erf": (lax.erf, (U(-2, 2),)),
+    "erfc": (lax.erfc, (U(-2, 2),)),
+    "erf_inv": (lax.erf_inv, (U(-0.8, 0.8),)),
+    "lgamma": (lax.lgamma, (U(0.5, 4),)),
+    "integer_pow3": (lambda x: x ** 3, (U(-2, 2),)),
+    "integer_pow_neg2": (lambda x: x ** -2, (U(0.5, 2),)),
+    "pow": (lambda x, y: x ** y, (U(0.5, 2), U(-1.5, 1.5))),
+    "add": (lambda x, y: x + y, (U(-1, 1), U(-1, 1))),
+    "sub": (lambda x, y: x - y, (U(-1, 1), U(-1, 1))),
+    "mul": (lambda x, y: x * y, (U(-1, 1), U(-1, 1))),
+    "div": (lambda x, y: x / y, (U(-1, 1), U(0.5, 2))),
+    "rem": (lax.rem, (U(0.1, 0.9), U(1.5, 2))),
+    "atan2": (fnp.arctan2, (U(-1, 1), U(0.5, 2))),
+    "max": (fnp.maximum, (distinct((3,)), distinct((3,)) + 0.05)),
+    "min": (fnp.minimum, (distinct((3,)), distinct((3,)) + 0.05)),
+    "scalar_broadcast": (lambda x, s: x * s + s, (U(-1, 1), np.float64(0.7))),
+    "select_n": (lambda x, y: fnp.where(x > 0, x * y, y), (np.array([0.5, -0.5, 1.0]), U(-1, 1))),
+    # float32 input (so check_grads uses float32 step and tolerances), float64 output.
+    "convert": (lambda x: lax.convert_element_type(x, "float64") ** 2,
+                (U(-1, 1).astype(np.float32),)),
+    "clamp": (lambda x: lax.clamp(-0.5, x, 0.5), (np.array([-0.9, 0.1, 0.9]),)),
+    "broadcast_in_dim": (lambda x: lax.broadcast_in_dim(x, (2, 3), (1,)) * x, (U(-1, 1),)),
+    "reshape_transpose": (lambda x: (x.reshape(2, 3).T * np.arange(6).reshape(3, 2)),
+                          (U(-1, 1, (6,)),)),
+    "squeeze_expand": (lambda x: fnp.squeeze(fnp.expand_dims(x, 0), 0) ** 2, (U(-1, 1),)),
+    "concatenate": (lambda x, y: fnp.concatenate([x, y * 2, x]), (U(-1, 1), U(-1, 1, (2,)))),
+    "pad": (lambda x: lax.pad(x, 0.5, [(2, -1, 1)]) * 3, (U(-1, 1, (4,)),)),
+    "pad_value": (lambda x, v: lax.pad(x, v, [(1, 2, 1)]), (U(-1, 1, (3,)), np.float64(0.3))),
+    "slice_strided": (lambda x: x[1:7:2] * x[::-3], (U(-1, 1, (8,)),)),
+    "rev": (lambda x: lax.rev(x, (0, 1)) * x, (U(-1, 1, (2, 3)),)),
+    "dynamic_slice": (lambda x: lax.dynamic_slice(x, (fnp.array(1),), (2,)), (U(-1, 1, (4,)),)),
+    "dynamic_update_slice": (lambda x, u: lax.dynamic_update_slice(x, u * u, (fnp.array(1),)),
+                             (U(-1, 1, (4,)), U(-1, 1, (2,)))),
+    "gather": (lambda x: x[fnp.array([[0, 2], [2, 1]])][..., 0] * x[1:, fnp.array([0, 0])],
+               (U(-1, 1, (3, 3)),)),
+    "scatter_set": (lambda x, u: x.at[fnp.array([0, 2, 0])].set(u * 3), (U(-1, 1), U(-1, 1))),
+    "scatter_add": (lambda x, u: x.at[fnp.array([0, 2, 0])].add(u * u), (U(-1, 1), U(-1, 1))),
+    "scatter_mul": (lambda x, u: x.at[fnp.array([0, 2, 0])].multiply(u),
+                    (U(-1, 1), np.array([0.5, 0.0, 1.5]))),
+    "scatter_max": (lambda x, u: x.at[fnp.array([0, 2, 0])].max(u),
+                    (distinct((3,)), distinct((3,)) + 0.05)),
+    "scatter_min": (lambda x, u: x.at[fnp.array([0, 2, 0])].min(u),
+                    (distinct((3,)), distinct((3,)) + 0.05)),
+    "reduce_sum": (lambda x: fnp.sum(x, axis=1) * fnp.sum(x), (U(-1, 1, (2, 3)),)),
+    "reduce_max": (lambda x: fnp.max(x, axis=0), (distinct((3, 2)),)),
+    "reduce_min": (lambda x: fnp.min(x), (distinct((3, 2)),)),
+    "reduce_prod": (lambda x: fnp.prod(x, axis=1), (U(0.5, 1.5, (2, 3)),)),
+    "reduce_prod_zero": (lambda x: fnp.prod(x * np.array([1.0, 0.0, 1.0])), (U(0.5, 1.5),)),
+    "cumsum": (lambda x: fnp.cumsum(x, axis=0) ** 2, (U(-1, 1, (3, 2)),)),
+    "cumprod": (lambda x: fnp.cumprod(x), (U(0.5, 1.5, (4,)),)),
+    "cummax": (lambda x: lax.cummax(x, 0), (distinct((4,)),)),
+    "cummin": (lambda x: lax.cummin(x, 0, reverse=True), (distinct((4,)),)),
+    "cumlogsumexp": (lambda x: lax.cumlogsumexp(x, 0), (U(-1, 1, (4,)),)),
+    "dot_general": (lambda a, b: a @ b, (U(-1, 1, (2, 3)), U(-1, 1, (3, 2)))),
+    "dot_batched": (lambda a, b: fnp.einsum("bij,bjk->bik", a, b),
+                    (U(-1, 1, (2, 2, 3)), U(-1, 1, (2, 3, 2)))),
+    "dot_vector": (lambda a, b: fnp.dot(a, b), (U(-1, 1, (3,)), U(-1, 1, (3, 2)))),
+    "sort": (lambda x: fnp.sort(x) * np.arange(1.0, 5.0), (distinct((4,)),)),
+    "sort_2d": (lambda x: fnp.sort(x, axis=0) ** 2, (distinct((3, 2)),)),
+    "logsumexp": (ft.scipy.special.logsumexp, (U(-1, 1, (4,)),)),
+    "softmax": (ft.nn.softmax, (U(-1, 1, (4,)),)),
+    "norm": (fnp.linalg.norm, (U(0.5, 1, (3,)),)),
+    "mean_var": (lambda x: fnp.var(x) + fnp.mean(x) ** 2, (U(-1, 1, (5,)),)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_check_grads_float64(name):
+    f, args = CASES[name]
+    check_grads(f, args, order=2)
+
+
+@pytest.mark.parametrize("name", ["sin", "tanh", "logistic", "mul", "div", "dot_general", "sort",
+                                  "reduce_max", "cumprod", "gather", "scatter_add", "logsumexp",
+                                  "pow", "exp"])
+def test_check_grads_float32(name):
+    f, args = CASES[name]
+    args32 = tuple(np.asarray(a, np.float32) for a in args)
+    check_grads(f, args32, order=1)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_transformed_jaxprs_typecheck(name):
+    f, args = CASES[name]
+    fs = lambda *a: fnp.sum(fnp.asarray(f(*a)))  # noqa: E731
+    ft.check_jaxpr(ft.make_jaxpr(ft.grad(fs))(*args))
+    ft.check_jaxpr(ft.make_jaxpr(lambda *a: ft.jvp(f, a, a))(*args))
+    ft.check_jaxpr(ft.make_jaxpr(lambda *a: ft.linearize(f, *a)[1](*a))(*args))
+
+
+def test_check_grads_catches_a_wrong_rule():
+    @ft.custom_jvp
+    def f(x):
+        return fnp.sin(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return fnp.sin(x), 1.1 * fnp.cos(x) * t  # 10% off: must be detected
+
+    with pytest.raises(AssertionError, match="finite differences"):
+        check_grads(f, (np.array([0.3, 0.5]),), order=1, modes=("fwd",))
+
+
+def test_check_grads_catches_inconsistent_vjp():
+    @ft.custom_vjp
+    def f(x):
+        return x * 2.0
+
+    f.defvjp(lambda x: (x * 2.0, None), lambda res, g: (g * 3.0,))  # transpose is wrong
+    with pytest.raises(AssertionError, match="not the transpose"):
+        check_grads(f, (np.array([0.3, 0.5]),), order=1, modes=("rev",))
+
+
+def test_higher_order_matches_analytic():
+    f = lambda x: fnp.sin(x) * x  # noqa: E731
+    x = 0.7
+    d1 = np.sin(x) + x * np.cos(x)
+    d2 = 2 * np.cos(x) - x * np.sin(x)
+    d3 = -3 * np.sin(x) - x * np.cos(x)
+    d4 = -4 * np.cos(x) + x * np.sin(x)
+    g = f
+    for want in (d1, d2, d3, d4):
+        g = ft.grad(g)
+        np.testing.assert_allclose(float(g(x)), want, rtol=1e-12)
+
+
+def test_forward_over_reverse_and_reverse_over_forward():
+    f = lambda x: fnp.sum(fnp.tanh(x) ** 3)  # noqa: E731
+    x = fnp.array([0.1, -0.4, 0.9])
+    v = fnp.array([1.0, 2.0, -1.0])
+    hvp_fr = ft.jvp(ft.grad(f), (x,), (v,))[1]
+    hvp_rf = ft.grad(lambda y: fnp.vdot(ft.jvp(f, (y,), (v,))[1], 1.0))(x)
+    hvp_hess = ft.hessian(f)(x) @ v
+    np.testing.assert_allclose(hvp_fr, hvp_hess, rtol=1e-12)
+    np.testing.assert_allclose(hvp_rf, hvp_hess, rtol=1e-12)
+
+
+def test_eager_grad_allows_python_control_flow():
+    def f(x):
+        if x > 0:
+            return x ** 2
+        return -3.0 * x
+    assert float(ft.grad(f)(2.0)) == 4.0
+    assert float(ft.grad(f)(-2.0)) == -3.0
+    # ... also at second order
+    assert float(ft.grad(ft.grad(f))(2.0)) == 2.0
+
+
+def test_stop_gradient_blocks_derivatives():
+    x = fnp.array([0.5, -1.5])
+    g = ft.grad(lambda x: fnp.sum(x * lax.stop_gradient(x)))(x)
+    np.testing.assert_array_equal(g, x)  # d/dx [x * c] with c = x held constant
+    assert float(ft.grad(lambda x: lax.stop_gradient(x) ** 2)(3.0)) == 0.0
+
+
+def test_integer_inputs_get_zero_tangents():
+    f = lambda x, n: x * n  # noqa: E731
+    y, t = ft.jvp(f, (2.0, 3), (1.0, 0))
+    assert float(y) == 6.0 and float(t) == 3.0
+    g = ft.grad(f, argnums=0)(2.0, 3)
+    assert float(g) == 3.0

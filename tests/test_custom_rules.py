@@ -1,0 +1,237 @@
+"""custom_jvp, custom_vjp and checkpoint: values, composition with jit/vmap, jaxprs, errors."""
+import numpy as np
+import pytest
+
+import functrans as ft
+import functrans.numpy as fnp
+
+
+# ---- custom_jvp ------------------------------------------------------------------------------------
+@ft.custom_jvp
+def log1pexp(x):
+    return fnp.log1p(fnp.exp(x))
+
+
+@log1pexp.defjvp
+def _log1pexp_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return log1pexp(x), t * (1 - 1 / (1 + fnp.exp(x)))  # stable where exp(x) overflows
+
+
+def test_custom_jvp_is_used_by_every_mode():
+    x = fnp.array([0.0, 2.0, 1000.0])
+    want = np.array([0.5, 1 / (1 + np.exp(-2.0)), 1.0])
+    np.testing.assert_allclose(ft.vmap(ft.grad(log1pexp))(x), want, rtol=1e-12)
+    np.testing.assert_allclose(ft.jvp(log1pexp, (x,), (fnp.ones(3),))[1], want, rtol=1e-12)
+    np.testing.assert_allclose(ft.jit(ft.vmap(ft.grad(log1pexp)))(x), want, rtol=1e-12)
+    np.testing.assert_allclose(ft.vmap(ft.grad(ft.jit(log1pexp)))(x), want, rtol=1e-12)
+    # the naive derivative is nan at 1000 (inf / inf): the rule is really what ran
+    assert np.isnan(float(ft.grad(lambda x: fnp.log1p(fnp.exp(x)))(1000.0)))
+
+
+def test_custom_jvp_shows_in_jaxpr_and_typechecks():
+    jaxpr = ft.make_jaxpr(log1pexp)(1.0)
+    assert "custom_jvp_call" in str(jaxpr)
+    ft.check_jaxpr(jaxpr)
+    ft.check_jaxpr(ft.make_jaxpr(ft.grad(log1pexp))(1.0))
+
+
+def test_custom_jvp_second_order_and_nondiff_args():
+    @ft.custom_jvp
+    def f(x, y):
+        return fnp.sin(x) * y
+
+    f.defjvps(lambda t, ans, x, y: fnp.cos(x) * y * t, lambda t, ans, x, y: fnp.sin(x) * t)
+    np.testing.assert_allclose(ft.grad(ft.grad(f))(0.3, 2.0), -np.sin(0.3) * 2.0, rtol=1e-12)
+
+    from functools import partial
+
+    @partial(ft.custom_jvp, nondiff_argnums=(0,))
+    def app(fn, x):
+        return fn(x)
+
+    @app.defjvp
+    def app_jvp(fn, primals, tangents):
+        (x,), (t,) = primals, tangents
+        return fn(x), 3.0 * t
+
+    assert float(ft.grad(lambda x: app(fnp.sin, x))(1.0)) == 3.0
+
+
+def test_custom_jvp_errors():
+    @ft.custom_jvp
+    def f(x):
+        return x * 2
+
+    with pytest.raises(AttributeError, match="No JVP defined"):
+        ft.grad(f)(1.0)
+
+    @f.defjvp
+    def bad(primals, tangents):
+        return (primals[0] * 2, primals[0]), tangents[0]  # wrong structure
+
+    with pytest.raises(TypeError, match="pytree structure"):
+        ft.grad(f)(1.0)
+
+    @ft.custom_jvp
+    def g(x):
+        return x * 2
+
+    @g.defjvp
+    def bad_shape(primals, tangents):
+        return primals[0] * 2, fnp.ones(3)  # wrong shape
+
+    with pytest.raises(TypeError, match=r"f64\[3\]"):
+        ft.jvp(g, (fnp.ones(2),), (fnp.ones(2),))
+
+    def closes_over(y):
+        @ft.custom_jvp
+        def h(x):
+            return x * y
+
+        h.defjvp(lambda p, t: (p[0] * y, t[0] * y))
+        return h(2.0)
+
+    with pytest.raises(TypeError, match="closes over a value"):
+        ft.grad(closes_over)(3.0)
+
+
+# ---- custom_vjp ------------------------------------------------------------------------------------
+@ft.custom_vjp
+def clip_gradient(x, lo, hi):
+    return x
+
+
+def _clip_fwd(x, lo, hi):
+    return x, {"bounds": (lo, hi)}
+
+
+def _clip_bwd(res, g):
+    lo, hi = res["bounds"]
+    return fnp.clip(g, lo, hi), None, None
+
+
+clip_gradient.defvjp(_clip_fwd, _clip_bwd)
+
+
+def test_custom_vjp_values_and_pytree_residuals():
+    f = lambda x: fnp.sum(clip_gradient(x, -0.5, 0.5) * fnp.array([1.0, -2.0, 0.1]))  # noqa
+    x = fnp.zeros(3)
+    np.testing.assert_allclose(ft.grad(f)(x), [0.5, -0.5, 0.1])
+    np.testing.assert_allclose(ft.jit(ft.grad(f))(x), [0.5, -0.5, 0.1])
+    xs = fnp.zeros((4, 3))
+    np.testing.assert_allclose(ft.vmap(ft.grad(f))(xs), np.tile([0.5, -0.5, 0.1], (4, 1)))
+    np.testing.assert_allclose(ft.jacrev(lambda x: clip_gradient(x, -1.0, 1.0) * 3)(x),
+                               np.eye(3) * 1.0)
+
+
+def test_custom_vjp_under_vmap_sums_shared_argument_cotangents():
+    @ft.custom_vjp
+    def scale(w, x):
+        return w * x
+
+    scale.defvjp(lambda w, x: (w * x, (w, x)), lambda res, g: (g * res[1], g * res[0]))
+    xs = fnp.arange(1.0, 4.0)
+    # w is shared by the batch: its gradient is the sum over examples
+    g = ft.grad(lambda w: fnp.sum(ft.vmap(scale, (None, 0))(w, xs)))(2.0)
+    assert float(g) == 6.0
+
+
+def test_custom_vjp_forward_mode_is_an_error():
+    with pytest.raises(TypeError, match="forward-mode"):
+        ft.jvp(lambda x: clip_gradient(x, -1.0, 1.0), (1.0,), (1.0,))
+
+
+def test_custom_vjp_bwd_errors():
+    @ft.custom_vjp
+    def f(x, y):
+        return x * y
+
+    f.defvjp(lambda x, y: (x * y, (x, y)), lambda res, g: (g * res[1],))  # one cotangent short
+    with pytest.raises(TypeError, match="pytree structure"):
+        ft.grad(f)(1.0, 2.0)
+
+    @ft.custom_vjp
+    def h(x):
+        return x
+
+    h.defvjp(lambda x: (x, None), lambda res, g: (fnp.ones(5),))
+    with pytest.raises(TypeError, match=r"f64\[5\]"):
+        ft.grad(lambda x: fnp.sum(h(x)))(fnp.ones(2))
+
+
+# ---- checkpoint ------------------------------------------------------------------------------------
+def _count(jaxpr, name):
+    n = 0
+    for eqn in jaxpr.eqns:
+        n += eqn.prim.name == name
+        for v in eqn.params.values():
+            if isinstance(v, ft.Jaxpr):
+                n += _count(v, name)
+    return n
+
+
+def test_checkpoint_recomputes_instead_of_saving():
+    def block(x):
+        return fnp.sin(fnp.sin(fnp.sin(x)))
+
+    f_plain = lambda x: fnp.sum(block(x))  # noqa: E731
+    f_remat = lambda x: fnp.sum(ft.checkpoint(block)(x))  # noqa: E731
+    x = fnp.linspace(0.0, 1.0, 5)
+    np.testing.assert_allclose(ft.grad(f_remat)(x), ft.grad(f_plain)(x), rtol=1e-14)
+    j_plain = ft.make_jaxpr(ft.grad(f_plain))(x)
+    j_remat = ft.make_jaxpr(ft.grad(f_remat))(x)
+    ft.check_jaxpr(j_remat)
+    assert "checkpoint" in str(j_remat)
+    # Forward: 3 sins either way. Backward: checkpoint recomputes them next to the cotangents.
+    assert _count(j_plain, "sin") == 3
+    assert _count(j_remat, "sin") == 3 + 2
+    # Residuals crossing into the backward pass: just the input instead of every intermediate.
+    remat_eqn = next(e for e in j_remat.eqns if e.prim.name == "checkpoint")
+    assert len(remat_eqn.inputs) == 2  # x and the output cotangent
+
+
+def test_checkpoint_composes():
+    f = ft.checkpoint(lambda x, y: fnp.tanh(x * y) ** 2)
+    x, y = fnp.array([0.1, 0.2]), fnp.array([1.5, -0.5])
+    g = ft.grad(lambda a: fnp.sum(f(a, y)))
+    want = ft.grad(lambda a: fnp.sum(fnp.tanh(a * y) ** 2))(x)
+    np.testing.assert_allclose(ft.jit(g)(x), want, rtol=1e-14)
+    np.testing.assert_allclose(ft.vmap(ft.grad(lambda a, b: f(a, b)))(x, y),
+                               ft.vmap(ft.grad(lambda a, b: fnp.tanh(a * b) ** 2))(x, y),
+                               rtol=1e-14)
+    np.testing.assert_allclose(ft.grad(ft.grad(lambda a: f(a, 1.0)))(0.3),
+                               ft.grad(ft.grad(lambda a: fnp.tanh(a) ** 2))(0.3), rtol=1e-14)
+
+
+# ---- bad input to the autodiff API ---------------------------------------------------------------------
+def test_grad_errors_name_the_problem():
+    with pytest.raises(TypeError, match=r"scalar-output.*\(3,\)"):
+        ft.grad(lambda x: x * 2)(fnp.ones(3))
+    with pytest.raises(TypeError, match="int64"):
+        ft.grad(lambda x: x * 2.0)(3)
+    with pytest.raises(ValueError, match="argnums=2 is out of range"):
+        ft.grad(lambda x, y: x * y, argnums=2)(1.0, 2.0)
+    with pytest.raises(TypeError, match="has_aux=True"):
+        ft.grad(lambda x: x * 2, has_aux=True)(1.0)
+    with pytest.raises(TypeError, match="same tree structure"):
+        ft.jvp(lambda x, y: x, (1.0, 2.0), (1.0,))
+    with pytest.raises(TypeError, match="do not match"):
+        ft.jvp(fnp.sin, (fnp.ones(3),), (fnp.ones(2),))
+    _, f_vjp = ft.vjp(fnp.sin, fnp.ones(3))
+    with pytest.raises(TypeError, match=r"f64\[2\]"):
+        f_vjp(fnp.ones(2))
+
+
+def test_value_and_grad_with_aux_and_pytrees():
+    def loss(params, x):
+        pred = params["w"] * x + params["b"]
+        return fnp.sum(pred ** 2), {"pred": pred}
+
+    params = {"w": fnp.array(2.0), "b": fnp.array(0.5)}
+    (val, aux), g = ft.value_and_grad(loss, has_aux=True)(params, fnp.arange(3.0))
+    pred = 2.0 * np.arange(3.0) + 0.5
+    np.testing.assert_allclose(val, np.sum(pred ** 2))
+    np.testing.assert_allclose(aux["pred"], pred)
+    np.testing.assert_allclose(g["w"], np.sum(2 * pred * np.arange(3.0)))
+    np.testing.assert_allclose(g["b"], np.sum(2 * pred))
