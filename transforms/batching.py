@@ -178,8 +178,26 @@ def match_dim(x, bdim, want, size):
 
 
 # ---- the public API ------------------------------------------------------------------------------
-def _describe_leaf(i, x, ax):
-    return f"axis {ax} of argument leaf {i} of type {get_aval(x).str_short()}"
+def _leaf_labels(fun, args, kwargs):
+    """A readable name for each flattened argument leaf: ``argument 'x'`` / ``argument 1[2]``."""
+    try:
+        import inspect
+        names = [p.name for p in inspect.signature(fun).parameters.values()]
+    except (TypeError, ValueError):
+        names = []
+    labels = []
+    for i, a in enumerate(args):
+        base = f"argument {names[i]!r}" if i < len(names) else f"argument {i}"
+        n = len(tree_flatten(a)[0])
+        labels.extend([base] if n == 1 else [f"{base}[leaf {k}]" for k in range(n)])
+    for k in sorted(kwargs):
+        n = len(tree_flatten(kwargs[k])[0])
+        labels.extend([f"keyword argument {k!r}"] * n)
+    return labels
+
+
+def _describe_leaf(label, x, ax):
+    return f"axis {ax} of {label} of type {get_aval(x).str_short()}"
 
 
 def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
@@ -207,8 +225,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         except ValueError as e:
             raise ValueError(f"{what}: in_axes {in_axes!r} does not match the arguments: {e}"
                              ) from None
-        axes = [_normalize_in_axis(a, x, i, what) for i, (a, x) in enumerate(zip(axes, leaves))]
-        size = _axis_size(leaves, axes, axis_size, what)
+        labels = _leaf_labels(fun, args, kwargs)
+        axes = [_normalize_in_axis(a, x, lab, what) for a, x, lab in zip(axes, leaves, labels)]
+        size = _axis_size(leaves, axes, labels, axis_size, what)
         flat_args = leaves
         out_store = {}
 
@@ -261,22 +280,22 @@ def _check_axes_spec(spec, what, name):
                             f"{a!r} of type {type(a).__name__}")
 
 
-def _normalize_in_axis(ax, x, i, what):
+def _normalize_in_axis(ax, x, label, what):
     if ax is None:
         return None
     nd = get_aval(x).ndim
     if not -nd <= ax < nd:
-        raise ValueError(f"{what} was asked to map argument leaf {i} along axis {ax}, which "
+        raise ValueError(f"{what} was asked to map {label} along axis {ax}, which "
                          f"needs rank >= {ax + 1 if ax >= 0 else -ax}, but it has shape "
                          f"{get_aval(x).shape}")
     return ax % nd
 
 
-def _axis_size(leaves, axes, axis_size, what):
+def _axis_size(leaves, axes, labels, axis_size, what):
     sizes = {}
-    for i, (x, ax) in enumerate(zip(leaves, axes)):
+    for x, ax, label in zip(leaves, axes, labels):
         if ax is not None:
-            sizes.setdefault(get_aval(x).shape[ax], []).append(_describe_leaf(i, x, ax))
+            sizes.setdefault(get_aval(x).shape[ax], []).append(_describe_leaf(label, x, ax))
     if axis_size is not None:
         if sizes and set(sizes) != {axis_size}:
             raise ValueError(f"{what}: axis_size={axis_size} does not match the mapped sizes "
