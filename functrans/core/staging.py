@@ -12,14 +12,15 @@ from .trace import Trace, Tracer, current_trace, get_aval, new_trace, to_numpy
 
 
 class StagingTracer(Tracer):
-    """A value whose computation is being recorded; ``var`` names it in the jaxpr."""
+    """A value whose computation is being recorded; ``_var`` names it in the jaxpr (not
+    ``var``, which is the array method ``x.var()``)."""
 
-    __slots__ = ("aval", "var")
+    __slots__ = ("aval", "_var")
 
     def __init__(self, trace, aval: ShapedArray, var: Var):
         self._trace = trace
         self.aval = aval
-        self.var = var
+        self._var = var
 
 
 class StagingTrace(Trace):
@@ -46,7 +47,7 @@ class StagingTrace(Trace):
     def atom(self, x) -> Var | Literal:
         """The jaxpr atom standing for ``x`` (this trace's tracer, or a new constant)."""
         if isinstance(x, StagingTracer) and x._trace is self:
-            return x.var
+            return x._var
         atom = self._const_atoms.get(id(x))
         if atom is not None:
             return atom
@@ -67,7 +68,7 @@ class StagingTrace(Trace):
         atoms = [self.atom(x) for x in args]
         out_avals = prim.abstract_eval(*[a.aval for a in atoms], **params)
         outs = [StagingTracer(self, a, Var(a)) for a in out_avals]
-        self.eqns.append(Eqn(prim, atoms, [o.var for o in outs], params, source_info()))
+        self.eqns.append(Eqn(prim, atoms, [o._var for o in outs], params, source_info()))
         return outs
 
     def to_jaxpr(self, outs) -> Jaxpr:
