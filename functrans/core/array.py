@@ -63,6 +63,8 @@ class Array:
 
     def __repr__(self):
         body = np.array2string(self._value, separator=", ", prefix="Array(")
+        if self._value.size == 0:  # "[]" alone would hide the shape (as JAX shows it)
+            body += f", shape={self._value.shape}"
         weak = ", weak_type=True" if self._weak else ""
         return f"Array({body}, dtype={self._value.dtype.name}{weak})"
 
