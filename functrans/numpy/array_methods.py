@@ -57,6 +57,10 @@ def _reshape(self, *args, order="C", **kwargs):
     shape = args[0] if len(args) == 1 else args
     if "shape" in kwargs:
         shape = kwargs["shape"]
+    if order == "F":  # column-major: reshape the reversed-axes view, then reverse back
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        flipped = shape_ops.reshape(shape_ops.transpose(self), shape[::-1])
+        return shape_ops.transpose(flipped)
     return shape_ops.reshape(self, shape, order)
 
 
@@ -78,6 +82,8 @@ def _view(self, dtype=None, type=None):
 
 
 def _flatten(self, order="C"):
+    if order == "F":
+        return shape_ops.ravel(shape_ops.transpose(self))
     return shape_ops.ravel(self, order)
 
 
@@ -87,7 +93,7 @@ def _sort(self, axis=-1, kind=None, order=None, *, stable=True, descending=False
 
 _METHODS = {
     "reshape": _reshape, "transpose": _transpose, "astype": _astype, "view": _view,
-    "flatten": _flatten, "ravel": shape_ops.ravel, "squeeze": shape_ops.squeeze,
+    "flatten": _flatten, "ravel": _flatten, "squeeze": shape_ops.squeeze,
     "swapaxes": shape_ops.swapaxes, "repeat": shape_ops.repeat, "clip": shape_ops.clip,
     "sum": reductions.sum, "prod": reductions.prod, "mean": reductions.mean,
     "var": reductions.var, "std": reductions.std, "max": reductions.max,
@@ -107,7 +113,31 @@ def _round(self, decimals=0, out=None):
     return round_(self, decimals, out)
 
 
-_METHODS["round"] = _round
+def _builtin_round(self, ndigits=None):
+    """``round(x)`` rounds half to even to an integer array (as Python's ``round`` returns an
+    int); ``round(x, n)`` keeps the dtype."""
+    from .misc import round as round_
+    if ndigits is None:
+        return convert(round_(self), dtypes.default_int_dtype())
+    return round_(self, ndigits)
+
+
+def _argpartition(self, kth, axis=-1, kind=None, order=None):
+    return sorting.argpartition(self, kth, axis)
+
+
+def _setitem(self, index, value):
+    raise TypeError(f"{type(self).__name__} objects are immutable: instead of x[idx] = y, use "
+                    "x = x.at[idx].set(y) (or .add, .multiply, ... for x[idx] += y)")
+
+
+def _array_namespace(self, *, api_version=None):
+    import functrans.numpy
+    return functrans.numpy
+
+
+_METHODS.update(round=_round, argpartition=_argpartition, __round__=_builtin_round,
+                __setitem__=_setitem, __array_namespace__=_array_namespace)
 
 
 def _install(cls):
@@ -127,6 +157,10 @@ def _install(cls):
     cls.real = property(lambda self: self)
     cls.imag = property(lambda self: creation.zeros_like(self))
     cls.flat = property(shape_ops.ravel)
+    if cls is Tracer:  # Array has its own versions of these
+        cls.copy = lambda self: self  # values are immutable: a copy is the value itself
+        cls.itemsize = property(lambda self: self.aval.dtype.itemsize)
+        cls.nbytes = property(lambda self: self.aval.size * self.aval.dtype.itemsize)
 
 
 _install(Array)
