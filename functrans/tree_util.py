@@ -39,7 +39,10 @@ def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func:
 
 
 def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatten_func=None):
-    """JAX-compatible spelling; keys are not tracked, so this registers the plain flatten."""
+    """JAX-compatible spelling; keys are not tracked, so this registers the plain flatten.
+
+    ``flatten_with_keys(node) -> ([(key, child), ...], aux_data)``.
+    """
     if flatten_func is None:
         def flatten_func(node):
             children, aux = flatten_with_keys(node)
@@ -48,8 +51,18 @@ def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatt
 
 
 def register_pytree_node_class(cls):
-    """Class decorator: ``cls`` defines ``tree_flatten(self)`` and classmethod
-    ``tree_unflatten(cls, aux, children)``."""
+    """Class decorator: ``cls`` defines ``tree_flatten(self) -> (children, aux)`` and the
+    classmethod ``tree_unflatten(cls, aux, children)``.
+
+    >>> @register_pytree_node_class
+    ... class Scaled:
+    ...     def __init__(self, x, k): self.x, self.k = x, k
+    ...     def tree_flatten(self): return (self.x,), self.k
+    ...     @classmethod
+    ...     def tree_unflatten(cls, k, children): return cls(children[0], k)
+    >>> tree_leaves(Scaled(1.0, 3))
+    [1.0]
+    """
     register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)
     return cls
 
@@ -134,33 +147,48 @@ def _node_type(x):
 
 
 class PyTreeDef:
-    """The structure of a pytree: node kind, static data and child structures."""
+    """The structure of a pytree: node kind, static data and child structures.
 
-    __slots__ = ("node_type", "aux", "children", "num_leaves", "_hash")
+    >>> tree_structure({"a": 1, "b": (2, 3)}).num_leaves
+    3
+    """
+
+    __slots__ = ("node_type", "aux", "_children", "num_leaves", "_hash")
 
     def __init__(self, node_type, aux, children: tuple):
         self.node_type = node_type  # None for a leaf
         self.aux = aux
-        self.children = children
+        self._children = children
         self.num_leaves = 1 if node_type is None else sum(c.num_leaves for c in children)
         self._hash = None
 
     @property
     def num_nodes(self) -> int:
-        return 1 + sum(c.num_nodes for c in self.children)
+        return 1 + sum(c.num_nodes for c in self._children)
+
+    def children(self) -> list:
+        """The structures of this node's children (as JAX's ``PyTreeDef.children()``)."""
+        return list(self._children)
+
+    def node_data(self):
+        """``(node type, aux data)`` of the root, or None for a leaf."""
+        return None if self.node_type is None else (self.node_type, self.aux)
 
     def unflatten(self, leaves):
         return tree_unflatten(self, leaves)
+
+    def flatten_up_to(self, tree) -> list:
+        return flatten_up_to(self, tree)
 
     def __eq__(self, other):
         if self is other:
             return True
         return (type(other) is PyTreeDef and self.node_type == other.node_type
-                and self.aux == other.aux and self.children == other.children)
+                and self.aux == other.aux and self._children == other._children)
 
     def __hash__(self):
         if self._hash is None:
-            self._hash = hash((self.node_type, _hashable(self.aux), self.children))
+            self._hash = hash((self.node_type, _hashable(self.aux), self._children))
         return self._hash
 
     def __repr__(self):
@@ -170,7 +198,7 @@ class PyTreeDef:
         t = self.node_type
         if t is None:
             return "*"
-        kids = [c._str() for c in self.children]
+        kids = [c._str() for c in self._children]
         if t is tuple:
             return "(" + ", ".join(kids) + ("," if len(kids) == 1 else "") + ")"
         if t is list:
@@ -179,7 +207,8 @@ class PyTreeDef:
             return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(self.aux, kids)) + "}"
         if t is type(None):
             return "None"
-        return f"CustomNode({t.__name__}[{self.aux!r}], [{', '.join(kids)}])"
+        name = f"namedtuple[{t.__name__}]" if _is_namedtuple(t) else f"{t.__name__}[{self.aux}]"
+        return f"CustomNode({name}, [{', '.join(kids)}])"
 
 
 def _hashable(aux):
@@ -238,7 +267,7 @@ def tree_unflatten(treedef: PyTreeDef, leaves):
 def _unflatten(td: PyTreeDef, it):
     if td.node_type is None:
         return next(it)
-    children = [_unflatten(c, it) for c in td.children]
+    children = [_unflatten(c, it) for c in td._children]
     node = _registry.get(td.node_type)
     if node is None:  # namedtuple
         return td.node_type(*children)
@@ -246,21 +275,38 @@ def _unflatten(td: PyTreeDef, it):
 
 
 def tree_leaves(tree, is_leaf=None) -> list:
-    """The leaves of ``tree`` in flattening order."""
+    """The leaves of ``tree`` in flattening order.
+
+    >>> tree_leaves({"b": [1, None], "a": 2})
+    [2, 1]
+    """
     return tree_flatten(tree, is_leaf)[0]
 
 
 def tree_structure(tree, is_leaf=None) -> PyTreeDef:
-    """The PyTreeDef of ``tree``."""
+    """The PyTreeDef of ``tree``.
+
+    >>> tree_structure((1, {"a": 2}))
+    PyTreeDef((*, {'a': *}))
+    """
     return tree_flatten(tree, is_leaf)[1]
 
 
 def treedef_is_leaf(treedef: PyTreeDef) -> bool:
+    """True for the structure of a single leaf.
+
+    >>> treedef_is_leaf(tree_structure(1.0)), treedef_is_leaf(tree_structure((1.0,)))
+    (True, False)
+    """
     return treedef.node_type is None
 
 
 def all_leaves(iterable, is_leaf=None) -> bool:
-    """True if every element of ``iterable`` is a leaf."""
+    """True if every element of ``iterable`` is a leaf.
+
+    >>> all_leaves([1, 2.0]), all_leaves([1, (2,)])
+    (True, False)
+    """
     return all(treedef_is_leaf(tree_structure(x, is_leaf)) for x in iterable)
 
 
@@ -277,7 +323,12 @@ def tree_map(f: Callable, tree, *rest, is_leaf=None):
 
 def flatten_up_to(treedef: PyTreeDef, tree, what: str = "tree") -> list:
     """Flatten ``tree`` down to the structure ``treedef``: where ``treedef`` has a leaf, the
-    whole subtree of ``tree`` there is one element (used for in_axes-style prefixes)."""
+    whole subtree of ``tree`` there is one element (used for in_axes-style prefixes). A
+    mismatch raises ValueError naming the path and what differs.
+
+    >>> flatten_up_to(tree_structure((0, 0)), ([1, 2], {"a": 3}))
+    [[1, 2], {'a': 3}]
+    """
     out: list = []
     _flatten_up_to(treedef, tree, out, what, "")
     return out
@@ -287,27 +338,46 @@ def _flatten_up_to(td: PyTreeDef, x, out, what, path):
     if td.node_type is None:
         out.append(x)
         return
+    where = f"{what}: tree structure mismatch at {path or 'the root'}"
     if td.node_type is type(None):
         if x is not None:
-            raise ValueError(f"{what}: expected None at {path or 'the root'}, got {x!r:.60}")
+            raise ValueError(f"{where}: expected None, got {type(x).__name__} {x!r:.60}")
         return
     node = _node_type(x)
     if type(x) is not td.node_type or node is None:
-        raise ValueError(f"{what}: tree structure mismatch at {path or 'the root'}: expected "
-                         f"{td.node_type.__name__}, got {type(x).__name__}")
+        raise ValueError(f"{where}: expected a {_type_name(td.node_type)}, got a "
+                         f"{_type_name(type(x))}{'' if node else ' (a leaf)'}")
     children, aux = node.to_iterable(x)
     children = list(children)
-    if aux != td.aux or len(children) != len(td.children):
-        raise ValueError(f"{what}: tree structure mismatch at {path or 'the root'}: "
-                         f"{PyTreeDef(td.node_type, aux, ())._str()} vs {td._str()}")
-    keys = aux if td.node_type is dict else range(len(children))
-    for k, c, ctd in zip(keys, children, td.children):
+    if td.node_type in (tuple, list) or _is_namedtuple(td.node_type):
+        if len(children) != len(td._children):
+            raise ValueError(f"{where}: expected a {_type_name(td.node_type)} of length "
+                             f"{len(td._children)}, got length {len(children)}")
+    elif td.node_type is dict or td.node_type is OrderedDict:
+        if aux != td.aux:
+            raise ValueError(f"{where}: expected a {_type_name(td.node_type)} with keys "
+                             f"{list(td.aux)}, got keys {list(aux)}")
+    elif aux != td.aux or len(children) != len(td._children):
+        raise ValueError(f"{where}: expected a {_type_name(td.node_type)} with node data "
+                         f"{td.aux!r} and {len(td._children)} children, got node data {aux!r} "
+                         f"and {len(children)} children")
+    keys = aux if td.node_type in (dict, OrderedDict) else \
+        aux[1] if td.node_type is defaultdict else range(len(children))
+    for k, c, ctd in zip(keys, children, td._children):
         _flatten_up_to(ctd, c, out, what, f"{path}[{k!r}]")
+
+
+def _type_name(t) -> str:
+    return f"namedtuple {t.__name__}" if _is_namedtuple(t) else t.__name__
 
 
 def broadcast_prefix(prefix_tree, full_tree, is_leaf=None, what="prefix") -> list:
     """Broadcast each leaf of ``prefix_tree`` over the matching subtree of ``full_tree``;
-    returns one value per leaf of ``full_tree`` (None in the prefix is a leaf here)."""
+    returns one value per leaf of ``full_tree`` (None in the prefix is a leaf here).
+
+    >>> broadcast_prefix((0, None), ([1, 2], 3))
+    [0, 0, None]
+    """
     leaves, treedef = tree_flatten(prefix_tree, is_leaf=lambda x: x is None)
     full = tree_structure(full_tree, is_leaf)
     subtrees = flatten_up_to(tree_structure(prefix_tree, is_leaf=lambda x: x is None),
@@ -319,7 +389,11 @@ def broadcast_prefix(prefix_tree, full_tree, is_leaf=None, what="prefix") -> lis
 
 
 def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
-    """Turn a tree of trees (outer of inner) into an inner tree of outer trees."""
+    """Turn a tree of trees (outer of inner) into an inner tree of outer trees.
+
+    >>> tree_transpose(tree_structure([0, 0]), tree_structure((0, 0)), [(1, 2), (3, 4)])
+    ([1, 3], [2, 4])
+    """
     flat = flatten_up_to(outer_treedef, pytree_to_transpose, "tree_transpose")
     inner_leaves = [flatten_up_to(inner_treedef, x, "tree_transpose") for x in flat]
     columns = list(zip(*inner_leaves)) if inner_leaves else [()] * inner_treedef.num_leaves
@@ -327,17 +401,31 @@ def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
 
 
 def tree_reduce(function, tree, initializer=None, is_leaf=None):
+    """``functools.reduce`` over the leaves.
+
+    >>> tree_reduce(lambda a, b: a + b, {"x": 1, "y": [2, 3]})
+    6
+    """
     leaves = tree_leaves(tree, is_leaf)
     return (functools.reduce(function, leaves) if initializer is None
             else functools.reduce(function, leaves, initializer))
 
 
 def tree_all(tree) -> bool:
+    """True if every leaf is truthy.
+
+    >>> tree_all((True, [1, 2])), tree_all((True, [0]))
+    (True, False)
+    """
     return all(tree_leaves(tree))
 
 
 class Partial(functools.partial):
-    """A ``functools.partial`` that is a pytree: bound args are children, ``func`` static."""
+    """A ``functools.partial`` that is a pytree: bound args are children, ``func`` static.
+
+    >>> tree_leaves(Partial(max, 1.0, key=abs))
+    [1.0, <built-in function abs>]
+    """
 
 
 register_pytree_node(
