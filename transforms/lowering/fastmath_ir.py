@@ -35,7 +35,13 @@ class _OpenAttributes(ir.values.FunctionAttributes):
 
 
 def open_attributes(fn: ir.Function) -> _OpenAttributes:
-    """The attribute set of ``fn``, switched in place to one that takes string attributes."""
+    """The attribute set of ``fn``, switched in place to one that takes string attributes.
+
+    >>> fn = ir.Function(ir.Module(), ir.FunctionType(ir.VoidType(), []), "f")
+    >>> open_attributes(fn).add('"prefer-vector-width"="512"')
+    >>> '"prefer-vector-width"="512"' in fn.attributes
+    True
+    """
     if not isinstance(fn.attributes, _OpenAttributes):
         fn.attributes.__class__ = _OpenAttributes
     return fn.attributes
@@ -81,7 +87,13 @@ _WIDE = preferred_vector_width()
 
 
 def tag_wide_vectors(fn: ir.Function) -> None:
-    """Add ``"prefer-vector-width"`` to ``fn`` when the target benefits from it."""
+    """Add ``"prefer-vector-width"`` to ``fn`` when the target benefits from it.
+
+    >>> fn = ir.Function(ir.Module(), ir.FunctionType(ir.VoidType(), []), "f")
+    >>> tag_wide_vectors(fn)
+    >>> len(fn.attributes) == (preferred_vector_width() is not None)
+    True
+    """
     if _WIDE is not None:
         open_attributes(fn).add(f'"prefer-vector-width"="{_WIDE}"')
 
@@ -134,13 +146,19 @@ def _bitcast_intrinsic(src, dst_type, lty_name):
 
 
 f32_bits = _bitcast_intrinsic("float", types.int32, "f32_bits")
-f32_bits.__doc__ = "The IEEE bits of a float32 as int32 (inside njit code)."
 bits_f32 = _bitcast_intrinsic("int", types.float32, "bits_f32")
-bits_f32.__doc__ = "The float32 whose IEEE bits are the low 32 bits of an integer."
 f64_bits = _bitcast_intrinsic("float", types.int64, "f64_bits")
-f64_bits.__doc__ = "The IEEE bits of a float64 as int64 (inside njit code)."
 bits_f64 = _bitcast_intrinsic("int", types.float64, "bits_f64")
-bits_f64.__doc__ = "The float64 whose IEEE bits are the given 64-bit integer."
+_EXAMPLE = """
+
+    Inside njit code only::
+
+        one = bits_f32(f32_bits(np.float32(1.0)))   # 0x3f800000 and back
+"""
+f32_bits.__doc__ = "The IEEE bits of a float32 as int32." + _EXAMPLE
+bits_f32.__doc__ = "The float32 whose IEEE bits are the low 32 bits of an integer." + _EXAMPLE
+f64_bits.__doc__ = "The IEEE bits of a float64 as int64." + _EXAMPLE
+bits_f64.__doc__ = "The float64 whose IEEE bits are the given 64-bit integer." + _EXAMPLE
 
 
 # -- vector variants -------------------------------------------------------------------------
@@ -161,7 +179,14 @@ def _keep_alive(module: ir.Module, tag: str, fns) -> None:
 
 def declare_vector_variants(module: ir.Module, scalar: ir.Function, variants) -> None:
     """Give ``scalar`` the vector variants ``[(lanes, symbol), ...]``, declaring each as a
-    function of ``lanes``-wide vectors, and mark the scalar free of side effects."""
+    function of ``lanes``-wide vectors, and mark the scalar free of side effects.
+
+    >>> m = ir.Module()
+    >>> f = ir.Function(m, ir.FunctionType(ir.FloatType(), [ir.FloatType()]), "tanhf")
+    >>> declare_vector_variants(m, f, [(16, "_ZGVeN16v_tanhf")])
+    >>> "_ZGVeN16v_tanhf" in m.globals
+    True
+    """
     attrs = open_attributes(scalar)
     if any(a.startswith('"vector-function-abi-variant"') for a in attrs):
         return
@@ -247,7 +272,12 @@ def make_wide_fixup(slow_symbol: str, limits: dict):
     where it returns the double-precision libm ``slow_symbol(x)`` rounded to x's type.
 
     The fast path stays vectorized: the slow lanes go through a vector variant that only
-    leaves SIMD code when some lane of the vector is out of range."""
+    leaves SIMD code when some lane of the vector is out of range. Inside njit code::
+
+        fix_sin = make_wide_fixup("sin", {numba.float32: 4e8})
+        ...
+        return fix_sin(x, fast_sin_of_x)
+    """
     def fix(typingctx, x, fast):
         if not isinstance(x, types.Float) or x != fast or x not in limits:
             return None

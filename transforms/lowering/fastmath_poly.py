@@ -25,7 +25,7 @@ import numpy as np
 from functrans.transforms.lowering.fastmath_ir import (bits_f32, bits_f64, f32_bits, f64_bits,
                                                        make_wide_fixup)
 
-__all__ = ["IMPLS", "SIN_COS_LIMITS"]
+__all__ = ["IMPLS", "SIN_COS_LIMITS", "make_logistic"]
 
 F = np.float32
 D = np.float64
@@ -67,7 +67,7 @@ def _reduce_ln2_f32(x):
 
 
 @_jit
-def exp_scaled_f32(x, m):
+def _exp_scaled_f32(x, m):
     """exp(x) * 2**m; nan propagates (the clamps below keep it)."""
     xc = x
     if xc > F(100):
@@ -81,8 +81,8 @@ def exp_scaled_f32(x, m):
 
 
 @_jit
-def exp_f32(x):
-    return exp_scaled_f32(x, 0)
+def _exp_f32(x):
+    return _exp_scaled_f32(x, 0)
 
 
 @_jit
@@ -102,7 +102,7 @@ def _expm1_core_f32(x):
 
 
 @_jit
-def expm1_f32(x):
+def _expm1_f32(x):
     res = _expm1_core_f32(x)
     if abs(x) < F(2.0 ** -25):  # keeps -0.0 and subnormals exact
         res = x
@@ -110,7 +110,7 @@ def expm1_f32(x):
 
 
 @_jit
-def exp2_f32(x):
+def _exp2_f32(x):
     xc = x
     if xc > F(200):
         xc = F(200)
@@ -171,7 +171,7 @@ def _log_edges_f32(x, res):
 
 
 @_jit
-def log_f32(x):
+def _log_f32(x):
     f, k = _log_parts_f32(x)
     dk = F(k)
     res = dk * _F_LN2HI + (f + (_log1p_small_f32(f) + dk * _F_LN2LO))
@@ -179,14 +179,14 @@ def log_f32(x):
 
 
 @_jit
-def log2_f32(x):
+def _log2_f32(x):
     f, k = _log_parts_f32(x)
     res = F(k) + (f + _log1p_small_f32(f)) * _F_LOG2E_HI
     return _log_edges_f32(x, res)
 
 
 @_jit
-def log10_f32(x):
+def _log10_f32(x):
     f, k = _log_parts_f32(x)
     dk = F(k)
     res = dk * _F_LOG10_2HI + ((f + _log1p_small_f32(f)) * _F_LOG10E + dk * _F_LOG10_2LO)
@@ -194,7 +194,7 @@ def log10_f32(x):
 
 
 @_jit
-def log1p_f32(x):
+def _log1p_f32(x):
     u = _F1 + x
     f, k = _log_parts_f32(u)
     # c: the rounding error of u = 1 + x, relative to u (both subtractions below are exact)
@@ -255,7 +255,7 @@ def _exp_poly_f64(r):
 
 
 @_jit
-def exp_scaled_f64(x, m):
+def _exp_scaled_f64(x, m):
     xc = x
     if xc > D(800):
         xc = D(800)
@@ -266,8 +266,8 @@ def exp_scaled_f64(x, m):
 
 
 @_jit
-def exp_f64(x):
-    return exp_scaled_f64(x, 0)
+def _exp_f64(x):
+    return _exp_scaled_f64(x, 0)
 
 
 @_jit
@@ -285,7 +285,7 @@ def _expm1_core_f64(x):
 
 
 @_jit
-def expm1_f64(x):
+def _expm1_f64(x):
     res = _expm1_core_f64(x)
     if abs(x) < D(2.0 ** -54):
         res = x
@@ -293,7 +293,7 @@ def expm1_f64(x):
 
 
 @_jit
-def exp2_f64(x):
+def _exp2_f64(x):
     xc = x
     if xc > D(1100):
         xc = D(1100)
@@ -361,7 +361,7 @@ def _log_edges_f64(x, res):
 
 
 @_jit
-def log_f64(x):
+def _log_f64(x):
     f, k = _log_parts_f64(x)
     dk = D(k)
     res = dk * _D_LN2HI + (f + (_log1p_small_f64(f) + dk * _D_LN2LO))
@@ -377,7 +377,7 @@ def _split_log1p_f64(f):
 
 
 @_jit
-def log2_f64(x):
+def _log2_f64(x):
     f, k = _log_parts_f64(x)
     hi, lo = _split_log1p_f64(f)
     val_hi = hi * _D_IVLN2HI
@@ -389,7 +389,7 @@ def log2_f64(x):
 
 
 @_jit
-def log10_f64(x):
+def _log10_f64(x):
     f, k = _log_parts_f64(x)
     hi, lo = _split_log1p_f64(f)
     y = D(k)
@@ -402,7 +402,7 @@ def log10_f64(x):
 
 
 @_jit
-def log1p_f64(x):
+def _log1p_f64(x):
     u = _D1 + x
     f, k = _log_parts_f64(u)
     c = (_D1 - (u - x)) if u >= _D2 else (x - (u - _D1))
@@ -456,7 +456,7 @@ def _sincos_f32(x):
 
 
 @_jit
-def sin_f32(x):
+def _sin_f32(x):
     s, c, q = _sincos_f32(x)
     v = c if q & 1 else s
     if q & 2:
@@ -468,7 +468,7 @@ def sin_f32(x):
 
 
 @_jit
-def cos_f32(x):
+def _cos_f32(x):
     s, c, q = _sincos_f32(x)
     v = s if q & 1 else c
     if (q + 1) & 2:
@@ -535,7 +535,7 @@ def _kcos(x, y):
 
 
 @_jit
-def sin_f64(x):
+def _sin_f64(x):
     y0, y1, q = _rem_pio2_f64(x)
     s = _ksin(y0, y1)
     c = _kcos(y0, y1)
@@ -548,7 +548,7 @@ def sin_f64(x):
 
 
 @_jit
-def cos_f64(x):
+def _cos_f64(x):
     y0, y1, q = _rem_pio2_f64(x)
     s = _ksin(y0, y1)
     c = _kcos(y0, y1)
@@ -560,7 +560,7 @@ def cos_f64(x):
 
 # -- functions built the same way for both precisions --------------------------------------
 
-def make_tanh(dt, expm1_core, tiny, cap):
+def _make_tanh(dt, expm1_core, tiny, cap):
     """tanh(x) = e / (e + 2) with e = expm1(2|x|): no cancellation for small |x|; |x| is
     capped where tanh rounds to 1."""
     one, two, capv, tinyv = dt(1), dt(2), dt(cap), dt(tiny)
@@ -581,7 +581,14 @@ def make_tanh(dt, expm1_core, tiny, cap):
 
 
 def make_logistic(dt, exp):
-    """1 / (1 + exp(-x)) as e^-|x| / (1 + e^-|x|) for x < 0: exact tails on both sides."""
+    """An njit logistic(x) = 1 / (1 + exp(-x)) for dtype ``dt`` built on the njit-callable
+    ``exp``, computed as e / (1 + e) with e = exp(-|x|) for x < 0 so that neither tail
+    overflows or cancels.
+
+    >>> f = make_logistic(np.float32, _exp_f32)
+    >>> float(f(np.float32(-100.0))) > 0
+    True
+    """
     one = dt(1)
 
     def logistic(x):
@@ -591,7 +598,7 @@ def make_logistic(dt, exp):
     return _jit(logistic)
 
 
-def make_sinh_cosh(dt, expm1_core, exp_scaled, tiny, small):
+def _make_sinh_cosh(dt, expm1_core, exp_scaled, tiny, small):
     """sinh from expm1 below ``small`` (no cancellation), exp(|x|)/2 above it, scaled inside
     exp so that the result only overflows where sinh does."""
     half, one, tinyv, smallv = dt(0.5), dt(1), dt(tiny), dt(small)
@@ -646,7 +653,7 @@ _ERF64 = dict(
 )
 
 
-def make_erf(dt, exp):
+def _make_erf(dt, exp):
     """fdlibm's erf with every interval evaluated and the right one selected per lane; the
     tail uses one exp(-x*x - 0.5625 + R/S): its argument's rounding error is scaled by
     erfc(x) <= 0.08 there, a fraction of an ulp of erf."""
@@ -700,17 +707,17 @@ def make_erf(dt, exp):
     return _jit(erf)
 
 
-tanh_f32 = make_tanh(F, _expm1_core_f32, 2.0 ** -13, 10.0)
-tanh_f64 = make_tanh(D, _expm1_core_f64, 2.0 ** -28, 20.0)
-logistic_f32 = make_logistic(F, exp_f32)
-logistic_f64 = make_logistic(D, exp_f64)
-sinh_f32, cosh_f32 = make_sinh_cosh(F, _expm1_core_f32, exp_scaled_f32, 2.0 ** -12, 9.0)
-sinh_f64, cosh_f64 = make_sinh_cosh(D, _expm1_core_f64, exp_scaled_f64, 2.0 ** -27, 22.0)
-erf_f32 = make_erf(F, exp_f32)
-erf_f64 = make_erf(D, exp_f64)
+_tanh_f32 = _make_tanh(F, _expm1_core_f32, 2.0 ** -13, 10.0)
+_tanh_f64 = _make_tanh(D, _expm1_core_f64, 2.0 ** -28, 20.0)
+_logistic_f32 = make_logistic(F, _exp_f32)
+_logistic_f64 = make_logistic(D, _exp_f64)
+_sinh_f32, _cosh_f32 = _make_sinh_cosh(F, _expm1_core_f32, _exp_scaled_f32, 2.0 ** -12, 9.0)
+_sinh_f64, _cosh_f64 = _make_sinh_cosh(D, _expm1_core_f64, _exp_scaled_f64, 2.0 ** -27, 22.0)
+_erf_f32 = _make_erf(F, _exp_f32)
+_erf_f64 = _make_erf(D, _exp_f64)
 
 IMPLS = {
-    (name, dt): globals()[f"{name}_{suffix}"]
+    (name, dt): globals()[f"_{name}_{suffix}"]
     for name in ("exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "tanh", "sin", "cos",
                  "logistic", "erf", "sinh", "cosh")
     for dt, suffix in ((numba.float32, "f32"), (numba.float64, "f64"))
