@@ -180,6 +180,7 @@ def assert_close(got, want, *, ulps=0.0, atol=0.0, signed_zeros=True, what="resu
     g64, w64 = g.astype(np.float64), w.astype(np.float64)
     tol = np.broadcast_to(np.asarray(atol, np.float64), w.shape)[fin] \
         + ulps * eps(w.dtype) * np.abs(w64[fin])
+    assert np.isfinite(tol).all(), f"{what}: the tolerance for a finite value is not finite"
     err = np.abs(g64[fin] - w64[fin])
     bad = err > tol
     if bad.any():
@@ -191,6 +192,28 @@ def assert_close(got, want, *, ulps=0.0, atol=0.0, signed_zeros=True, what="resu
         zero = fin & (w == 0)
         assert np.array_equal(np.signbit(g[zero]), np.signbit(w[zero])), \
             f"{what}: signs of zeros differ\n got {g!r}\nwant {w!r}"
+
+
+def raises_like(fn, oracle, *args, **kwargs) -> bool:
+    """If ``oracle`` raises TypeError, ValueError or OverflowError on the NumPy versions of
+    ``args``, assert that ``fn`` raises the same kind of error and return True."""
+    np_args = _to_numpy(args)
+    np_kwargs = {k: _to_numpy(v) for k, v in kwargs.items()}
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            oracle(*np_args, **np_kwargs)
+    except (TypeError, ValueError, OverflowError) as e:
+        kind = next(k for k in (TypeError, OverflowError, ValueError) if isinstance(e, k))
+        try:
+            fn(*args, **kwargs)
+        except kind:
+            return True
+        except Exception as mine:
+            raise AssertionError(f"NumPy raised {type(e).__name__} ({e}); functrans raised "
+                                 f"{type(mine).__name__} ({mine})") from mine
+        raise AssertionError(f"NumPy raised {type(e).__name__} ({e}); functrans did not")
+    return False
 
 
 def _to_numpy(x):
