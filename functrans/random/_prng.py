@@ -195,7 +195,7 @@ def split_key(key, shape: tuple):
 
 # ---- public key API -------------------------------------------------------------------------------
 def _seed_words(name: str, seed):
-    if type(seed) in (bool, int) or isinstance(seed, (bool, int)) and not _is_array(seed):
+    if isinstance(seed, int):  # Python ints (and bools) are int64, as in jax.random.PRNGKey
         seed = int(seed)
         if not -2**63 <= seed < 2**63:
             raise OverflowError(f"{name}: seed {seed} does not fit in a 64-bit signed integer")
@@ -316,10 +316,9 @@ def fold_in(key, data):
         if not 0 <= data < 2**32:
             raise OverflowError(f"fold_in: data={data} is out of bounds for uint32")
         data = _u32(data)
-    elif np.ndim(data) if not isinstance(data, Tracer) else get_aval(data).ndim:
+    elif (shape := get_aval(data).shape if isinstance(data, Tracer) else np.shape(data)):
         raise TypeError(f"fold_in accepts a scalar data, but was given an array of shape "
-                        f"{np.shape(data) if not isinstance(data, Tracer) else data.shape}; "
-                        "use functrans.vmap for batching")
+                        f"{shape}; use functrans.vmap for batching")
     else:
         data = lax.convert_element_type(data, U32)
     k, d = _eager_value(key), _eager_value(data)
