@@ -257,7 +257,26 @@ def test_vectorizes(route, dtype):
                 assert re.search(rf"@_ZGV\w+_{n}{'f' if dtype == np.float32 else ''}\(", ir_text), n
 
 
-# -- kernels: prange, cache=True, the fused benchmark expression ----------------------------
+def test_prefer_wide_vectors_hint():
+    """A kernel without math calls gets the width hint from prefer_wide_vectors()."""
+    @numba.njit(**fm.kernel_options())
+    def scale(x, out):
+        for i in range(x.size):
+            fm.prefer_wide_vectors()
+            out[i] = x[i] * np.float32(3) + np.float32(1)
+
+    x = np.arange(100, dtype=np.float32)
+    out = np.empty_like(x)
+    scale(x, out)
+    assert np.array_equal(out, x * 3 + 1)
+    ir_text = scale.inspect_llvm(scale.signatures[0])
+    if fm.preferred_vector_width() == 512:
+        assert '"prefer-vector-width"="512"' in ir_text and "<16 x float>" in ir_text
+    else:
+        assert "prefer-vector-width" not in ir_text
+
+
+# -- kernels: prange, cache=True -----------------------------------------------------------
 
 @pytest.mark.parametrize("route", ["portable", ROUTES[2]])
 def test_prange_reduction(route):

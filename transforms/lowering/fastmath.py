@@ -341,6 +341,9 @@ def _initial_route() -> str:
         warnings.warn(f"FUNCTRANS_FASTMATH={setting!r} is not one of {ROUTES}; using 'auto'",
                       RuntimeWarning, stacklevel=2)
         setting = "auto"
+    if setting == "libmvec" and not _mv.AVAILABLE:
+        warnings.warn("FUNCTRANS_FASTMATH=libmvec but glibc's libmvec was not found; "
+                      "using the portable approximations", RuntimeWarning, stacklevel=2)
     return setting
 
 

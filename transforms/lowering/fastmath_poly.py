@@ -29,7 +29,9 @@ __all__ = ["IMPLS", "SIN_COS_LIMITS", "make_logistic"]
 
 F = np.float32
 D = np.float64
-_jit = numba.njit(error_model="numpy", fastmath={"contract"}, nogil=True)
+# cache=True: a process that finds them on disk skips compiling the helpers (about 1 s for a
+# kernel using eight functions); kernels link them in and inline them either way.
+_jit = numba.njit(error_model="numpy", fastmath={"contract"}, nogil=True, cache=True)
 
 # -- float32 exp / expm1 -------------------------------------------------------------------
 
