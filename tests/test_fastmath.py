@@ -285,14 +285,18 @@ def test_prange_reduction(route):
 
     @numba.njit(**fm.kernel_options(parallel=True))
     def fused(x):
-        nblocks = (x.size + block - 1) // block
+        nfull = x.size // block
         total = 0.0
-        for b in numba.prange(nblocks):
+        for b in numba.prange(nfull):
+            xb = x[b * block:(b + 1) * block]
             s = np.float32(0)
-            for i in range(b * block, min(x.size, (b + 1) * block)):
-                v = x[i]
+            for i in range(block):
+                v = xb[i]
                 s += tanh(v) * sin(v) + v * v * np.float32(0.5)
             total += np.float64(s)
+        for i in range(nfull * block, x.size):
+            v = x[i]
+            total += np.float64(tanh(v) * sin(v) + v * v * np.float32(0.5))
         return total
 
     x = np.random.default_rng(5).standard_normal(1_000_003).astype(np.float32)

@@ -17,10 +17,13 @@ for float64 log/log1p/sin/cos, float32 cos, and erf.
 """
 from __future__ import annotations
 
+import hashlib
 import math
+import pathlib
 
 import numba
 import numpy as np
+from numba.core.caching import FunctionCache
 
 from functrans.transforms.lowering.fastmath_ir import (bits_f32, bits_f64, f32_bits, f64_bits,
                                                        make_wide_fixup)
@@ -29,9 +32,29 @@ __all__ = ["IMPLS", "SIN_COS_LIMITS", "make_logistic"]
 
 F = np.float32
 D = np.float64
-# cache=True: a process that finds them on disk skips compiling the helpers (about 1 s for a
-# kernel using eight functions); kernels link them in and inline them either way.
-_jit = numba.njit(error_model="numpy", fastmath={"contract"}, nogil=True, cache=True)
+_FLAGS = dict(error_model="numpy", fastmath={"contract"}, nogil=True)
+_SOURCES = ("fastmath_ir.py", "fastmath_libmvec.py", "fastmath_poly.py")
+_DIGEST = hashlib.sha256(b"".join(
+    (pathlib.Path(__file__).with_name(name)).read_bytes() for name in _SOURCES)).hexdigest()
+
+
+class _SourceKeyedCache(FunctionCache):
+    """Numba's on-disk cache, keyed also by the sources of this layer: Numba only checks
+    the file of the function itself, and these helpers inline intrinsics from other files."""
+
+    def _index_key(self, sig, codegen):
+        return super()._index_key(sig, codegen) + (_DIGEST,)
+
+
+def _jit(fn):
+    """njit with the flags above, cached on disk: a process that finds the helpers there
+    skips compiling them (about 1 s for a kernel using eight functions)."""
+    disp = numba.njit(**_FLAGS)(fn)
+    try:
+        disp._cache = _SourceKeyedCache(disp.py_func)
+    except Exception:  # no writable cache location: compile in each process
+        pass
+    return disp
 
 # -- float32 exp / expm1 -------------------------------------------------------------------
 
