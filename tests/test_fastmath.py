@@ -13,7 +13,8 @@ Tolerances (max ulp over the input sets, ulp of the correctly rounded result):
   Composed functions add one rounding per extra operation: tanh = e/(e+2) on expm1,
   logistic = n/(1+e) on exp, sinh/cosh on expm1/exp, log2/log10 multiplying a logarithm by
   a constant in float32: 3 ulp.
-- libmvec: glibc documents its vector functions to 4 ulp; logistic adds a division to
+- libmvec: glibc documents its vector functions to 4 ulp (float32 erf reaches 3.997 here),
+  plus half an ulp for the rounding of the reference: 4.5; logistic adds a division to
   libmvec's exp: 5 ulp.
 - stock: libm's scalar functions (glibc lists up to 2 ulp for its float32 tanh, sinh, cosh
   and log10), composed logistic: 3 ulp.
@@ -47,7 +48,7 @@ EXTENDED = np.finfo(LD).nmant >= 63
 
 _TOL_PORTABLE = dict.fromkeys(NAMES, 1.5)
 _TOL_PORTABLE.update(expm1=2, tanh=3, logistic=3, sinh=3, cosh=3, log2=3, log10=3)
-_TOL_LIBMVEC = dict.fromkeys(NAMES, 4.0)
+_TOL_LIBMVEC = dict.fromkeys(NAMES, 4.5)
 _TOL_LIBMVEC.update(logistic=5)
 _TOL_STOCK = dict.fromkeys(NAMES, 2.5)
 _TOL_STOCK.update(logistic=3)
