@@ -4,6 +4,7 @@
     >>> print(ft.make_jaxpr(lambda x: fnp.sin(x) * 2.0)(fnp.ones(3, "float32")))
     { lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = mul b 2.0:f32[] in (c,) }
 """
+from ._version import __version__  # noqa: F401
 from . import numpy  # noqa: F401  (attaches array methods; must come before the rest)
 from . import lax, nn, scipy, tree_util  # noqa: F401
 from . import random  # noqa: F401
@@ -22,4 +23,3 @@ from .transforms.autodiff import (checkpoint, custom_jvp, custom_vjp, grad,  # n
 from .transforms.batching import vmap  # noqa: F401
 from .transforms.jit import jit  # noqa: F401
 
-__version__ = "0.1.0"

@@ -146,10 +146,32 @@ def _round(x, rounding_method):
 round_p = unop("round", _round, F)
 
 
+def integer_pow_steps(y: int):
+    """Square-and-multiply plan for x ** |y| (shared by the NumPy impl and the compiled
+    lowering, so both round identically): a list of ("mul", acc) / ("square",) steps."""
+    steps, n, first = [], abs(y), True
+    while n:
+        if n & 1:
+            steps.append("set" if first else "mul")
+            first = False
+        n >>= 1
+        if n:
+            steps.append("square")
+    return steps
+
+
 def _integer_pow(x, y):
-    if y >= 0:
-        return np.power(x, y, dtype=x.dtype)
-    return (1 / np.power(x, -y)).astype(x.dtype)
+    acc, base = None, x
+    for step in integer_pow_steps(y):
+        if step == "square":
+            base = base * base
+        else:
+            acc = base if step == "set" else acc * base
+    if acc is None:
+        acc = np.ones_like(x)
+    if y < 0:
+        acc = 1 / acc
+    return np.asarray(acc, dtype=x.dtype)
 
 
 integer_pow_p = unop("integer_pow", _integer_pow, NUM)

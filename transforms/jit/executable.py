@@ -1,17 +1,43 @@
 """Executables for jaxprs: what ``jit`` runs under evaluation.
 
-For now a jaxpr is run by the reference interpreter (each primitive's NumPy impl); the Numba
-lowering replaces this with compiled kernels.
+The jaxpr is optimized (inlining, simplification, CSE, DCE) and compiled to one Numba kernel.
+Programs with float16 values run on the reference interpreter instead (each primitive's
+NumPy impl): Numba has no float16 arithmetic on CPU.
 """
 from __future__ import annotations
 
 from functrans.core.eval import eval_jaxpr
+from functrans.core.ir import walk_jaxprs
 from functrans.core.memo import cache_on_jaxpr
+
+from ..lowering.compile import Kernel
+from ..passes import optimize
+
+
+def _has_float16(jaxpr) -> bool:
+    avals = [v.aval for v in jaxpr.invars + jaxpr.constvars]
+    for eqn in jaxpr.eqns:
+        avals += [v.aval for v in eqn.outputs]
+        if any(_has_float16(j) for j in walk_jaxprs(eqn.params)):
+            return True
+    return any(a.dtype.kind == "f" and a.dtype.itemsize == 2 for a in avals)
+
+
+class Interpreted:
+    """Runs a jaxpr with the primitives' NumPy impls."""
+
+    def __init__(self, jaxpr):
+        self.jaxpr = jaxpr
+        self.text = None
+
+    def __call__(self, *args):
+        return eval_jaxpr(self.jaxpr, *args)
 
 
 @cache_on_jaxpr
 def executable_for(jaxpr, name):
-    """A callable running ``jaxpr`` on concrete arguments."""
-    def run(*args):
-        return eval_jaxpr(jaxpr, *args)
-    return run
+    """A callable running ``jaxpr`` on concrete arguments (compiled when possible)."""
+    optimized = optimize(jaxpr)
+    if _has_float16(optimized):
+        return Interpreted(optimized)
+    return Kernel(optimized, name)

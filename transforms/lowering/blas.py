@@ -1,0 +1,98 @@
+"""Matrix multiply for generated kernels: BLAS ``?gemm`` from the OpenBLAS that NumPy ships,
+called by symbol from Numba (cacheable), with a loop fallback when no BLAS symbol is found.
+
+    >>> gemm64(a, b, c)   # c[:] = a @ b for C-contiguous float64 matrices, inside @njit code
+"""
+from __future__ import annotations
+
+import ctypes.util
+import glob
+import os
+
+import numba
+import numpy as np
+from llvmlite import binding as llvm
+from numba import types
+
+_ROW_MAJOR, _NO_TRANS = 101, 111
+
+
+def _find_blas():
+    """(symbol prefix, suffix, 64-bit ints) of a loaded cblas, or None."""
+    libs_dir = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
+    candidates = glob.glob(os.path.join(libs_dir, "libscipy_openblas64_*.so*"))
+    candidates += glob.glob(os.path.join(libs_dir, "libopenblas*.so*"))
+    system = ctypes.util.find_library("openblas") or ctypes.util.find_library("cblas")
+    if system:
+        candidates.append(system)
+    for path in candidates:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name, ilp64 in (("scipy_cblas_{}gemm64_", True), ("cblas_{}gemm64_", True),
+                            ("scipy_cblas_{}gemm", False), ("cblas_{}gemm", False)):
+            if hasattr(lib, name.format("s")) and hasattr(lib, name.format("d")):
+                llvm.load_library_permanently(path)
+                return name, ilp64
+    return None
+
+
+_FOUND = _find_blas()
+AVAILABLE = _FOUND is not None
+
+
+def _external(dtype):
+    name, ilp64 = _FOUND
+    i = types.int64 if ilp64 else types.int32
+    f = types.float32 if dtype == "s" else types.float64
+    ptr = types.CPointer(f)
+    sig = types.void(types.intc, types.intc, types.intc, i, i, i, f, ptr, i, ptr, i, f, ptr, i)
+    return types.ExternalFunction(name.format(dtype), sig)
+
+
+@numba.njit(cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
+def _gemm_loops(a, b, c):
+    m, k = a.shape
+    n = b.shape[1]
+    for i in range(m):
+        for j in range(n):
+            c[i, j] = 0
+        for p in range(k):
+            aip = a[i, p]
+            for j in range(n):
+                c[i, j] += aip * b[p, j]
+
+
+if AVAILABLE:
+    _sgemm, _dgemm = _external("s"), _external("d")
+
+    @numba.njit(cache=True)
+    def gemm32(a, b, c):
+        """c = a @ b (float32, C-contiguous, c preallocated)."""
+        m, k = a.shape
+        n = b.shape[1]
+        if m == 0 or n == 0:
+            return
+        if k == 0:
+            c[:] = 0
+            return
+        _sgemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, m, n, k, np.float32(1), a.ctypes, k,
+               b.ctypes, n, np.float32(0), c.ctypes, n)
+
+    @numba.njit(cache=True)
+    def gemm64(a, b, c):
+        """c = a @ b (float64, C-contiguous, c preallocated)."""
+        m, k = a.shape
+        n = b.shape[1]
+        if m == 0 or n == 0:
+            return
+        if k == 0:
+            c[:] = 0
+            return
+        _dgemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, m, n, k, 1.0, a.ctypes, k, b.ctypes, n, 0.0,
+               c.ctypes, n)
+else:  # no BLAS found: plain loops (vectorized inner loop)
+    gemm32 = gemm64 = _gemm_loops
+
+gemm_loops = _gemm_loops

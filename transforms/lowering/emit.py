@@ -1,0 +1,487 @@
+"""Python source generation for a planned jaxpr: one Numba kernel per jaxpr.
+
+The kernel takes the jaxpr's inputs (arrays, or scalars for rank-0 values) and its array
+constants, and returns a tuple of outputs. Each fused :class:`~.plan.Group` becomes one loop
+nest; loop bounds come from the shapes of its input buffers where it has any, so kernels that
+differ only in sizes share their source (and one Numba compile). The source is readable:
+``jit(f).lower(x).as_text()`` shows it.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from functrans.core.ir import Literal, Var
+
+from .plan import REDUCTIONS, Group, Op, plan, unit_reshape
+from .scalar import dtype_ctor, scalar_rules
+
+BLOCK = 4096  # reduction block: summed in the input precision, blocks summed in float64
+PARALLEL_MIN = 1 << 18  # loops over at least this many elements use prange (all cores)
+
+
+class LoweringError(NotImplementedError):
+    """A primitive or case the Numba lowering does not support."""
+
+
+class Emitter:
+    def __init__(self, jaxpr, materialized):
+        self.jaxpr = jaxpr
+        self.materialized = materialized
+        self.names: dict = {}
+        self.consts: dict = {}
+        self.const_lines: list = []
+        self.lines: list = []
+        self.line_eqns: list = []
+        self.level = 1
+        self.count = 0
+        self.parallel = False
+        self.eqn = None
+
+    # ---- names, constants, lines -----------------------------------------------------------
+    def fresh(self, prefix="t") -> str:
+        self.count += 1
+        return f"{prefix}{self.count}"
+
+    def name(self, var) -> str:
+        n = self.names.get(var)
+        if n is None:
+            n = self.names[var] = f"v{len(self.names)}"
+        return n
+
+    def const(self, value, dtype) -> str:
+        dtype = np.dtype(dtype)
+        v = np.asarray(value).astype(dtype)[()]
+        key = (dtype, np.asarray(v).tobytes())
+        name = self.consts.get(key)
+        if name is None:
+            name = self.consts[key] = f"_c{len(self.consts)}"
+            if dtype.kind == "f":
+                f = float(v)
+                text = "np.nan" if math.isnan(f) else ("np.inf" if f == math.inf else
+                                                       "-np.inf" if f == -math.inf else repr(f))
+            elif dtype.kind == "b":
+                text = repr(bool(v))
+            else:
+                text = repr(int(v))
+            self.const_lines.append(f"{name} = {dtype_ctor(dtype)}({text})")
+        return name
+
+    def line(self, text: str) -> None:
+        self.lines.append("    " * self.level + text)
+        self.line_eqns.append(self.eqn)
+
+    def tmp(self, expr: str) -> str:
+        n = self.fresh()
+        self.line(f"{n} = {expr}")
+        return n
+
+    def cast(self, expr: str, dtype) -> str:
+        return f"{dtype_ctor(dtype)}({expr})"
+
+    def atom(self, x) -> str:
+        """The name of a value outside any loop: a scalar variable or an array."""
+        if isinstance(x, Literal):
+            return self.const(x.val, x.aval.dtype)
+        return self.name(x)
+
+    def empty(self, name, shape_exprs, dtype):
+        shape = ", ".join(shape_exprs) + ("," if len(shape_exprs) == 1 else "")
+        self.line(f"{name} = np.empty(({shape}), dtype={dtype_ctor(dtype)})")
+
+    # ---- groups ----------------------------------------------------------------------------
+    def group(self, g: Group):
+        if not g.shape:
+            return self._scalar_group(g)
+        rank = len(g.shape)
+        self.eqn = (g.eqns + g.reductions)[0]
+        producers = {e.outputs[0]: e for e in g.eqns}
+        dims = self._loop_dims(g, producers)
+        stores = [e.outputs[0] for e in g.eqns if e.outputs[0] in self.materialized]
+        for v in stores:
+            self.empty(self.name(v), dims, v.aval.dtype)
+        reds = [_Reduction(self, e, rank) for e in g.reductions]
+        size = int(np.prod(g.shape))
+        flat = rank == 1 or (self._flat_ok(g, producers) and all(r.all_axes for r in reds)
+                             and not any(r.is_arg for r in reds))
+        if flat:
+            self._flat_loop(g, producers, dims, stores, reds, size)
+        else:
+            self._nested_loops(g, producers, dims, stores, reds, size)
+
+    def _loop_dims(self, g, producers):
+        """Loop bounds: from a full-shape input buffer when there is one (shape-generic code)."""
+        for e in g.eqns + g.reductions:
+            for x in e.inputs:
+                if isinstance(x, Var) and x not in producers and x.aval.shape == g.shape \
+                        and e.prim.name not in ("slice",):
+                    src = self.name(x)
+                    return [self.tmp(f"{src}.shape[{k}]") for k in range(len(g.shape))]
+        return [str(d) for d in g.shape]
+
+    def _flat_ok(self, g, producers):
+        """One flat loop works when every array read is a full-shape buffer (no index maps)."""
+        return all(e.prim.name not in ("broadcast_in_dim", "transpose", "slice", "rev", "iota",
+                                       "reshape", "squeeze") or
+                   (e.prim.name == "broadcast_in_dim" and not e.inputs[0].aval.shape)
+                   for e in g.eqns)
+
+    def _flat_loop(self, g, producers, dims, stores, reds, size):
+        n = self.tmp(" * ".join(dims)) if len(dims) > 1 else dims[0]
+        views = {}
+
+        def view(buf):
+            if len(g.shape) == 1:
+                return buf
+            if buf not in views:
+                views[buf] = self.tmp(f"{buf}.reshape({n})")
+            return views[buf]
+
+        for v in stores:
+            view(self.name(v))
+        parallel = size >= PARALLEL_MIN and all(r.kind == "sum" for r in reds)
+        self.parallel |= parallel
+        rng = "nb.prange" if parallel else "range"
+        i = self.fresh("i")
+        if reds:
+            for r in reds:
+                r.flat_outer_init()
+            blocks = self.tmp(f"({n} + {BLOCK - 1}) // {BLOCK}")
+            b = self.fresh("b")
+            self.line(f"for {b} in {rng}({blocks}):")
+            self.level += 1
+            lo = self.tmp(f"{b} * {BLOCK}")
+            hi = self.tmp(f"min({lo} + {BLOCK}, {n})")
+            for r in reds:
+                r.flat_block_init()
+            self.line(f"for {i} in range({lo}, {hi}):")
+        else:
+            self.line(f"for {i} in {rng}({n}):")
+        self.level += 1
+        value = self._body(g, producers, lambda x: f"{view(self.name(x))}[{i}]", [i], stores,
+                           lambda v: f"{view(self.name(v))}[{i}]")
+        for r in reds:
+            r.flat_accumulate(value(r.eqn.inputs[0]), i)
+        self.level -= 1
+        if reds:
+            for r in reds:
+                r.flat_block_fold()
+            self.level -= 1
+            for r in reds:
+                r.flat_finish()
+
+    def _nested_loops(self, g, producers, dims, stores, reds, size):
+        rank = len(g.shape)
+        idx = [self.fresh("i") for _ in range(rank)]
+        for r in reds:
+            r.setup(dims)
+        parallel = size >= PARALLEL_MIN and g.shape[0] > 1 and all(
+            r.style == "suffix" and r.level >= 1 for r in reds)
+        self.parallel |= parallel
+        for k in range(rank):
+            for r in reds:
+                r.open_level(k)
+            rng = "nb.prange" if (parallel and k == 0) else "range"
+            self.line(f"for {idx[k]} in {rng}({dims[k]}):")
+            self.level += 1
+        index = ", ".join(idx)
+        value = self._body(g, producers, lambda x: f"{self.name(x)}[{index}]", idx, stores,
+                           lambda v: f"{self.name(v)}[{index}]")
+        for r in reds:
+            r.accumulate(value(r.eqn.inputs[0]), idx)
+        for k in reversed(range(rank)):
+            self.level -= 1
+            for r in reds:
+                r.close_level(k, idx[:k])
+        for r in reds:
+            r.finish()
+
+    def _body(self, g, producers, read_full, idx, stores, store_at):
+        """Emit the per-element computation; returns a lookup value(var) -> expression."""
+        vals: dict = {}
+
+        def load(x, index):
+            if isinstance(x, Literal):
+                return self.const(x.val, x.aval.dtype)
+            if x in vals and index is idx:
+                return vals[x]
+            e = producers.get(x)
+            if e is not None and e.outputs[0] in g.loads:
+                return self._index_map(e, index, load)
+            if not x.aval.shape:
+                return self.name(x)
+            if index is idx:
+                return read_full(x)
+            return f"{self.name(x)}[{', '.join(index)}]"
+
+        for e in g.eqns:
+            self.eqn = e
+            out = e.outputs[0]
+            if out in g.loads:
+                if out in self.materialized:
+                    self.line(f"{store_at(out)} = {load(out, idx)}")
+                continue
+            args = [load(x, idx) for x in e.inputs]
+            in_avals = [x.aval for x in e.inputs]
+            rule = scalar_rules.get(e.prim.name)
+            if rule is None:
+                raise LoweringError(f"no Numba lowering for elementwise '{e.prim.name}'")
+            expr = rule(self, args, in_avals, out.aval, **e.params)
+            vals[out] = self.tmp(self.cast(expr, out.aval.dtype))
+            if out in self.materialized:
+                self.line(f"{store_at(out)} = {vals[out]}")
+        return lambda x: load(x, idx)
+
+    def _index_map(self, e, index, load):
+        """Read the operand of an index-map equation at the index ``index`` of its output."""
+        name, p = e.prim.name, e.params
+        if name == "iota":
+            return self.cast(index[p["dimension"]], p["dtype"])
+        x = e.inputs[0]
+        if name == "broadcast_in_dim":
+            src = ["0" if x.aval.shape[k] == 1 and p["shape"][d] != 1 else index[d]
+                   for k, d in enumerate(p["broadcast_dimensions"])]
+        elif name == "transpose":
+            src = [None] * len(index)
+            for k, d in enumerate(p["permutation"]):
+                src[d] = index[k]
+        elif name == "slice":
+            strides = p["strides"] or (1,) * len(index)
+            src = [f"({s} + {i} * {st})" if st != 1 else (f"({s} + {i})" if s else i)
+                   for s, i, st in zip(p["start_indices"], index, strides)]
+        elif name == "rev":
+            src = [f"({x.aval.shape[k] - 1} - {i})" if k in p["dimensions"] else i
+                   for k, i in enumerate(index)]
+        elif name in ("reshape", "squeeze") and unit_reshape(e):
+            big = [i for i, d in zip(index, e.outputs[0].aval.shape) if d != 1]
+            it = iter(big)
+            src = ["0" if d == 1 else next(it) for d in x.aval.shape]
+        else:
+            raise LoweringError(f"'{name}' is not an index map")
+        return load(x, src)
+
+    def _scalar_group(self, g: Group):
+        vals = {}
+        producers = {e.outputs[0]: e for e in g.eqns}
+
+        def load(y, index):
+            if isinstance(y, Literal) or not y.aval.shape:
+                return value(y)
+            return f"{self.name(y)}[{', '.join(index)}]"
+
+        def value(x):
+            if isinstance(x, Literal):
+                return self.const(x.val, x.aval.dtype)
+            if x in vals:
+                return vals[x]
+            e = producers.get(x)
+            if e is not None and e.outputs[0] in g.loads:
+                return self._index_map(e, [], load)
+            return self.name(x)
+
+        for e in g.eqns:
+            self.eqn = e
+            out = e.outputs[0]
+            if out in g.loads:
+                vals[out] = self.tmp(value(out))
+            else:
+                rule = scalar_rules[e.prim.name]
+                expr = rule(self, [value(x) for x in e.inputs], [x.aval for x in e.inputs],
+                            out.aval, **e.params)
+                vals[out] = self.tmp(self.cast(expr, out.aval.dtype))
+            self.line(f"{self.name(out)} = {vals[out]}")
+        for e in g.reductions:  # reducing no axes of a scalar
+            self.eqn = e
+            v = value(e.inputs[0])
+            if e.prim.name in ("argmax", "argmin"):
+                v = self.const(0, e.params["index_dtype"])
+            self.line(f"{self.name(e.outputs[0])} = {v}")
+
+
+_IDENTITY = {"sum": 0, "prod": 1, "and": True, "or": False}
+_KINDS = {"reduce_sum": "sum", "reduce_prod": "prod", "reduce_max": "max", "reduce_min": "min",
+          "reduce_and": "and", "reduce_or": "or", "argmax": "argmax", "argmin": "argmin"}
+
+
+class _Reduction:
+    """Code for one reduction fused into a group's loops, in one of three styles:
+
+    - flat: all axes, one flat loop in blocks (block partials in the input precision, float
+      sums of blocks in float64);
+    - suffix: the reduced axes are the innermost loops (level L on): a scalar accumulator
+      opened before loop L and stored after it;
+    - array: other axis sets: an accumulator array over the kept axes.
+    """
+
+    def __init__(self, em: Emitter, eqn, rank):
+        self.em, self.eqn, self.rank = em, eqn, rank
+        self.kind = _KINDS[eqn.prim.name]
+        self.is_arg = self.kind in ("argmax", "argmin")
+        self.axes = tuple(eqn.params["axes"])
+        self.all_axes = set(self.axes) == set(range(rank))
+        self.in_dtype = eqn.inputs[0].aval.dtype
+        self.out = eqn.outputs[0]
+        k = self.in_dtype.kind
+        # Float sums/products accumulate in float64; integer ones in 64 bits (the same result
+        # modulo 2**bits as wrapping at every step).
+        wide = {"f": np.float64, "i": np.int64, "u": np.uint64}
+        self.acc_dtype = np.dtype(wide[k]) if k in wide and self.kind in ("sum", "prod") \
+            else self.in_dtype
+        self.kept = [d for d in range(rank) if d not in self.axes]
+        self.level = len(self.kept)
+        self.style = "suffix" if self.kept == list(range(self.level)) else "array"
+        self.acc, self.part, self.best_i = em.fresh("acc"), em.fresh("part"), em.fresh("bi")
+
+    def identity(self, dtype):
+        d = np.dtype(dtype)
+        if self.kind in ("max", "argmax"):
+            v = -np.inf if d.kind == "f" else (False if d.kind == "b" else np.iinfo(d).min)
+        elif self.kind in ("min", "argmin"):
+            v = np.inf if d.kind == "f" else (True if d.kind == "b" else np.iinfo(d).max)
+        else:
+            v = _IDENTITY[self.kind]
+        return self.em.const(v, d)
+
+    def combine(self, a, b):
+        k, fl = self.kind, self.in_dtype.kind == "f"
+        if k == "sum":
+            return f"{a} + {b}"
+        if k == "prod":
+            return f"{a} * {b}"
+        if k == "max":
+            return f"rt.fmax({a}, {b})" if fl else f"max({a}, {b})"
+        if k == "min":
+            return f"rt.fmin({a}, {b})" if fl else f"min({a}, {b})"
+        return f"{a} & {b}" if k == "and" else f"{a} | {b}"
+
+    def _arg_update(self, v, pos, acc, bi):
+        em = self.em
+        better = ">" if self.kind == "argmax" else "<"
+        t = em.tmp(v)
+        # Strictly better wins (ties keep the first); the first NaN wins and stays.
+        em.line(f"if {bi} < 0 or ({t} {better} {acc}) or ({t} != {t} and {acc} == {acc}):")
+        em.line(f"    {acc} = {t}")
+        em.line(f"    {bi} = {pos}")
+
+    def _store(self, where):
+        em = self.em
+        if self.is_arg:
+            val = em.cast(self.best_i, self.eqn.params["index_dtype"])
+        else:
+            val = em.cast(self.part, self.out.aval.dtype)
+        em.line(f"{where} = {val}")
+
+    # -- flat style ---------------------------------------------------------------------------
+    def flat_outer_init(self):
+        em = self.em
+        if self.is_arg:
+            em.line(f"{self.acc} = {self.identity(self.in_dtype)}")
+            em.line(f"{self.best_i} = -1")
+        else:
+            em.line(f"{self.acc} = {self.identity(self.acc_dtype)}")
+
+    def flat_block_init(self):
+        if not self.is_arg:
+            self.em.line(f"{self.part} = {self.identity(self.in_dtype)}")
+
+    def flat_accumulate(self, v, i):
+        if self.is_arg:
+            self._arg_update(v, i, self.acc, self.best_i)
+        else:
+            self.em.line(f"{self.part} = {self.combine(self.part, v)}")
+
+    def flat_block_fold(self):
+        if not self.is_arg:
+            self.em.line(f"{self.acc} = {self.combine(self.acc, self.part)}")
+
+    def flat_finish(self):
+        em = self.em
+        src, dt = (self.best_i, self.eqn.params["index_dtype"]) if self.is_arg else \
+            (self.acc, self.out.aval.dtype)
+        em.line(f"{em.name(self.out)} = {em.cast(src, dt)}")
+
+    # -- nested styles ------------------------------------------------------------------------
+    def setup(self, dims):
+        em = self.em
+        kept_dims = [dims[d] for d in self.kept]
+        if self.style == "suffix":
+            if self.kept:
+                em.empty(em.name(self.out), kept_dims, self.out.aval.dtype)
+            return
+        shape = ", ".join(kept_dims) + ("," if len(kept_dims) == 1 else "")
+        dt = self.in_dtype if self.is_arg else self.acc_dtype
+        em.line(f"{self.acc} = np.full(({shape}), {self.identity(dt)})")
+        if self.is_arg:
+            em.line(f"{self.best_i} = np.full(({shape}), -1, dtype=np.int64)")
+
+    def open_level(self, k):
+        if self.style != "suffix" or self.level != k:
+            return
+        em = self.em
+        if self.is_arg:
+            em.line(f"{self.part} = {self.identity(self.in_dtype)}")
+            em.line(f"{self.best_i} = -1")
+        else:
+            em.line(f"{self.part} = {self.identity(self.acc_dtype)}")
+
+    def accumulate(self, v, idx):
+        if self.style == "suffix":
+            if self.is_arg:
+                self._arg_update(v, idx[self.axes[0]], self.part, self.best_i)
+            else:
+                self.em.line(f"{self.part} = {self.combine(self.part, v)}")
+            return
+        key = ", ".join(idx[d] for d in self.kept)
+        if self.is_arg:
+            self._arg_update(v, idx[self.axes[0]], f"{self.acc}[{key}]",
+                             f"{self.best_i}[{key}]")
+        else:
+            cell = f"{self.acc}[{key}]"
+            self.em.line(f"{cell} = {self.combine(cell, v)}")
+
+    def close_level(self, k, outer_idx):
+        if self.style != "suffix" or self.level != k:
+            return
+        where = self.em.name(self.out)
+        self._store(f"{where}[{', '.join(outer_idx)}]" if self.kept else where)
+
+    def finish(self):
+        if self.style != "array":
+            return
+        em = self.em
+        src = self.best_i if self.is_arg else self.acc
+        dt = self.eqn.params["index_dtype"] if self.is_arg else self.out.aval.dtype
+        em.line(f"{em.name(self.out)} = {src}.astype({dtype_ctor(dt)})")
+
+
+def emit_kernel(jaxpr, name="kernel"):
+    """Code for ``jaxpr``: ``(constants, function source, uses prange, line_eqns)``. The
+    function takes the jaxpr's inputs then its constants; ``line_eqns[k]`` is the equation
+    behind line k of the function source (for error messages)."""
+    from .ops import op_rules
+    steps, materialized = plan(jaxpr)
+    em = Emitter(jaxpr, materialized)
+    array_consts = [(v, c) for v, c in zip(jaxpr.constvars, jaxpr.consts)]
+    params = [em.name(v) for v in jaxpr.invars] + [em.name(v) for v, _ in array_consts]
+    for v in list(jaxpr.invars) + [v for v, _ in array_consts]:
+        if v.aval.shape:
+            em.line(f"{em.name(v)} = np.ascontiguousarray({em.name(v)})")
+    for step in steps:
+        if isinstance(step, Group):
+            em.group(step)
+        else:
+            em.eqn = step.eqn
+            rule = op_rules.get(step.eqn.prim.name)
+            if rule is None:
+                where = f" (from {step.eqn.source})" if step.eqn.source else ""
+                raise LoweringError(f"jit cannot compile '{step.eqn.prim.name}'{where}: it has "
+                                    "no Numba lowering")
+            rule(em, step.eqn)
+    outs = [em.atom(x) for x in jaxpr.outvars]
+    em.line(f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+    source = "\n".join([f"def {name}({', '.join(params)}):"] + em.lines) + "\n"
+    return "\n".join(em.const_lines), source, em.parallel, [None] + em.line_eqns
+
+
+__all__ = ["emit_kernel", "Emitter", "LoweringError", "Op", "REDUCTIONS"]

@@ -1,0 +1,386 @@
+"""Emitters for the equations that are not fused into loop nests: reshape, concatenate, pad,
+dynamic slices, gather/scatter, dot_general (BLAS), cumulative ops, sort, bitcast.
+
+``op_rules[name](em, eqn)`` writes lines that define ``em.name(out)`` for each output; every
+array it produces is C-contiguous (later loops and BLAS rely on it).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .emit import LoweringError
+from .scalar import dtype_ctor
+
+op_rules: dict = {}
+
+
+def _shape_tuple(dims) -> str:
+    dims = [str(d) for d in dims]
+    return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
+
+
+def _loops(em, shape, body, prefix="j"):
+    """Emit nested loops over ``shape`` around ``body(index_names)``."""
+    idx = [em.fresh(prefix) for _ in shape]
+    for i, d in zip(idx, shape):
+        em.line(f"for {i} in range({d}):")
+        em.level += 1
+    body(idx)
+    em.level -= len(shape)
+    return idx
+
+
+def _reshape(em, eqn):
+    x, out = eqn.inputs[0], eqn.outputs[0]
+    src, dst = em.atom(x), em.name(out)
+    if not out.aval.shape:
+        em.line(f"{dst} = {src}.ravel()[0]")
+    elif not x.aval.shape:
+        em.line(f"{dst} = np.full({_shape_tuple(out.aval.shape)}, {src})")
+    else:
+        em.line(f"{dst} = {src}.reshape({_shape_tuple(out.aval.shape)})")
+
+
+def _concatenate(em, eqn):
+    out = eqn.outputs[0]
+    dim = eqn.params["dimension"]
+    dst = em.name(out)
+    em.line(f"{dst} = np.empty({_shape_tuple(out.aval.shape)}, dtype="
+            f"{dtype_ctor(out.aval.dtype)})")
+    start = 0
+    for x in eqn.inputs:
+        n = x.aval.shape[dim]
+        if n:
+            sl = [":"] * out.aval.ndim
+            sl[dim] = f"{start}:{start + n}"
+            em.line(f"{dst}[{', '.join(sl)}] = {em.atom(x)}")
+        start += n
+
+
+def _pad(em, eqn):
+    x, pv = eqn.inputs
+    out = eqn.outputs[0]
+    dst = em.name(out)
+    em.line(f"{dst} = np.full({_shape_tuple(out.aval.shape)}, {em.atom(pv)})")
+    src_sl, dst_sl = [], []
+    for n, size, (lo, _, interior) in zip(x.aval.shape, out.aval.shape,
+                                          eqn.params["padding_config"]):
+        step = interior + 1
+        j0 = max(0, -(lo // step) if lo < 0 else 0)
+        while lo + j0 * step < 0:
+            j0 += 1
+        j1 = min(n - 1, (size - 1 - lo) // step) if n else -1
+        if j1 < j0:
+            return  # nothing of the operand survives the cropping
+        src_sl.append(f"{j0}:{j1 + 1}")
+        d0 = lo + j0 * step
+        dst_sl.append(f"{d0}:{d0 + (j1 - j0) * step + 1}:{step}")
+    if x.aval.shape:
+        em.line(f"{dst}[{', '.join(dst_sl)}] = {em.atom(x)}[{', '.join(src_sl)}]")
+
+
+def _clamped_starts(em, x, starts, sizes):
+    names = []
+    for k, (s, n, size) in enumerate(zip(starts, x.aval.shape, sizes)):
+        names.append(em.tmp(f"min(max(np.int64({em.atom(s)}), 0), {n - size})"))
+    return names
+
+
+def _dynamic_slice(em, eqn):
+    x, *starts = eqn.inputs
+    out = eqn.outputs[0]
+    if not x.aval.shape:
+        em.line(f"{em.name(out)} = {em.atom(x)}")
+        return
+    sizes = eqn.params["slice_sizes"]
+    st = _clamped_starts(em, x, starts, sizes)
+    sl = ", ".join(f"{s}:{s} + {k}" for s, k in zip(st, sizes))
+    em.line(f"{em.name(out)} = np.ascontiguousarray({em.atom(x)}[{sl}])")
+
+
+def _dynamic_update_slice(em, eqn):
+    x, upd, *starts = eqn.inputs
+    out = eqn.outputs[0]
+    if not x.aval.shape:
+        em.line(f"{em.name(out)} = {em.atom(upd)}")
+        return
+    st = _clamped_starts(em, x, starts, upd.aval.shape)
+    dst = em.name(out)
+    em.line(f"{dst} = {em.atom(x)}.copy()")
+    sl = ", ".join(f"{s}:{s} + {k}" for s, k in zip(st, upd.aval.shape))
+    em.line(f"{dst}[{sl}] = {em.atom(upd)}")
+
+
+def _index_reads(em, indices, batch_idx):
+    """Expressions reading each (broadcast) index array at the batch position."""
+    reads = []
+    nb = len(batch_idx)
+    for ix in indices:
+        shape = ix.aval.shape
+        if not shape:
+            reads.append(em.atom(ix))
+            continue
+        pos = batch_idx[nb - len(shape):]
+        sub = ["0" if d == 1 else p for d, p in zip(shape, pos)]
+        reads.append(f"{em.atom(ix)}[{', '.join(sub)}]")
+    return reads
+
+
+def _gather(em, eqn):
+    x, *indices = eqn.inputs
+    out = eqn.outputs[0]
+    axes, mode, fill = eqn.params["axes"], eqn.params["mode"], eqn.params["fill_value"]
+    rest = [d for d in range(x.aval.ndim) if d not in axes]
+    batch = out.aval.shape[:out.aval.ndim - len(rest)]
+    dst = em.name(out)
+    em.line(f"{dst} = np.empty({_shape_tuple(out.aval.shape)}, dtype="
+            f"{dtype_ctor(out.aval.dtype)})")
+    if out.aval.size == 0:
+        return
+    if any(x.aval.shape[a] == 0 for a in axes):
+        em.line(f"{dst}[...] = {em.const(_fill_value(out.aval.dtype, fill), out.aval.dtype)}"
+                if mode == "fill" else f"{dst}[...] = 0")
+        return
+    src = em.atom(x)
+
+    def body(bidx):
+        js = []
+        conds = []
+        for r, a in zip(_index_reads(em, indices, bidx), axes):
+            n = x.aval.shape[a]
+            j = em.tmp(f"np.int64({r})")
+            if mode == "clip":
+                em.line(f"{j} = min(max({j}, 0), {n - 1})")
+            else:
+                conds.append(f"0 <= {j} < {n}")
+            js.append(j)
+
+        def inner(ridx):
+            full = [None] * x.aval.ndim
+            for a, j in zip(axes, js):
+                full[a] = j
+            for d, r in zip(rest, ridx):
+                full[d] = r
+            target = f"{dst}[{', '.join(list(bidx) + list(ridx))}]" if out.aval.ndim else dst
+            read = f"{src}[{', '.join(full)}]"
+            if conds:
+                fv = em.const(_fill_value(out.aval.dtype, fill), out.aval.dtype)
+                em.line(f"{target} = {read} if ({' and '.join(conds)}) else {fv}")
+            else:
+                em.line(f"{target} = {read}")
+        _loops(em, [x.aval.shape[d] for d in rest], inner, "r")
+    _loops(em, batch, body, "b")
+
+
+def _fill_value(dtype, fill):
+    if fill is not None:
+        return fill
+    if dtype.kind == "f":
+        return np.nan
+    if dtype.kind == "b":
+        return True
+    info = np.iinfo(dtype)
+    return info.min if dtype.kind == "i" else info.max
+
+
+def _scatter(combine):
+    def rule(em, eqn):
+        x, upd, *indices = eqn.inputs
+        out = eqn.outputs[0]
+        axes, mode = eqn.params["axes"], eqn.params["mode"]
+        rest = [d for d in range(x.aval.ndim) if d not in axes]
+        batch = upd.aval.shape[:upd.aval.ndim - len(rest)]
+        dst = em.name(out)
+        em.line(f"{dst} = {em.atom(x)}.copy()")
+        if upd.aval.size == 0:
+            return
+        u = em.atom(upd)
+        fl = x.aval.dtype.kind == "f"
+
+        def body(bidx):
+            js, conds = [], []
+            for r, a in zip(_index_reads(em, indices, bidx), axes):
+                n = x.aval.shape[a]
+                j = em.tmp(f"np.int64({r})")
+                if mode == "clip":
+                    em.line(f"{j} = min(max({j}, 0), {n - 1})")
+                else:
+                    conds.append(f"0 <= {j} < {n}")
+                js.append(j)
+            if conds:
+                em.line(f"if {' and '.join(conds)}:")
+                em.level += 1
+
+            def inner(ridx):
+                full = [None] * x.aval.ndim
+                for a, j in zip(axes, js):
+                    full[a] = j
+                for d, r in zip(rest, ridx):
+                    full[d] = r
+                cell = f"{dst}[{', '.join(full)}]"
+                val = f"{u}[{', '.join(list(bidx) + list(ridx))}]" if upd.aval.ndim else u
+                em.line(f"{cell} = {em.cast(combine(cell, val, fl, x.aval.dtype), x.aval.dtype)}")
+            _loops(em, [x.aval.shape[d] for d in rest], inner, "r")
+            if conds:
+                em.level -= 1
+        _loops(em, batch, body, "b")
+    return rule
+
+
+def _free(ndim, contract, batch):
+    return [d for d in range(ndim) if d not in contract and d not in batch]
+
+
+def _dot_general(em, eqn):
+    lhs, rhs = eqn.inputs
+    out = eqn.outputs[0]
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    dt = out.aval.dtype
+    lf, rf = _free(lhs.aval.ndim, lc, lb), _free(rhs.aval.ndim, rc, rb)
+    bsz = math.prod(lhs.aval.shape[d] for d in lb)
+    m = math.prod(lhs.aval.shape[d] for d in lf)
+    k = math.prod(lhs.aval.shape[d] for d in lc)
+    n = math.prod(rhs.aval.shape[d] for d in rf)
+
+    def operand(x, perm, shape3):
+        src = em.atom(x)
+        if not x.aval.shape:
+            return em.tmp(f"np.full({_shape_tuple(shape3)}, {src})")
+        if x.aval.dtype != dt:
+            src = em.tmp(f"{src}.astype({dtype_ctor(dt)})")
+        if list(perm) != list(range(x.aval.ndim)):
+            src = em.tmp(f"np.ascontiguousarray({src}.transpose({_shape_tuple(perm)}))")
+        return em.tmp(f"{src}.reshape({_shape_tuple(shape3)})")
+
+    a = operand(lhs, list(lb) + lf + list(lc), (bsz, m, k))
+    b = operand(rhs, list(rb) + list(rc) + rf, (bsz, k, n))
+    c = em.fresh("c")
+    em.line(f"{c} = np.empty({_shape_tuple((bsz, m, n))}, dtype={dtype_ctor(dt)})")
+    q = em.fresh("q")
+    em.line(f"for {q} in range({bsz}):")
+    if dt == np.float32:
+        em.line(f"    blas.gemm32({a}[{q}], {b}[{q}], {c}[{q}])")
+    elif dt == np.float64:
+        em.line(f"    blas.gemm64({a}[{q}], {b}[{q}], {c}[{q}])")
+    else:  # integers (wrapping like NumPy) and booleans (any product true)
+        acc = em.fresh("acc")
+        em.line(f"    {acc} = np.empty(({m}, {n}), dtype=np.int64)")
+        em.line(f"    blas.gemm_loops({a}[{q}].astype(np.int64), {b}[{q}].astype(np.int64), "
+                f"{acc})")
+        result = f"{acc} != 0" if dt == np.bool_ else f"{acc}.astype({dtype_ctor(dt)})"
+        em.line(f"    {c}[{q}] = {result}")
+    em.line(f"{em.name(out)} = {c}.reshape({_shape_tuple(out.aval.shape)})"
+            if out.aval.shape else f"{em.name(out)} = {c}[0, 0, 0]")
+
+
+def _cumulative(combine_name):
+    def rule(em, eqn):
+        x, out = eqn.inputs[0], eqn.outputs[0]
+        axis, reverse = eqn.params["axis"], eqn.params["reverse"]
+        shape = x.aval.shape
+        dst, src = em.name(out), em.atom(x)
+        em.line(f"{dst} = np.empty({_shape_tuple(shape)}, dtype={dtype_ctor(x.aval.dtype)})")
+        others = [d for d in range(len(shape)) if d != axis]
+        fl = x.aval.dtype.kind == "f"
+        n = shape[axis]
+        if n == 0 or x.aval.size == 0:
+            return
+
+        def body(oidx):
+            acc = em.fresh("acc")
+            j = em.fresh("k")
+            rng = f"range({n} - 1, -1, -1)" if reverse else f"range({n})"
+            full = [None] * len(shape)
+            for d, i in zip(others, oidx):
+                full[d] = i
+            full[axis] = j
+            cell = ", ".join(full)
+            em.line(f"for {j} in {rng}:")
+            em.line(f"    if {j} == {(n - 1) if reverse else 0}:")
+            em.line(f"        {acc} = {src}[{cell}]")
+            em.line("    else:")
+            expr = _COMBINE[combine_name](acc, f"{src}[{cell}]", fl)
+            em.line(f"        {acc} = {em.cast(expr, x.aval.dtype)}")
+            em.line(f"    {dst}[{cell}] = {acc}")
+        _loops(em, [shape[d] for d in others], body, "o")
+    return rule
+
+
+_COMBINE = {
+    "sum": lambda a, b, fl: f"{a} + {b}",
+    "prod": lambda a, b, fl: f"{a} * {b}",
+    "max": lambda a, b, fl: f"rt.fmax({a}, {b})" if fl else f"max({a}, {b})",
+    "min": lambda a, b, fl: f"rt.fmin({a}, {b})" if fl else f"min({a}, {b})",
+    "logaddexp": lambda a, b, fl: f"rt.logaddexp({a}, {b})",
+}
+
+
+def _sort(em, eqn):
+    dim, num_keys = eqn.params["dimension"], eqn.params["num_keys"]
+    shape = eqn.inputs[0].aval.shape
+    nd = len(shape)
+    n = shape[dim]
+    rows = math.prod(shape) // n if n else 0
+    perm_axes = [d for d in range(nd) if d != dim] + [dim]
+    inv = list(np.argsort(perm_axes))
+    moved_shape = [shape[d] for d in perm_axes]
+    row_views = []
+    for x in eqn.inputs:
+        src = em.atom(x)
+        if perm_axes != list(range(nd)):
+            src = em.tmp(f"np.ascontiguousarray({src}.transpose({_shape_tuple(perm_axes)}))")
+        row_views.append(em.tmp(f"{src}.reshape(({rows}, {n}))"))
+    perm = em.fresh("perm")
+    em.line(f"{perm} = np.empty(({rows}, {n}), dtype=np.int64)")
+    r = em.fresh("r")
+    em.line(f"for {r} in range({rows}):")
+    em.level += 1
+    p = em.tmp(f"np.arange({n})")
+    for key in reversed(row_views[:num_keys]):  # least significant key first, stable passes
+        em.line(f"{p} = {p}[np.argsort({key}[{r}][{p}], kind='mergesort')]")
+    em.line(f"{perm}[{r}] = {p}")
+    em.level -= 1
+    for x, view, out in zip(eqn.inputs, row_views, eqn.outputs):
+        sorted_rows = em.fresh("s")
+        em.line(f"{sorted_rows} = np.empty(({rows}, {n}), dtype={dtype_ctor(x.aval.dtype)})")
+        em.line(f"for {r} in range({rows}):")
+        em.line(f"    {sorted_rows}[{r}] = {view}[{r}][{perm}[{r}]]")
+        res = em.tmp(f"{sorted_rows}.reshape({_shape_tuple(moved_shape)})")
+        if perm_axes != list(range(nd)):
+            res = em.tmp(f"np.ascontiguousarray({res}.transpose({_shape_tuple(inv)}))")
+        em.line(f"{em.name(out)} = {res}")
+
+
+def _bitcast(em, eqn):
+    x, out = eqn.inputs[0], eqn.outputs[0]
+    dt = dtype_ctor(out.aval.dtype)
+    if not x.aval.shape:
+        em.line(f"{em.name(out)} = np.array([{em.atom(x)}]).view({dt})[0]")
+    else:
+        em.line(f"{em.name(out)} = {em.atom(x)}.view({dt})")
+
+
+def _unsupported(reason):
+    def rule(em, eqn):
+        where = f" (from {eqn.source})" if eqn.source else ""
+        raise LoweringError(f"jit cannot compile '{eqn.prim.name}'{where}: {reason}")
+    return rule
+
+
+op_rules.update({
+    "reshape": _reshape, "squeeze": _reshape, "concatenate": _concatenate, "pad": _pad,
+    "dynamic_slice": _dynamic_slice, "dynamic_update_slice": _dynamic_update_slice,
+    "gather": _gather, "dot_general": _dot_general, "sort": _sort,
+    "bitcast_convert_type": _bitcast,
+    "scatter": _scatter(lambda c, v, fl, dt: v),
+    "scatter-add": _scatter(lambda c, v, fl, dt: f"{c} | {v}" if dt == np.bool_ else f"{c} + {v}"),
+    "scatter-mul": _scatter(lambda c, v, fl, dt: f"{c} * {v}"),
+    "scatter-min": _scatter(lambda c, v, fl, dt: f"rt.fmin({c}, {v})" if fl else f"min({c}, {v})"),
+    "scatter-max": _scatter(lambda c, v, fl, dt: f"rt.fmax({c}, {v})" if fl else f"max({c}, {v})"),
+    "cumsum": _cumulative("sum"), "cumprod": _cumulative("prod"),
+    "cummax": _cumulative("max"), "cummin": _cumulative("min"),
+    "cumlogsumexp": _cumulative("logaddexp"),
+    "custom_lin": _unsupported("forward-mode differentiation of a custom_vjp function"),
+})

@@ -1,0 +1,147 @@
+"""Fusion planning: split a flat jaxpr into fused loop nests and standalone operations.
+
+A :class:`Group` is one loop nest over a shape S. It computes elementwise equations (one value
+per loop index), reads other values through *index maps* (broadcast_in_dim, transpose, static
+slice, rev, unit-dim reshapes and iota are just index arithmetic on an existing buffer), and
+finishes with reductions of its values (accumulated in the same pass). Every other equation is
+an :class:`Op` with its own emitter. Values get a buffer only when something outside their
+group needs them::
+
+    >>> steps, materialized = plan(jaxpr)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from functrans.core.ir import Jaxpr, Literal, Var
+
+INDEX_MAPS = {"broadcast_in_dim", "transpose", "slice", "rev", "iota", "reshape", "squeeze"}
+REDUCTIONS = {"reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
+              "reduce_or", "argmax", "argmin"}
+NOT_FUSED = {"bitcast_convert_type"}  # needs a buffer view
+
+
+def is_pointwise(eqn) -> bool:
+    return "elementwise" in eqn.prim.traits and eqn.prim.name not in NOT_FUSED
+
+
+def unit_reshape(eqn) -> bool:
+    """A reshape that only adds/removes size-1 dims (an index map)."""
+    if eqn.prim.name == "squeeze":
+        return True
+    if eqn.prim.name != "reshape":
+        return False
+    a = [d for d in eqn.inputs[0].aval.shape if d != 1]
+    b = [d for d in eqn.outputs[0].aval.shape if d != 1]
+    return a == b
+
+
+def is_index_map(eqn) -> bool:
+    name = eqn.prim.name
+    if name in ("reshape", "squeeze"):
+        return unit_reshape(eqn)
+    return name in INDEX_MAPS
+
+
+@dataclass
+class Group:
+    shape: tuple
+    eqns: list = field(default_factory=list)  # pointwise and index-map equations, in order
+    reductions: list = field(default_factory=list)
+    computed: set = field(default_factory=set)  # values computed per loop index
+    loads: set = field(default_factory=set)  # index-map values (read from buffers)
+    finished: set = field(default_factory=set)  # reduction results (available after the loop)
+
+
+@dataclass
+class Op:
+    eqn: object
+
+
+def _available(x, group, computed_anywhere) -> bool:
+    """Can ``group`` read ``x`` now (it is a literal, or finished before the group started)?"""
+    if isinstance(x, Literal):
+        return True
+    return x not in group.computed and x not in group.loads and x not in group.finished \
+        and x in computed_anywhere
+
+
+def plan(jaxpr: Jaxpr):
+    """Returns ``(steps, materialized)``: steps in emission order; ``materialized`` is the set
+    of group values that need buffers (used outside their group or returned)."""
+    steps: list = []
+    open_group: Group | None = None
+    done: set = set(jaxpr.invars) | set(jaxpr.constvars)  # values with buffers/scalars now
+    group_of: dict = {}
+
+    def close():
+        nonlocal open_group
+        if open_group is not None:
+            steps.append(open_group)
+            done.update(open_group.computed, open_group.loads, open_group.finished)
+            open_group = None
+
+    def can_join(eqn, g: Group) -> bool:
+        out = eqn.outputs[0].aval
+        name = eqn.prim.name
+        if name in REDUCTIONS:
+            x = eqn.inputs[0]
+            return isinstance(x, Var) and x.aval.shape == g.shape and (
+                x in g.computed or x in g.loads or _available(x, g, done))
+        if out.shape != g.shape:
+            return False
+        if is_index_map(eqn):
+            return all(_available(x, g, done) for x in eqn.inputs)
+        for x in eqn.inputs:
+            if isinstance(x, Literal) or x in g.computed or x in g.loads:
+                continue
+            if not _available(x, g, done):
+                return False
+        return True
+
+    for eqn in jaxpr.eqns:
+        fusible = (len(eqn.outputs) == 1 and (is_pointwise(eqn) or is_index_map(eqn)
+                                              or eqn.prim.name in REDUCTIONS))
+        if fusible:
+            if open_group is not None and not can_join(eqn, open_group):
+                close()
+            if open_group is None:
+                shape = eqn.inputs[0].aval.shape if eqn.prim.name in REDUCTIONS \
+                    else eqn.outputs[0].aval.shape
+                open_group = Group(tuple(shape))
+                if not can_join(eqn, open_group):  # inputs not ready: cannot happen in order
+                    raise AssertionError(f"unschedulable equation {eqn}")
+            g = open_group
+            out = eqn.outputs[0]
+            if eqn.prim.name in REDUCTIONS:
+                g.reductions.append(eqn)
+                g.finished.add(out)
+            elif is_index_map(eqn):
+                g.eqns.append(eqn)
+                g.loads.add(out)
+            else:
+                g.eqns.append(eqn)
+                g.computed.add(out)
+            group_of[out] = g
+            continue
+        depends = open_group is not None and any(
+            isinstance(x, Var) and (x in open_group.computed or x in open_group.loads
+                                    or x in open_group.finished) for x in eqn.inputs)
+        if depends:
+            close()
+        steps.append(Op(eqn))
+        done.update(eqn.outputs)
+    close()
+    return steps, _materialized(jaxpr, steps, group_of)
+
+
+def _materialized(jaxpr, steps, group_of):
+    """Group values read by another step, or returned, need buffers."""
+    need = {x for x in jaxpr.outvars if isinstance(x, Var) and x in group_of}
+    for step in steps:
+        eqns = step.eqns + step.reductions if isinstance(step, Group) else [step.eqn]
+        for eqn in eqns:
+            for x in eqn.inputs:
+                if isinstance(x, Var) and x in group_of and group_of[x] is not step:
+                    need.add(x)
+    return need

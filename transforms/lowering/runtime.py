@@ -1,0 +1,139 @@
+"""Scalar and array helpers that generated kernels call (compiled with Numba, cached).
+
+They pin down semantics where Numba's defaults differ from functrans' primitives: C-style
+integer division and remainder (x / 0 == 0), shifts past the bit width, NaN-propagating
+max/min, rounding half away from zero, nextafter, population count::
+
+    >>> idiv(-7, 2), irem(-7, 2)
+    (-3, -1)
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+_jit = numba.njit(cache=True, error_model="numpy", nogil=True)
+
+
+@_jit
+def idiv(x, y):
+    """Integer division truncating toward zero; division by zero gives 0."""
+    if y == 0:
+        return x - x
+    q = x // y
+    if (x % y != 0) and ((x < 0) != (y < 0)):
+        q += 1
+    return q
+
+
+@_jit
+def irem(x, y):
+    """Integer remainder with the sign of the dividend (C fmod); x % 0 gives 0."""
+    if y == 0:
+        return x - x
+    r = x % y
+    if r != 0 and ((r < 0) != (x < 0)):
+        r -= y
+    return r
+
+
+@_jit
+def fmax(x, y):
+    """max propagating NaN from either side (as np.maximum)."""
+    if x != x:
+        return x
+    if y != y:
+        return y
+    return x if x >= y else y
+
+
+@_jit
+def fmin(x, y):
+    """min propagating NaN from either side (as np.minimum)."""
+    if x != x:
+        return x
+    if y != y:
+        return y
+    return x if x <= y else y
+
+
+@_jit
+def round_away(x):
+    """Round half away from zero (C round)."""
+    t = math.trunc(x)
+    if abs(x - t) >= 0.5:
+        return t + math.copysign(1.0, x)
+    return t
+
+
+@_jit
+def round_even(x):
+    """Round half to even (np.rint)."""
+    return np.rint(x)
+
+
+_M1, _M2, _M4 = np.uint64(0x5555555555555555), np.uint64(0x3333333333333333), \
+    np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+
+
+@_jit
+def popcount64(x):
+    """Number of set bits of a uint64 (typed constants: mixing int64 and uint64 in Numba
+    would promote to float64)."""
+    x = x - ((x >> np.uint64(1)) & _M1)
+    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+    x = (x + (x >> np.uint64(4))) & _M4
+    return (x * _H01) >> np.uint64(56)
+
+
+@_jit
+def nextafter64(x, y):
+    """The next float64 after x toward y (as np.nextafter)."""
+    return np.nextafter(np.float64(x), np.float64(y))
+
+
+@_jit
+def nextafter32(x, y):
+    return np.nextafter(np.float32(x), np.float32(y))
+
+
+@_jit
+def logistic(x):
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+@_jit
+def sort_rows(x, perm_out):
+    """Stable argsort of each row of a 2-D array (NaNs last), written into perm_out."""
+    for r in range(x.shape[0]):
+        perm_out[r, :] = np.argsort(x[r], kind="mergesort")
+
+
+@_jit
+def lexsort_rows(keys, perm_out):
+    """Stable lexicographic argsort of rows: keys is (num_keys, rows, n), most significant
+    first (NaNs last per key)."""
+    nk = keys.shape[0]
+    for r in range(keys.shape[1]):
+        perm = np.arange(keys.shape[2])
+        for k in range(nk - 1, -1, -1):  # least significant key first; each pass is stable
+            order = np.argsort(keys[k, r][perm], kind="mergesort")
+            perm = perm[order]
+        perm_out[r, :] = perm
+
+
+@_jit
+def logaddexp(x, y):
+    """log(exp(x) + exp(y)) without overflow; equal infinities give themselves."""
+    if x == y:
+        return x + math.log(2.0) if math.isfinite(x) else x
+    m = x if x > y else y
+    if m != m or (x != x) or (y != y):
+        return x + y  # nan
+    return m + math.log1p(math.exp(-abs(x - y)))

@@ -1,0 +1,212 @@
+"""Scalar expressions for elementwise primitives inside generated loops.
+
+``scalar_rules[name](ctx, args, in_avals, out_aval, **params)`` returns a Python expression
+(a string) computing one element from the argument expressions; it may add temporaries with
+``ctx.tmp(expr)`` and typed constants with ``ctx.const(value, dtype)``. The emitter casts the
+result to the output dtype (Numba widens small integer arithmetic to int64).
+
+Transcendentals go through :mod:`.fastmath` (SIMD-vectorizable implementations); the integer
+and NaN semantics match the primitives' NumPy impls.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from functrans.primitives.elementwise import integer_pow_steps
+
+from . import fastmath
+
+scalar_rules: dict = {}
+
+_FM = set(fastmath.FUNCTIONS)
+_MATH = {"exp": "exp", "log": "log", "log1p": "log1p", "expm1": "expm1", "tanh": "tanh",
+         "sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos",
+         "atan": "atan", "sinh": "sinh", "cosh": "cosh", "asinh": "asinh", "acosh": "acosh",
+         "atanh": "atanh", "erf": "erf", "erfc": "erfc", "lgamma": "lgamma"}
+
+
+def dtype_ctor(dtype) -> str:
+    """The Numba-callable constructor of a dtype's scalars: ``np.float32`` etc."""
+    d = np.dtype(dtype)
+    return "np.bool_" if d == np.bool_ else f"np.{d.name}"
+
+
+def _kind(aval) -> str:
+    return aval.dtype.kind
+
+
+def _math(name):
+    fm_name = {"asin": "asin", "acos": "acos", "atan": "atan"}.get(name, name)
+
+    def rule(ctx, args, in_avals, out_aval, **params):
+        if fm_name in _FM:
+            return f"fm.{fm_name}({args[0]})"
+        return f"math.{_MATH[name]}({args[0]})"
+    return rule
+
+
+for _name in ("exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "tan", "asin", "acos",
+              "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc"):
+    scalar_rules[_name] = _math(_name)
+scalar_rules["lgamma"] = lambda ctx, a, i, o: f"math.lgamma({a[0]})"
+scalar_rules["exp2"] = lambda ctx, a, i, o: (f"fm.exp2({a[0]})" if "exp2" in _FM
+                                             else f"({ctx.const(2, o.dtype)} ** {a[0]})")
+scalar_rules["logistic"] = lambda ctx, a, i, o: f"fm.logistic({a[0]})"
+scalar_rules["cbrt"] = lambda ctx, a, i, o: f"fm.cbrt({a[0]})"
+scalar_rules["sqrt"] = lambda ctx, a, i, o: f"math.sqrt({a[0]})"
+scalar_rules["rsqrt"] = lambda ctx, a, i, o: f"({ctx.const(1, o.dtype)} / math.sqrt({a[0]}))"
+scalar_rules["erf_inv"] = lambda ctx, a, i, o: f"sp.erf_inv_scalar({a[0]})"
+scalar_rules["digamma"] = lambda ctx, a, i, o: f"sp.digamma_scalar({a[0]})"
+scalar_rules["polygamma"] = lambda ctx, a, i, o: f"sp.polygamma_scalar({a[0]}, {a[1]})"
+scalar_rules["zeta"] = lambda ctx, a, i, o: f"sp.zeta_scalar({a[0]}, {a[1]})"
+scalar_rules["square"] = lambda ctx, a, i, o: f"({a[0]} * {a[0]})"
+scalar_rules["neg"] = lambda ctx, a, i, o: f"(-{a[0]})"
+scalar_rules["stop_gradient"] = lambda ctx, a, i, o: a[0]
+scalar_rules["floor"] = lambda ctx, a, i, o: f"np.floor({a[0]})"
+scalar_rules["ceil"] = lambda ctx, a, i, o: f"np.ceil({a[0]})"
+scalar_rules["is_finite"] = lambda ctx, a, i, o: f"np.isfinite({a[0]})"
+
+
+def _round(ctx, a, i, o, *, rounding_method):
+    return f"np.rint({a[0]})" if rounding_method == 1 else f"rt.round_away({a[0]})"
+
+
+def _abs(ctx, a, i, o):
+    return a[0] if _kind(o) in "ub" else f"abs({a[0]})"
+
+
+def _sign(ctx, a, i, o):
+    x = ctx.tmp(a[0])
+    if _kind(o) == "f":
+        one, zero = ctx.const(1, o.dtype), ctx.const(0, o.dtype)
+        return f"({x} if {x} != {x} else ({one} if {x} > {zero} else (-{one} if {x} < {zero} " \
+               f"else {zero})))"
+    if _kind(o) == "u":
+        return f"({x} > 0)"
+    return f"(({x} > 0) - ({x} < 0))"
+
+
+def _not(ctx, a, i, o):
+    return f"(not {a[0]})" if _kind(o) == "b" else f"(~{a[0]})"
+
+
+def _popcount(ctx, a, i, o):
+    bits = 8 * o.dtype.itemsize
+    mask = ctx.const((1 << bits) - 1, np.uint64)
+    return f"rt.popcount64(np.uint64({a[0]}) & {mask})"
+
+
+def _integer_pow(ctx, a, i, o, *, y):
+    acc = None
+    base = ctx.tmp(a[0])
+    for step in integer_pow_steps(y):
+        if step == "square":
+            base = ctx.tmp(f"{ctx.cast(f'{base} * {base}', o.dtype)}")
+        elif step == "set":
+            acc = base
+        else:
+            acc = ctx.tmp(ctx.cast(f"{acc} * {base}", o.dtype))
+    if acc is None:
+        return ctx.const(1, o.dtype)
+    if y < 0:
+        return f"({ctx.const(1, o.dtype)} / {acc})"
+    return acc
+
+
+scalar_rules.update(round=_round, abs=_abs, sign=_sign, integer_pow=_integer_pow,
+                    population_count=_popcount)
+scalar_rules["not"] = _not
+
+
+def _add(ctx, a, i, o):
+    return f"({a[0]} | {a[1]})" if _kind(o) == "b" else f"({a[0]} + {a[1]})"
+
+
+def _mul(ctx, a, i, o):
+    return f"({a[0]} & {a[1]})" if _kind(o) == "b" else f"({a[0]} * {a[1]})"
+
+
+def _div(ctx, a, i, o):
+    return f"({a[0]} / {a[1]})" if _kind(o) == "f" else f"rt.idiv({a[0]}, {a[1]})"
+
+
+def _rem(ctx, a, i, o):
+    return f"np.fmod({a[0]}, {a[1]})" if _kind(o) == "f" else f"rt.irem({a[0]}, {a[1]})"
+
+
+def _max(ctx, a, i, o):
+    return f"rt.fmax({a[0]}, {a[1]})" if _kind(o) == "f" else f"max({a[0]}, {a[1]})"
+
+
+def _min(ctx, a, i, o):
+    return f"rt.fmin({a[0]}, {a[1]})" if _kind(o) == "f" else f"min({a[0]}, {a[1]})"
+
+
+def _nextafter(ctx, a, i, o):
+    fn = "nextafter32" if o.dtype == np.float32 else "nextafter64"
+    return f"rt.{fn}({a[0]}, {a[1]})"
+
+
+def _binary_fm(name, op):
+    def rule(ctx, a, i, o):
+        if name in _FM:
+            return f"fm.{name}({a[0]}, {a[1]})"
+        return op.format(*a)
+    return rule
+
+
+def _shift(kind):
+    def rule(ctx, a, i, o):
+        bits = 8 * o.dtype.itemsize
+        x, s = ctx.tmp(a[0]), ctx.tmp(a[1])
+        ok = f"(({s} >= 0) and ({s} < {bits}))"
+        if kind == "left":
+            return f"({x} << {s} if {ok} else {ctx.const(0, o.dtype)})"
+        if kind == "arith":
+            return f"({x} >> {s} if {ok} else ({x} >> {bits - 1}))"
+        u = dtype_ctor(f"u{o.dtype.itemsize}")
+        return f"({u}({x}) >> {u}({s}) if {ok} else {ctx.const(0, o.dtype)})"
+    return rule
+
+
+scalar_rules.update({
+    "add": _add, "add_any": _add, "sub": lambda ctx, a, i, o: f"({a[0]} - {a[1]})",
+    "mul": _mul, "div": _div, "rem": _rem, "max": _max, "min": _min,
+    "pow": _binary_fm("pow", "({0} ** {1})"), "atan2": _binary_fm("atan2", "math.atan2({0}, {1})"),
+    "nextafter": _nextafter,
+    "and": lambda ctx, a, i, o: f"({a[0]} & {a[1]})",
+    "or": lambda ctx, a, i, o: f"({a[0]} | {a[1]})",
+    "xor": lambda ctx, a, i, o: f"({a[0]} ^ {a[1]})",
+    "shift_left": _shift("left"), "shift_right_arithmetic": _shift("arith"),
+    "shift_right_logical": _shift("logical"),
+    "eq": lambda ctx, a, i, o: f"({a[0]} == {a[1]})",
+    "ne": lambda ctx, a, i, o: f"({a[0]} != {a[1]})",
+    "lt": lambda ctx, a, i, o: f"({a[0]} < {a[1]})",
+    "le": lambda ctx, a, i, o: f"({a[0]} <= {a[1]})",
+    "gt": lambda ctx, a, i, o: f"({a[0]} > {a[1]})",
+    "ge": lambda ctx, a, i, o: f"({a[0]} >= {a[1]})",
+})
+
+
+def _select_n(ctx, a, i, o):
+    which, cases = a[0], a[1:]
+    if len(cases) == 1:
+        return cases[0]
+    if i[0].dtype == np.bool_:
+        return f"({cases[1]} if {which} else {cases[0]})"
+    w = ctx.tmp(which)
+    expr = cases[-1]
+    for k in range(len(cases) - 2, -1, -1):
+        expr = f"({cases[k]} if {w} <= {k} else {expr})"
+    return expr
+
+
+def _convert(ctx, a, i, o, *, new_dtype, weak_type):
+    src = i[0].dtype
+    if np.dtype(new_dtype) == np.bool_:
+        return f"({a[0]} != {ctx.const(0, src)})"
+    return a[0]  # the emitter's cast does the conversion
+
+
+scalar_rules["select_n"] = _select_n
+scalar_rules["convert_element_type"] = _convert

@@ -1,0 +1,246 @@
+"""IR passes run before lowering, each a small ``Jaxpr -> Jaxpr`` function:
+
+- :func:`inline_calls`: splice the bodies of call-like primitives (jit, custom_jvp_call,
+  custom_vjp_call, checkpoint) into the caller, so the lowering sees one flat program;
+- :func:`simplify`: exact algebraic identities (``x * 1``, identity reshapes/transposes/
+  converts/broadcasts, ``neg(neg(x))``) — only rewrites that give bit-identical results;
+- :func:`fold_constants`: evaluate equations whose inputs are all known and small;
+- :func:`cse`: merge equations that compute the same thing from the same inputs;
+- :func:`dce`: drop equations whose results are unused.
+
+    >>> optimize(jaxpr)   # all of them, in a sensible order
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from functrans.core.ir import Eqn, Jaxpr, Literal, Var, walk_jaxprs
+
+# Call-like primitives: name of the param holding the body jaxpr, and how many leading
+# inputs are not passed to it.
+CALL_PARAMS = {"jit": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr",
+               "checkpoint": "jaxpr"}
+
+
+def _subst(x, env):
+    return env.get(x, x) if isinstance(x, Var) else x
+
+
+def inline_calls(jaxpr: Jaxpr) -> Jaxpr:
+    """Replace call-like equations by their (recursively inlined) bodies."""
+    constvars, consts = list(jaxpr.constvars), list(jaxpr.consts)
+    eqns: list = []
+    env: dict = {}
+
+    def splice(body: Jaxpr, args):
+        local = dict(zip(body.invars, args))
+        for v, c in zip(body.constvars, body.consts):
+            nv = Var(v.aval)
+            constvars.append(nv)
+            consts.append(c)
+            local[v] = nv
+        for eqn in body.eqns:
+            emit(eqn, local)
+        return [_subst(x, local) if isinstance(x, Var) else x for x in body.outvars]
+
+    def emit(eqn, local):
+        inputs = [_subst(x, local) for x in eqn.inputs]
+        name = eqn.prim.name
+        if name in CALL_PARAMS:
+            outs = splice(eqn.params[CALL_PARAMS[name]], inputs)
+            for o, v in zip(eqn.outputs, outs):
+                local[o] = v
+            return
+        params = {k: (_inline_sub(v) if isinstance(v, (Jaxpr, tuple)) else v)
+                  for k, v in eqn.params.items()}
+        outs = [Var(o.aval) for o in eqn.outputs]
+        for o, n in zip(eqn.outputs, outs):
+            local[o] = n
+        eqns.append(Eqn(eqn.prim, inputs, outs, params, eqn.source))
+
+    env.update({v: v for v in jaxpr.invars})
+    for eqn in jaxpr.eqns:
+        emit(eqn, env)
+    outvars = [_subst(x, env) for x in jaxpr.outvars]
+    return Jaxpr(constvars, consts, jaxpr.invars, outvars, eqns)
+
+
+def _inline_sub(v):
+    if isinstance(v, Jaxpr):
+        return inline_calls(v)
+    if isinstance(v, tuple) and any(isinstance(x, Jaxpr) for x in v):
+        return tuple(inline_calls(x) if isinstance(x, Jaxpr) else x for x in v)
+    return v
+
+
+def dce(jaxpr: Jaxpr) -> Jaxpr:
+    """Drop unused equations (and unused constants); inputs are kept."""
+    live = {x for x in jaxpr.outvars if isinstance(x, Var)}
+    kept = []
+    for eqn in reversed(jaxpr.eqns):
+        if any(o in live for o in eqn.outputs):
+            kept.append(eqn)
+            live.update(x for x in eqn.inputs if isinstance(x, Var))
+    kept.reverse()
+    keep = [v in live for v in jaxpr.constvars]
+    return jaxpr.replace(constvars=[v for v, k in zip(jaxpr.constvars, keep) if k],
+                         consts=[c for c, k in zip(jaxpr.consts, keep) if k], eqns=kept)
+
+
+def _key_atom(x):
+    if isinstance(x, Literal):
+        return ("lit", x.aval.dtype, x.val.tobytes())
+    return ("var", id(x))
+
+
+def _key_params(params):
+    items = []
+    for k in sorted(params):
+        v = params[k]
+        try:
+            hash(v)
+        except TypeError:
+            return None
+        items.append((k, id(v) if isinstance(v, Jaxpr) else v))
+    return tuple(items)
+
+
+def cse(jaxpr: Jaxpr) -> Jaxpr:
+    """Common-subexpression elimination (equations are pure)."""
+    seen: dict = {}
+    env: dict = {}
+    eqns = []
+    for eqn in jaxpr.eqns:
+        inputs = [_subst(x, env) for x in eqn.inputs]
+        pkey = _key_params(eqn.params)
+        key = None if pkey is None or getattr(eqn.prim, "effectful", False) else (
+            eqn.prim, tuple(_key_atom(x) for x in inputs), pkey)
+        if key is not None and key in seen:
+            for o, prev in zip(eqn.outputs, seen[key]):
+                env[o] = prev
+            continue
+        if key is not None:
+            seen[key] = eqn.outputs
+        eqns.append(eqn.replace(inputs=inputs))
+    outvars = [_subst(x, env) for x in jaxpr.outvars]
+    return jaxpr.replace(eqns=eqns, outvars=outvars)
+
+
+def _is_literal(x, value) -> bool:
+    return isinstance(x, Literal) and x.val.shape == () and x.val.item() == value and not (
+        isinstance(value, (int, float)) and value == 0 and np.signbit(x.val))
+
+
+def simplify(jaxpr: Jaxpr) -> Jaxpr:
+    """Bit-exact algebraic simplifications."""
+    env: dict = {}
+    producer: dict = {}
+    eqns = []
+    for eqn in jaxpr.eqns:
+        eqn = eqn.replace(inputs=[_subst(x, env) for x in eqn.inputs])
+        if len(eqn.outputs) == 1:
+            result = _simplify_one(eqn, producer)
+            if isinstance(result, (Var, Literal)):
+                env[eqn.outputs[0]] = result
+                continue
+            if isinstance(result, Eqn):
+                eqn = result
+            producer[eqn.outputs[0]] = eqn
+        eqns.append(eqn)
+    outvars = [_subst(x, env) for x in jaxpr.outvars]
+    return jaxpr.replace(eqns=eqns, outvars=outvars)
+
+
+def _same_type_as_out(x, out) -> bool:
+    a = x.aval
+    return a.shape == out.aval.shape and a.dtype == out.aval.dtype
+
+
+def _is_one(x, producer) -> bool:
+    """A literal 1, or a broadcast of one."""
+    if _is_literal(x, 1):
+        return True
+    p = producer.get(x) if isinstance(x, Var) else None
+    return p is not None and p.prim.name == "broadcast_in_dim" and _is_literal(p.inputs[0], 1)
+
+
+def _simplify_one(eqn, producer):
+    """A replacement atom, a rewritten equation, or None."""
+    name, out, p, inputs = eqn.prim.name, eqn.outputs[0], eqn.params, eqn.inputs
+    if name == "mul":
+        x, y = inputs
+        if _is_one(y, producer) and _same_type_as_out(x, out):
+            return x
+        if _is_one(x, producer) and _same_type_as_out(y, out):
+            return y
+        return None
+    if name == "neg":
+        prev = producer.get(inputs[0]) if isinstance(inputs[0], Var) else None
+        if prev is not None and prev.prim.name == "neg":
+            return prev.inputs[0]
+        return None
+    if name == "transpose":
+        perm = tuple(p["permutation"])
+        prev = producer.get(inputs[0]) if isinstance(inputs[0], Var) else None
+        if prev is not None and prev.prim.name == "transpose":
+            inner = tuple(prev.params["permutation"])
+            perm = tuple(inner[i] for i in perm)
+            src = prev.inputs[0]
+            if perm == tuple(range(out.aval.ndim)):
+                return src
+            return eqn.replace(inputs=[src], params=dict(p, permutation=perm))
+        return inputs[0] if perm == tuple(range(out.aval.ndim)) else None
+    if name in ("reshape", "squeeze"):
+        prev = producer.get(inputs[0]) if isinstance(inputs[0], Var) else None
+        if prev is not None and prev.prim.name in ("reshape", "squeeze"):
+            src = prev.inputs[0]
+            if _same_type_as_out(src, out):
+                return src
+            reshape = eqn.prim if name == "reshape" else (
+                prev.prim if prev.prim.name == "reshape" else None)
+            if reshape is not None:
+                return eqn.replace(prim=reshape, inputs=[src],
+                                   params={"new_sizes": out.aval.shape})
+    if name in ("reshape", "broadcast_in_dim", "convert_element_type", "squeeze", "rev") \
+            and _same_type_as_out(inputs[0], out):
+        if name == "rev" and p["dimensions"]:
+            return None
+        return inputs[0]
+    return None
+
+
+def fold_constants(jaxpr: Jaxpr) -> Jaxpr:
+    """Evaluate scalar equations whose inputs are all literals (results become literals)."""
+    from functrans.core.trace import EVAL_TRACE, set_current_trace
+    env: dict = {}
+    eqns = []
+    for eqn in jaxpr.eqns:
+        inputs = [_subst(x, env) for x in eqn.inputs]
+        if (inputs and all(isinstance(x, Literal) for x in inputs)
+                and all(o.aval.shape == () for o in eqn.outputs)
+                and eqn.prim.name not in CALL_PARAMS and not any(walk_jaxprs(eqn.params))
+                and not getattr(eqn.prim, "named_axis_rule", False)):
+            try:
+                with set_current_trace(EVAL_TRACE):
+                    outs = eqn.prim.bind(*[x.val for x in inputs], **eqn.params)
+            except Exception:
+                outs = None
+            if outs is not None:
+                for o, v in zip(eqn.outputs, outs):
+                    env[o] = Literal(np.asarray(v).reshape(()), o.aval)
+                continue
+        eqns.append(eqn.replace(inputs=inputs))
+    outvars = [_subst(x, env) for x in jaxpr.outvars]
+    return jaxpr.replace(eqns=eqns, outvars=outvars)
+
+
+def optimize(jaxpr: Jaxpr) -> Jaxpr:
+    """inline -> simplify -> fold -> cse -> dce."""
+    j = inline_calls(jaxpr)
+    j = simplify(j)
+    j = fold_constants(j)
+    j = cse(j)
+    return dce(j)
+
+
+__all__ = ["inline_calls", "simplify", "fold_constants", "cse", "dce", "optimize"]
