@@ -167,7 +167,8 @@ def _edge_inputs(name, dtype):
                [709.78, 709.79, 710, -708.4, -740, -745.1, -745.2, -746, -800],
         "exp2": [127, 127.99, 128, -126, -140, -149, -149.5, -150, -151] if f32 else
                 [1023, 1023.99, 1024, -1022, -1060, -1074, -1074.5, -1075, -1076],
-        "expm1": [88.72, 88.73, -17, -30, -1e5, 1e-8, -1e-8] if f32 else [709.78, 709.79, -40, -1e5],
+        "expm1": [88.72, 88.73, -17, -30, -1e5, 1e-8, -1e-8] if f32 else
+                 [709.78, 709.79, -40, -1e5],
         "tanh": [9, 10, 20, 1e-5, -1e-5, 0.55, -0.55],
         "logistic": [-88, -100, -103, -104, -120, 88, 100] if f32 else [-700, -745, -746, 710],
         "log": [4.0, 0.25, 1 + 1e-7, 1 - 1e-7], "log2": [8.0, 0.125, 1024.0],
@@ -231,7 +232,8 @@ def test_named_edges(dtype):
 def _one_loop_kernel(route, names):
     env = {n: fm.get(n, route) for n in names}
     body = " + ".join(f"{n}(v)" for n in names)
-    src = f"def k(x, out):\n    for i in range(x.size):\n        v = x[i]\n        out[i] = {body}\n"
+    src = ("def k(x, out):\n    for i in range(x.size):\n        v = x[i]\n"
+           f"        out[i] = {body}\n")
     exec(src, env)
     return numba.njit(**fm.kernel_options())(env["k"])
 
@@ -365,7 +367,8 @@ def test_route_queries():
             assert fm.has_simd(name, dt, "off") is False
             assert fm.implementation(name, dt, "portable") in ("portable", "stock")
     for name in REQUIRED:
-        assert fm.has_simd(name, np.float32, "portable") and fm.has_simd(name, "float64", "portable")
+        assert fm.has_simd(name, np.float32, "portable")
+        assert fm.has_simd(name, "float64", "portable")
         if fm.libmvec_available():
             assert fm.implementation(name, "float32", "libmvec") == "libmvec"
     assert fm.implementation("pow", "float64", "portable") == "stock"

@@ -283,12 +283,13 @@ def get(name: str, route: str | None = None):
             raise KeyError(f"unknown fast-math function {name!r}")
         entry = _make_entry(name, setting)
         args = "x, y" if name in _BINARY else "x"
+        call_args = "x[i], y[i]" if name in _BINARY else "x[i]"
         entry.__doc__ = (f"{name}({args}): {_DOCS[name]}, for float32/float64 inside njit code "
                          f"(route setting {setting!r}).\n\n"
                          f"    @numba.njit(**kernel_options())\n"
                          f"    def k(x, out):\n"
                          f"        for i in range(x.size):\n"
-                         f"            out[i] = fastmath.{name}({', '.join(['x[i]'] * len(args.split(',')))})\n")
+                         f"            out[i] = fastmath.{name}({call_args})\n")
         _ENTRIES[key] = entry
     return _ENTRIES[key]
 

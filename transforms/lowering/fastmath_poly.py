@@ -118,7 +118,8 @@ def _expm1_core_f32(x):
     if xc < F(-30):   # expm1(-30) rounds to -1
         xc = F(-30)
     r, k = _reduce_ln2_f32(xc)
-    p = r + r * r * (_FE2 + r * (_FE3 + r * (_FE4 + r * (_FE5 + r * (_FE6 + r * (_FE7 + r * _FE8))))))
+    q = _FE2 + r * (_FE3 + r * (_FE4 + r * (_FE5 + r * (_FE6 + r * (_FE7 + r * _FE8)))))
+    p = r + r * r * q
     # expm1(x) = 2**k * (p + (1 - 2**-k)); 1 - 2**-k is exact for -44 <= k <= 24 and below
     # half an ulp of 1 beyond 24, where it is clamped to stay representable.
     kk = k if k < 30 else 30
@@ -714,8 +715,9 @@ def _make_erf(dt, exp):
         inv = one / xc
         w = inv * inv
         near = xc < b3
-        r = (ra0 + w * (ra1 + w * (ra2 + w * (ra3 + w * (ra4 + w * (ra5 + w * (ra6 + w * ra7))))))) \
-            if near else (rb0 + w * (rb1 + w * (rb2 + w * (rb3 + w * (rb4 + w * (rb5 + w * rb6))))))
+        r = (ra0 + w * (ra1 + w * (ra2 + w * (ra3 + w * (ra4 + w * (ra5 + w * (
+            ra6 + w * ra7))))))) if near else \
+            (rb0 + w * (rb1 + w * (rb2 + w * (rb3 + w * (rb4 + w * (rb5 + w * rb6))))))
         sd = (one + w * (sa1 + w * (sa2 + w * (sa3 + w * (sa4 + w * (sa5 + w * (sa6 + w * (
             sa7 + w * sa8)))))))) if near else \
             (one + w * (sb1 + w * (sb2 + w * (sb3 + w * (sb4 + w * (sb5 + w * (sb6 + w * sb7)))))))
