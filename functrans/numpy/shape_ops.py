@@ -17,7 +17,8 @@ from .. import primitives as P
 from ..core import dtypes
 from ..core.trace import get_aval
 from ._core import (asarray, broadcast_operands, broadcast_shapes as _bshapes,
-                    broadcast_to_shape, convert, normalize_axes, normalize_axis, promote)
+                    broadcast_to_shape, convert, normalize_axes, normalize_axis, promote,
+                    unsupported_out)
 
 __all__ = ["reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "moveaxis",
            "swapaxes", "squeeze", "expand_dims", "broadcast_to", "broadcast_arrays",
@@ -209,6 +210,16 @@ def concatenate(arrays, axis=0, dtype=None):
         raise ValueError("all the input arrays must have the same number of dimensions, got "
                          + ", ".join(get_aval(a).str_short() for a in arrays))
     axis = normalize_axis(axis, nd)
+    s0 = get_aval(arrays[0]).shape
+    for i, a in enumerate(arrays[1:], 1):
+        s = get_aval(a).shape
+        for d in range(nd):
+            if d != axis and s[d] != s0[d]:
+                raise ValueError(
+                    "fnp.concatenate: all the input array dimensions except for the "
+                    f"concatenation axis {axis} must match exactly, but along dimension {d}, the "
+                    f"array at index 0 has size {s0[d]} and the array at index {i} has size "
+                    f"{s[d]} (shapes {s0} and {s})")
     arrays = promote(*arrays)
     if dtype is not None:
         arrays = [convert(a, dtypes.canonicalize_dtype(dtype)) for a in arrays]
@@ -360,26 +371,76 @@ def tile(A, reps):
 
 
 def repeat(a, repeats, axis=None, *, total_repeat_length=None):
-    """Repeat each element ``repeats`` times (a static int or a concrete array of counts)."""
+    """Repeat each element ``repeats`` times (an int or one count per element).
+
+    Counts known at trace time give the exact NumPy result; traced counts need the static
+    ``total_repeat_length`` (JAX's convention): extra output is cut off, and a short total
+    repeats the last element.
+
+    >>> repeat(fnp.array([1, 2]), [1, 2])
+    Array([1, 2, 2], dtype=int64)
+    """
+    from .indexing import _concrete, take
     a = asarray(a)
     if axis is None:
         a = ravel(a)
         axis = 0
     s = get_aval(a).shape
     axis = normalize_axis(axis, len(s))
+    n = s[axis]
     if isinstance(repeats, (int, np.integer)):
         r = int(repeats)
+        if r < 0:
+            raise ValueError(f"fnp.repeat: negative repeats {r}")
         b = lax.broadcast_in_dim(a, s[:axis + 1] + (r,) + s[axis + 1:],
                                  tuple(range(axis + 1)) + tuple(range(axis + 2, len(s) + 1)))
-        return reshape(b, s[:axis] + (s[axis] * r,) + s[axis + 1:])
-    from .indexing import _concrete, take
-    counts = _concrete(asarray(repeats))
-    if counts is None:
-        raise ValueError("fnp.repeat with traced repeats needs a static total; pass an int or a "
-                         "concrete array of counts")
-    counts = np.broadcast_to(counts, (s[axis],))
-    idx = np.repeat(np.arange(s[axis]), counts)
-    return take(a, asarray(idx), axis=axis)
+        out = reshape(b, s[:axis] + (n * r,) + s[axis + 1:])
+        if total_repeat_length is not None and total_repeat_length != n * r:
+            raise ValueError(f"fnp.repeat: total_repeat_length={total_repeat_length} but the "
+                             f"static repeats give {n * r}")
+        return out
+    counts = _concrete(repeats if isinstance(repeats, (list, tuple)) else asarray(repeats))
+    if counts is not None:
+        counts = np.asarray(counts)
+        if counts.size == 0:
+            counts = counts.astype(np.int64)
+        if counts.dtype.kind not in "iu":
+            raise TypeError(f"fnp.repeat: repeats must be integers, got dtype {counts.dtype}")
+        if (counts < 0).any():
+            raise ValueError("fnp.repeat: repeats may not contain negative values")
+        try:
+            counts = np.broadcast_to(counts, (n,))
+        except ValueError:
+            raise ValueError(f"fnp.repeat: operands could not be broadcast together with shape "
+                             f"({n},) (axis {axis} of {s}) and repeats of shape "
+                             f"{counts.shape}") from None
+        idx = np.repeat(np.arange(n), counts)
+        if total_repeat_length is not None:
+            if total_repeat_length < 0:
+                raise ValueError("fnp.repeat: total_repeat_length must be non-negative")
+            idx = idx[:total_repeat_length]
+            if len(idx) < total_repeat_length:
+                idx = np.concatenate([idx, np.full(total_repeat_length - len(idx),
+                                                   idx[-1] if len(idx) else n - 1)])
+        return take(a, asarray(idx.astype(np.int64)), axis=axis)
+    if total_repeat_length is None:
+        raise ValueError("fnp.repeat with traced repeats needs the static total_repeat_length= "
+                         "(the output's size depends on the repeats' values)")
+    from .reductions import cumsum
+    counts = broadcast_to(asarray(repeats), (n,))
+    ends = cumsum(counts)  # output position j comes from the first element whose end > j
+    d = get_aval(ends).dtype
+    pos = lax.iota(d, total_repeat_length)
+    if n:  # positions past the total repeat the last output element
+        last = P.max_p.bind1(P.sub_p.bind1(lax.index_in_dim(ends, n - 1, keepdims=False),
+                                           lax.full((), 1, d)), lax.full((), 0, d))
+        pos = P.min_p.bind1(pos, last)
+    idx = P.reduce_sum_p.bind1(convert(P.le_p.bind1(
+        lax.broadcast_in_dim(ends, (total_repeat_length, n), (1,)),
+        lax.broadcast_in_dim(pos, (total_repeat_length, n), (0,))), get_aval(ends).dtype),
+        axes=(1,))
+    idx = P.min_p.bind1(idx, lax.full_like(idx, builtins.max(n - 1, 0)))
+    return take(a, idx, axis=axis)
 
 
 def flip(m, axis=None):
@@ -432,16 +493,34 @@ def rot90(m, k=1, axes=(0, 1)):
     return lax.transpose(flip(m, ax1), perm) if k == 1 else flip(lax.transpose(m, perm), ax1)
 
 
+def _as_pairs(name, value, nd):
+    """NumPy's (before, after) pairs per axis from a scalar, a pair or one pair per axis."""
+    try:
+        return np.broadcast_to(np.asarray(value), (nd, 2))
+    except ValueError:
+        raise ValueError(f"fnp.pad: {name} {value!r} does not give (before, after) pairs for "
+                         f"the {nd} axes") from None
+
+
 def pad(array, pad_width, mode="constant", *, constant_values=0):
-    """Pad with a constant (``mode="constant"``), or ``edge``/``reflect``/``symmetric``/``wrap``."""
+    """Pad with a constant (``mode="constant"``), or ``edge``/``reflect``/``symmetric``/``wrap``.
+
+    >>> pad(fnp.array([1, 2]), (1, 2), constant_values=9)
+    Array([9, 1, 2, 9, 9], dtype=int64)
+    """
     a = asarray(array)
     nd = get_aval(a).ndim
-    pw = np.broadcast_to(np.asarray(pad_width, dtype=int).reshape(-1, 2)
-                         if np.ndim(pad_width) else np.asarray([[pad_width, pad_width]]), (nd, 2))
+    if np.asarray(pad_width).dtype.kind not in "iu":
+        raise TypeError(f"fnp.pad: `pad_width` must be of integral type, got {pad_width!r}")
+    pw = _as_pairs("pad_width", pad_width, nd)
     if (pw < 0).any():
-        raise ValueError("index can't contain negative values")
+        raise ValueError(f"fnp.pad: pad_width can't contain negative values, got {pad_width!r}")
     if mode == "constant":
-        cv = np.broadcast_to(np.asarray(constant_values), (nd, 2))
+        _as_pairs("constant_values", constant_values, nd)
+    if nd == 0:
+        return a  # NumPy: nothing to pad
+    if mode == "constant":
+        cv = _as_pairs("constant_values", constant_values, nd)
         if np.all(cv == cv.flat[0]):
             value = convert(asarray(cv.flat[0].item()), get_aval(a).dtype)
             return lax.pad(a, value, [(int(lo), int(hi), 0) for lo, hi in pw])
@@ -457,6 +536,11 @@ def pad(array, pad_width, mode="constant", *, constant_values=0):
     for ax in range(nd):
         lo, hi = int(pw[ax, 0]), int(pw[ax, 1])
         n = get_aval(a).shape[ax]
+        if n == 0 and (lo or hi):
+            raise ValueError(f"fnp.pad: can't extend empty axis {ax} using modes other than "
+                             "'constant' or 'empty'")
+        if not (lo or hi):
+            continue
         idx = np.arange(-lo, n + hi)
         if mode == "edge":
             idx = np.clip(idx, 0, n - 1)
@@ -490,6 +574,7 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     c = asarray(condition)
     if get_aval(c).dtype != dtypes.bool_:
         c = P.ne_p.bind1(c, lax.ops._convert_weak(0, get_aval(c).dtype))
+    x, y = _wrap_int_scalars(x, y)
     x, y = promote(x, y)
     c, x, y = broadcast_operands("where", [c, x, y])
     shape = _bshapes("where", *[get_aval(v).shape for v in (c, x, y)])
@@ -498,6 +583,20 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     if shape and (not get_aval(x).shape or not get_aval(y).shape):
         x, y = broadcast_to_shape(x, shape), broadcast_to_shape(y, shape)
     return P.select_n_p.bind1(c, y, x)
+
+
+def _wrap_int_scalars(x, y):
+    """NumPy's where casts a Python int beyond the other operand's integer dtype unsafely
+    (uint8 with -1 gives 255) instead of raising."""
+    out = [x, y]
+    for i, (v, other) in enumerate(((x, y), (y, x))):
+        if type(v) is int and type(other) not in (bool, int, float):
+            d = get_aval(asarray(other)).dtype
+            if d.kind in "iu" and not np.iinfo(d).min <= v <= np.iinfo(d).max and (
+                    -2**63 <= v < 2**64):
+                wide = np.array(v, np.int64 if v < 2**63 else np.uint64)
+                out[i] = asarray(wide.astype(d))
+    return out
 
 
 def select(condlist, choicelist, default=0):
@@ -517,9 +616,18 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):
     Array([0, 5, 6], dtype=int64)
     """
     from .ufuncs import maximum, minimum
+    unsupported_out("clip", out)
     lo = a_min if min is None else min
     hi = a_max if max is None else max
     a = asarray(a)
+    aval = get_aval(a)
+    if aval.dtype.kind in "iu" and not aval.weak_type:
+        # As NumPy: Python int bounds beyond the dtype's range clip nothing (no overflow).
+        info = np.iinfo(aval.dtype)
+        if type(lo) is int and lo <= info.min:
+            lo = None
+        if type(hi) is int and hi >= info.max:
+            hi = None
     if lo is not None:
         a = maximum(a, lo)
     if hi is not None:
@@ -528,6 +636,13 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):
 
 
 def append(arr, values, axis=None):
+    """``values`` appended to ``arr`` along ``axis`` (both flattened when None).
+
+    >>> append(fnp.array([1, 2]), [3, 4])
+    Array([1, 2, 3, 4], dtype=int64)
+    """
+    arr, values = asarray(arr), asarray(values)
+    values = convert(values, get_aval(values).dtype)  # NumPy makes arrays: no weak scalars
     if axis is None:
         return concatenate([ravel(arr), ravel(values)])
     return concatenate([arr, values], axis)
@@ -537,10 +652,18 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
     """n-th discrete difference along ``axis``."""
     from .ufuncs import not_equal, subtract
     a = asarray(a)
+    if get_aval(a).ndim == 0:
+        raise ValueError("fnp.diff requires input that is at least one dimensional")
     axis = normalize_axis(axis, get_aval(a).ndim)
+    if n < 0:
+        raise ValueError(f"fnp.diff: order must be non-negative but got {n}")
+    if n == 0:
+        return a  # NumPy ignores prepend/append then
     parts = []
+    # NumPy turns prepend/append into arrays: Python scalars are not weak here.
+    strong = (lambda v: convert(v, get_aval(v).dtype))
     if prepend is not None:
-        p = asarray(prepend)
+        p = strong(asarray(prepend))
         if get_aval(p).ndim == 0:
             shp = list(get_aval(a).shape)
             shp[axis] = 1
@@ -548,7 +671,7 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
         parts.append(p)
     parts.append(a)
     if append is not None:
-        q = asarray(append)
+        q = strong(asarray(append))
         if get_aval(q).ndim == 0:
             shp = list(get_aval(a).shape)
             shp[axis] = 1
@@ -558,14 +681,30 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
     op = not_equal if get_aval(a).dtype == dtypes.bool_ else subtract
     for _ in range(n):
         m = get_aval(a).shape[axis]
-        a = op(lax.slice_in_dim(a, 1, m, 1, axis), lax.slice_in_dim(a, 0, builtins.max(m - 1, 0), 1, axis))
+        a = op(lax.slice_in_dim(a, builtins.min(1, m), m, 1, axis),
+               lax.slice_in_dim(a, 0, builtins.max(m - 1, 0), 1, axis))
     return a
 
 
 def ediff1d(ary, to_end=None, to_begin=None):
-    d = diff(ravel(ary))
-    parts = ([ravel(asarray(to_begin))] if to_begin is not None else []) + [d] + (
-        [ravel(asarray(to_end))] if to_end is not None else [])
+    """Differences of the flattened array, with optional values before and after; the result
+    keeps ``ary``'s dtype (the extra values must cast to it with ``same_kind``).
+
+    >>> ediff1d(fnp.array([1, 4, 9]), to_begin=0)
+    Array([0, 3, 5], dtype=int64)
+    """
+    ary = ravel(asarray(ary))
+    d = diff(ary) if get_aval(ary).size else ary
+    dtype = get_aval(ary).dtype
+
+    def extra(v, name):
+        v = ravel(asarray(v))
+        if not np.can_cast(get_aval(v).dtype, dtype, "same_kind"):
+            raise TypeError(f"fnp.ediff1d: dtype of `{name}` ({get_aval(v).dtype}) must be "
+                            f"compatible with input `ary` ({dtype}) under the `same_kind` rule")
+        return convert(v, dtype)
+    parts = ([extra(to_begin, "to_begin")] if to_begin is not None else []) + [d] + (
+        [extra(to_end, "to_end")] if to_end is not None else [])
     return concatenate(parts) if len(parts) > 1 else d
 
 
