@@ -18,8 +18,8 @@ _SIGS_F = ["float64(float64)", "float32(float32)"]
 
 @numba.njit(cache=True)
 def erf_inv_scalar(y):
-    """Inverse error function in float64: Giles' single-precision approximation refined by two
-    Newton steps on erf (full double precision away from +-1)."""
+    """Inverse error function in float64: Giles' single-precision approximation refined by
+    Newton steps (on log erfc near +-1, where erf's residual would cancel)."""
     if math.isnan(y) or y < -1.0 or y > 1.0:
         return math.nan
     if y == 1.0:
@@ -51,17 +51,29 @@ def erf_inv_scalar(y):
         p = 2.83297682 + p * w
     x = p * y
     two_over_sqrt_pi = 1.1283791670955126
-    for _ in range(2):
+    for _ in range(4):
         d = two_over_sqrt_pi * math.exp(-x * x)
         if d == 0.0:
             break
-        x = x - (math.erf(x) - y) / d
+        # Near +-1, erf(x) - y cancels and the initial guess is poor: take Newton steps on
+        # log(erfc(+-x)) = log(1 -+ y) instead, which converge for exponentially small tails.
+        if y > 0.5:
+            c = math.erfc(x)
+            step = -(math.log(c) - math.log1p(-y)) * c / d
+        elif y < -0.5:
+            c = math.erfc(-x)
+            step = (math.log(c) - math.log1p(y)) * c / d
+        else:
+            step = (math.erf(x) - y) / d
+        x = x - step
+        if abs(step) <= 1e-17 * abs(x):
+            break
     return x
 
 
 @numba.njit(cache=True)
 def digamma_scalar(x):
-    """Digamma (psi) in float64: reflection for x < 0.5, recurrence up to x >= 6, then the
+    """Digamma (psi) in float64: reflection for x < 0.5, recurrence up to x >= 10, then the
     asymptotic series. Poles (x = 0, -1, -2, ...) give nan, as in JAX."""
     if math.isnan(x) or x == -math.inf:
         return math.nan
@@ -71,10 +83,13 @@ def digamma_scalar(x):
     if x <= 0.0 and x == math.floor(x):
         return math.nan
     if x < 0.5:
-        # psi(x) = psi(1 - x) - pi / tan(pi x)
-        result = -math.pi / math.tan(math.pi * x)
+        # psi(x) = psi(1 - x) - pi / tan(pi x). tan has period 1: reducing x to [-1/2, 1/2]
+        # first (exactly) keeps the rounding of pi * x from growing with |x| near the poles.
+        result = -math.pi / math.tan(math.pi * (x - math.floor(x + 0.5)))
         x = 1.0 - x
-    while x < 6.0:
+    # The series below stops at x^-14; its first omitted term, 0.44 x^-16, is below float64
+    # rounding only from x = 10 on (at 6 it would still be 1e-13).
+    while x < 10.0:
         result -= 1.0 / x
         x += 1.0
     inv = 1.0 / x
