@@ -77,7 +77,9 @@ def _private_dir():
 
 def _decorator(parallel: bool) -> str:
     opts = fastmath.kernel_options()
-    flags = "{" + ", ".join(repr(f) for f in sorted(opts["fastmath"])) + "}"
+    # Without 'arcp': it lets LLVM turn 1/sqrt(x) and divisions into reciprocal estimates,
+    # which are 1 ulp off and give nan for 0 and inf.
+    flags = "{" + ", ".join(repr(f) for f in sorted(set(opts["fastmath"]) - {"arcp"})) + "}"
     extra = ", parallel=True" if parallel else ""
     return (f"@nb.njit(cache=True, nogil=True, error_model={opts['error_model']!r}, "
             f"fastmath={flags}{extra})")
@@ -116,8 +118,10 @@ def load_kernel(consts: str, kernel_source: str, parallel: bool):
         except OSError:
             path = os.path.join(_private_dir(), f"ft_{digest}.py")
             _write_module(path, text)
-        spec = importlib.util.spec_from_file_location(f"functrans_kernel_{digest}", path)
+        name = f"functrans_kernel_{digest}"
+        spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # Numba's disk cache finds the kernel's globals by name
         spec.loader.exec_module(module)
         k = _kernels[digest] = module.kernel
         return k, text

@@ -61,10 +61,10 @@ def fmin(x, y):
 
 @_jit
 def round_away(x):
-    """Round half away from zero (C round)."""
-    t = math.trunc(x)
+    """Round half away from zero (C round); inf and nan pass through."""
+    t = np.trunc(x)
     if abs(x - t) >= 0.5:
-        return t + math.copysign(1.0, x)
+        return t + np.copysign(1.0, x)
     return t
 
 

@@ -1,0 +1,225 @@
+"""jit(f) == f: every primitive compiled by the Numba lowering against eager evaluation, over
+hypothesis shapes, dtypes and values (including inf/nan/-0 edge values).
+
+Tolerances: integer and boolean results must match exactly. Float results may differ from
+NumPy by a few ulp: kernels use SIMD math (glibc libmvec, at most 4 ulp, or our polynomials)
+and allow FMA contraction, so we allow 8 ulp of the result dtype for arithmetic and 32 ulp
+(relative, plus an absolute floor near zero) for transcendentals.
+
+To keep the suite fast, each test compiles one kernel that evaluates many operations at once.
+"""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import functrans as ft
+import functrans.numpy as fnp
+from functrans import lax
+
+FLOATS = ("float32", "float64")
+INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+UNARY_FLOAT = ["neg", "sign", "abs", "floor", "ceil", "round", "is_finite", "exp", "exp2", "log",
+               "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan", "asin", "acos",
+               "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "sqrt", "rsqrt", "cbrt",
+               "square", "erf", "erfc", "erf_inv", "lgamma", "digamma"]
+BINARY_FLOAT = ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "nextafter",
+                "eq", "ne", "lt", "le", "gt", "ge"]
+UNARY_INT = ["neg", "sign", "abs", "not", "population_count", "square"]
+BINARY_INT = ["add", "sub", "mul", "div", "rem", "max", "min", "and", "or", "xor",
+              "shift_left", "shift_right_arithmetic", "shift_right_logical", "eq", "ne", "lt",
+              "le", "gt", "ge"]
+EXACT_FLOAT = {"neg", "sign", "abs", "floor", "ceil", "round", "is_finite", "square", "add",
+               "sub", "mul", "div", "rem", "max", "min", "nextafter", "eq", "ne", "lt", "le",
+               "gt", "ge"}
+
+_LAX = {"not": "bitwise_not", "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+        "round": "round"}
+
+
+def _op(name):
+    return getattr(lax, _LAX.get(name, name))
+
+
+def _all_ops(unary, binary):
+    def f(x, y):
+        out = {n: _op(n)(x) for n in unary}
+        out.update({n: _op(n)(x, y) for n in binary})
+        out["select"] = lax.select(x > y, x, y)
+        out["pow3"] = lax.integer_pow(x, 3)
+        return out
+    return f
+
+
+_KERNELS = {}
+
+
+def _jitted(key, fn):
+    if key not in _KERNELS:
+        _KERNELS[key] = ft.jit(fn)
+    return _KERNELS[key]
+
+
+def _assert_close(name, got, want, exact):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape and got.dtype == want.dtype, (name, got.dtype, want.dtype)
+    if exact or got.dtype.kind != "f":
+        np.testing.assert_array_equal(got, want, err_msg=name)
+        return
+    eps = np.finfo(got.dtype).eps
+    g64, w64 = got.astype(np.float64), want.astype(np.float64)
+    same = (got == want) | (np.isnan(got) & np.isnan(want))
+    with np.errstate(all="ignore"):
+        scale = np.maximum(np.abs(w64), np.finfo(got.dtype).tiny * 1e6)
+        err = np.where(np.isfinite(w64) & np.isfinite(g64), np.abs(g64 - w64) / scale, np.inf)
+    ok = same | (err <= 32 * eps)
+    if not ok.all():
+        k = np.argwhere(~ok)[0] if got.ndim else ()
+        raise AssertionError(f"{name}: got {got[tuple(k)]!r}, want {want[tuple(k)]!r} "
+                             f"({err[tuple(k)] / eps:.1f} ulp)")
+
+
+def _float_values(dtype):
+    edge = st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, np.inf, -np.inf, np.nan, 1e-30, 30.0])
+    body = st.floats(-20, 20, width=8 * np.dtype(dtype).itemsize)
+    return st.one_of(body, edge)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@settings(max_examples=15)
+@given(data=st.data())
+def test_float_elementwise_ops(dtype, data):
+    shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=2, max_side=5))
+    x = data.draw(hnp.arrays(dtype, shape, elements=_float_values(dtype)))
+    y = data.draw(hnp.arrays(dtype, shape, elements=_float_values(dtype)))
+    f = _all_ops(UNARY_FLOAT, BINARY_FLOAT)
+    with np.errstate(all="ignore"):
+        want = f(x, y)
+    got = _jitted(("float", dtype, len(shape)), f)(x, y)
+    for name in want:
+        _assert_close(name, got[name], want[name], name in EXACT_FLOAT)
+
+
+@pytest.mark.parametrize("dtype", INTS + ("bool",))
+@settings(max_examples=10)
+@given(data=st.data())
+def test_int_and_bool_elementwise_ops(dtype, data):
+    shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=2, max_side=5))
+    x = data.draw(hnp.arrays(dtype, shape))
+    y = data.draw(hnp.arrays(dtype, shape))
+    if dtype == "bool":
+        unary, binary = ["not"], ["add", "mul", "max", "min", "and", "or", "xor", "eq", "ne",
+                                  "lt", "le", "gt", "ge"]
+
+        def f(x, y):
+            out = {n: _op(n)(x) for n in unary}
+            out.update({n: _op(n)(x, y) for n in binary})
+            out["select"] = lax.select(x, x, y)
+            return out
+    else:
+        unary = [u for u in UNARY_INT if not (u == "neg" and dtype.startswith("u"))]
+        f = _all_ops(unary, BINARY_INT)
+    want = f(x, y)
+    got = _jitted(("int", dtype, len(shape)), f)(x, y)
+    for name in want:
+        _assert_close(name, got[name], want[name], True)
+
+
+def _conversions(x):
+    return {str(d): lax.convert_element_type(x, d)
+            for d in ("bool", "int8", "int32", "uint16", "int64", "float32", "float64")}
+
+
+@pytest.mark.parametrize("src", ("bool", "int16", "uint32", "float32", "float64"))
+def test_convert_element_type(src):
+    rng = np.random.default_rng(0)
+    # In range of every target: out-of-range float-to-int conversion is undefined in NumPy too.
+    x = rng.uniform(0, 120, 50).astype(src)
+    want = _conversions(x)
+    got = ft.jit(_conversions)(x)
+    for k in want:
+        _assert_close(k, got[k], want[k], True)
+
+
+# ---- non-elementwise primitives, reusing the autodiff and vmap tables -------------------------
+def _tables():
+    from test_autodiff import CASES as ad
+    from test_vmap import CASES as vm
+    cases = {f"ad_{k}": v for k, v in ad.items()}
+    cases.update({f"vmap_{k}": v for k, v in vm.items()})
+    return cases
+
+
+CASES = _tables()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_jit_matches_eager(name):
+    f, args = CASES[name]
+    args = [fnp.asarray(a) for a in args]
+    want = f(*args)
+    got = ft.jit(f)(*args)
+    for w, g in zip(ft.tree_util.tree_leaves(want), ft.tree_util.tree_leaves(got)):
+        _assert_close(name, g, w, False)
+
+
+@settings(max_examples=20)
+@given(hnp.arrays("float32", hnp.array_shapes(min_dims=1, max_dims=3, max_side=6),
+                  elements=st.floats(-5, 5, width=32)), st.data())
+def test_reductions_over_random_axes(x, data):
+    axes = tuple(sorted(data.draw(st.sets(st.integers(0, x.ndim - 1), min_size=1))))
+    keep = data.draw(st.booleans())
+
+    def f(x):
+        return {"sum": fnp.sum(x, axes, keepdims=keep), "max": fnp.max(x, axes, keepdims=keep),
+                "min": fnp.min(x, axes, keepdims=keep), "prod": fnp.prod(x, axes),
+                "any": fnp.any(x > 1, axes), "mean": fnp.mean(x, axes),
+                "argmax": fnp.argmax(x, axes[0]), "argmin": fnp.argmin(x, axes[-1]),
+                "cumsum": fnp.cumsum(x, axes[0]), "cummax": lax.cummax(x, axes[-1], True)}
+    if x.size == 0:
+        return
+    want = f(x)
+    got = _jitted(("red", x.ndim, axes, keep), f)(x)
+    for k in want:
+        _assert_close(k, got[k], want[k], k in ("max", "min", "argmax", "argmin", "any",
+                                                "cummax"))
+
+
+@settings(max_examples=20)
+@given(hnp.arrays("int32", hnp.array_shapes(min_dims=1, max_dims=3, max_side=5)), st.data())
+def test_indexing_and_updates(x, data):
+    axis = data.draw(st.integers(0, x.ndim - 1))
+    n = x.shape[axis]
+    idx = np.asarray(data.draw(st.lists(st.integers(-n, n - 1), min_size=0, max_size=6)) if n
+                     else [], np.int64)
+
+    def f(x, idx):
+        sl = [slice(None)] * x.ndim
+        sl[axis] = idx
+        at = x.at[tuple(sl)]
+        return {"get": x[tuple(sl)], "set": at.set(7), "add": at.add(1), "min": at.min(-3),
+                "rev": x[::-1], "take": fnp.take(x, idx, axis=axis, mode="clip"),
+                "sort": fnp.sort(x, axis=axis), "argsort": fnp.argsort(x, axis=axis)}
+    want = f(fnp.asarray(x), fnp.asarray(idx))
+    got = _jitted(("idx", x.ndim, axis, idx.shape == (0,)), f)(x, idx)
+    for k in want:
+        _assert_close(k, got[k], want[k], True)
+
+
+def test_dot_general_dtypes_and_shapes():
+    rng = np.random.default_rng(0)
+
+    def f(a, b, c, d):
+        return {"mm": a @ b, "bmm": fnp.einsum("bij,bjk->bik", c, d), "mv": a @ b[:, 0],
+                "vv": fnp.dot(b[:, 0], b[:, 1]), "outer": fnp.einsum("i,j->ij", a[0], b[0])}
+    for dt in ("float32", "float64", "int32", "int8", "bool"):
+        a = (rng.standard_normal((4, 3)) * 3).astype(dt)
+        b = (rng.standard_normal((3, 5)) * 3).astype(dt)
+        c = (rng.standard_normal((2, 4, 3)) * 3).astype(dt)
+        d = (rng.standard_normal((2, 3, 2)) * 3).astype(dt)
+        want = f(*map(fnp.asarray, (a, b, c, d)))
+        got = ft.jit(f)(a, b, c, d)
+        for k in want:
+            _assert_close(f"{dt} {k}", got[k], want[k], dt not in FLOATS)
