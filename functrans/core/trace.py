@@ -203,7 +203,7 @@ class EvalTrace(Trace):
         super().__init__(None)
 
     def process_primitive(self, prim, args, params):
-        avals, vals = [], []
+        avals, vals, user = [], [], None
         for x in args:
             if type(x) is Array:
                 v = x._value
@@ -215,12 +215,16 @@ class EvalTrace(Trace):
                 aval = get_aval(x)
                 avals.append(aval)
                 vals.append(to_numpy(x, aval))
+                if type(x) is np.ndarray and x.ndim and x.flags.writeable:
+                    user = (user or []) + [x]
         out_avals = prim.abstract_eval(*avals, **params)
         outs = prim.impl(*vals, **params)
         result = []
         for o, a in zip(outs, out_avals):
             if type(o) is not np.ndarray or o.dtype != a.dtype:
                 o = np.asarray(o, dtype=a.dtype)
+            if user and o.ndim and any(np.may_share_memory(o, u) for u in user):
+                o = o.copy()  # a view of the caller's writable array would not stay immutable
             result.append(Array._wrap(o, a.weak_type))
         if config.debug_nans:
             _check_nans(prim, [r._value for r in result])

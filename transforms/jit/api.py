@@ -78,29 +78,29 @@ class Jitted:
         avals = tuple(abstractify(x, f"jit({self.name}) argument leaf {i}")
                       for i, x in enumerate(leaves))
         key = (in_tree, avals, static_args, static_kwargs, config.key(), _axis_env.frames)
-        return key, leaves, in_tree, avals, static_args
+        return key, leaves, in_tree, avals, (static_args, static_kwargs)
 
     def _entry(self, args, kwargs):
-        key, leaves, in_tree, avals, static_args = self._key(args, kwargs)
+        key, leaves, in_tree, avals, static = self._key(args, kwargs)
         entry = self._cache.get(key)
         if entry is not None:
             return entry, leaves
         with self._lock:  # one trace per signature, even when threads race
             entry = self._cache.get(key)
             if entry is None:
-                entry = self._trace(in_tree, avals, static_args)
+                entry = self._trace(in_tree, avals, *static)
                 if not entry.consts:  # closures over tracers can't be reused
                     self._cache[key] = entry
                     while len(self._cache) > config.jit_cache_size:
                         self._cache.popitem(last=False)
         return entry, leaves
 
-    def _trace(self, in_tree, avals, static_args):
+    def _trace(self, in_tree, avals, static_args, static_kwargs):
         store = {}
 
         def flat_fun(*xs):
             a, k = tree_unflatten(in_tree, xs)
-            out = self.fun(*merge_static(a, static_args), **k)
+            out = self.fun(*merge_static(a, static_args), **k, **dict(static_kwargs))
             out_leaves, store["tree"] = tree_flatten(out)
             return out_leaves
 
@@ -112,6 +112,19 @@ class Jitted:
         """The traced jaxpr for these arguments (a Jaxpr; consts included)."""
         return self._entry(args, kwargs)[0].jaxpr
 
+    def lower(self, *args, **kwargs):
+        """Trace and lower for these arguments: ``.as_text()`` is the generated source,
+        ``.compile()`` the executable.
+
+        >>> print(ft.jit(fnp.sin).lower(fnp.ones(3)).as_text())  # doctest: +SKIP
+        """
+        entry, _ = self._entry(args, kwargs)
+        if entry.consts:
+            raise TypeError(f"jit({self.name}).lower: the function closes over traced values "
+                            "of an enclosing transformation, so it cannot be lowered on its own")
+        key = self._key(args, kwargs)[0]
+        return Lowered(self, entry, key)
+
     def cache_size(self) -> int:
         """Number of traced signatures currently cached."""
         return len(self._cache)
@@ -121,6 +134,50 @@ class Jitted:
 
     def __repr__(self):
         return f"<jit({self.name})>"
+
+
+class Lowered:
+    """A traced and lowered jit function for one argument signature."""
+
+    def __init__(self, jitted, entry, key):
+        self._jitted, self._entry, self._key = jitted, entry, key
+
+    @property
+    def jaxpr(self):
+        return self._entry.jaxpr
+
+    def _executable(self):
+        if self._entry.executable is None:
+            self._entry.executable = executable_for(self._entry.jaxpr, self._jitted.name)
+        return self._entry.executable
+
+    def as_text(self) -> str:
+        """The generated kernel module (Python source compiled by Numba); programs that run on
+        the reference interpreter (float16) show their optimized jaxpr instead."""
+        ex = self._executable()
+        return ex.text if ex.text is not None else str(ex.jaxpr)
+
+    def compile(self) -> "Compiled":
+        """Compile now (Numba compiles on first call otherwise)."""
+        return Compiled(self._jitted, self._key, self._entry, self._executable())
+
+
+class Compiled:
+    """A compiled jit function for one argument signature; calling it with arguments of
+    another signature raises TypeError."""
+
+    def __init__(self, jitted, key, entry, executable):
+        self._jitted, self._key, self._entry, self._exe = jitted, key, entry, executable
+
+    def __call__(self, *args, **kwargs):
+        key, leaves, *_ = self._jitted._key(args, kwargs)
+        if key != self._key:
+            raise TypeError(f"jit({self._jitted.name}) was compiled for other argument types: "
+                            f"{self._key[1]}, called with {key[1]}")
+        return tree_unflatten(self._entry.out_tree, self._exe(*leaves))
+
+    def as_text(self) -> str:
+        return self._exe.text if self._exe.text is not None else str(self._exe.jaxpr)
 
 
 def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None,

@@ -130,14 +130,22 @@ def load_kernel(consts: str, kernel_source: str, parallel: bool):
 _LINE = re.compile(r'ft_[0-9a-f]+\.py", line (\d+)')
 
 
-def describe_failure(err: Exception, line_eqns, def_line: int) -> str:
-    """Name the equation (and the user's line) behind a Numba error in generated code."""
+def describe_failure(err: Exception, line_eqns, def_line: int, source: str = "") -> str:
+    """Name the equation (and the user's line) behind a Numba error in generated code: by the
+    line number Numba reports, else by the first line mentioning a name the error quotes."""
     msg = str(err)
     eqn = None
     for m in _LINE.finditer(msg):
         k = int(m.group(1)) - def_line
         if 0 <= k < len(line_eqns) and line_eqns[k] is not None:
             eqn = line_eqns[k]
+    if eqn is None:
+        body = source.splitlines()
+        for name in re.findall(r"'([A-Za-z_][A-Za-z0-9_.]*)'", msg):
+            hits = [k for k, ln in enumerate(body) if re.search(rf"\b{re.escape(name)}\b", ln)]
+            if hits and hits[0] < len(line_eqns) and line_eqns[hits[0]] is not None:
+                eqn = line_eqns[hits[0]]
+                break
     lines = [ln.strip() for ln in msg.splitlines() if ln.strip() and not ln.strip().startswith(
         ("Failed in", "During:", "File ", "^", "This error", "Enable logging"))]
     first = "; ".join(lines[:2]) if lines else type(err).__name__
@@ -167,17 +175,18 @@ class Kernel:
             outs = self.kernel(*vals, *self.consts)
         else:
             outs = self._first_call(vals)
-        result = [_wrap(o, a) for o, a in zip(outs, self.out_avals)]
         if any(type(a) is np.ndarray for a in args):
-            result = _unalias(result, args)
-        return result
+            outs = _unalias(outs, args)
+        return [_wrap(o, a) for o, a in zip(outs, self.out_avals)]
 
     def _first_call(self, vals):
         try:
             outs = self.kernel(*vals, *self.consts)
         except (numba.core.errors.TypingError, numba.core.errors.LoweringError,
                 numba.core.errors.UnsupportedError) as e:
-            raise LoweringError(describe_failure(e, self.line_eqns, self.def_line)) from None
+            body = self.text[self.text.index("\ndef kernel(") + 1:]
+            raise LoweringError(describe_failure(e, self.line_eqns, self.def_line,
+                                                 body)) from None
         self.checked = True
         return outs
 
@@ -189,16 +198,12 @@ def _kernel_arg(x):
 
 
 def _unalias(outs, args):
-    """An output viewing a caller's NumPy array would change when the caller writes to it:
-    copy those (functrans Arrays are immutable, so sharing them is fine)."""
+    """An output viewing a caller's NumPy array would change when the caller writes to it (and
+    wrapping it would make the caller's array read-only): copy those. Sharing functrans
+    Arrays is fine: they are immutable."""
     user = [a for a in args if type(a) is np.ndarray and a.ndim]
-    fixed = []
-    for o in outs:
-        v = o._value
-        if v.ndim and any(np.may_share_memory(v, a) for a in user):
-            o = Array._wrap(v.copy(), o._weak)
-        fixed.append(o)
-    return fixed
+    return [o.copy() if type(o) is np.ndarray and o.ndim and
+            any(np.may_share_memory(o, a) for a in user) else o for o in outs]
 
 
 def _wrap(o, aval):
