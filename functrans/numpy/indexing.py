@@ -39,7 +39,12 @@ class _Entry(NamedTuple):
 
 
 def wrap_negative(idx, n):
-    """Traced integer indices: negative entries count from the end (``i + n``)."""
+    """Integer indices with negative entries counting from the end (``i + n``); computed with
+    ``select``, so it works on traced indices too.
+
+    >>> wrap_negative(fnp.array([-1, 2]), 5)
+    Array([4, 2], dtype=int64)
+    """
     dtype = get_aval(idx).dtype
     if dtype.kind != "i":
         return idx
@@ -281,6 +286,9 @@ def getitem(x, idx, strict=True):
 
     Concrete out-of-range indices raise IndexError unless ``strict=False`` (``.at[].get()``),
     where they are clamped like traced ones.
+
+    >>> getitem(fnp.arange(6).reshape(2, 3), (slice(None), [2, 0])).tolist()
+    [[2, 0], [5, 3]]
     """
     x = asarray(x)
     shape, idx = _lift_bool_scalars(get_aval(x).shape, idx)
@@ -409,7 +417,11 @@ _SCATTERS = {"set": P.scatter_p, "add": P.scatter_add_p, "mul": P.scatter_mul_p,
 
 
 def scatter_update(x, idx, values, kind, mode=None):
-    """``x`` with ``values`` combined into ``x[idx]`` (``kind``: set/add/mul/min/max)."""
+    """``x`` with ``values`` combined into ``x[idx]`` (``kind``: set/add/mul/min/max).
+
+    >>> scatter_update(fnp.zeros(3), [0, 0], 1.0, "add").tolist()
+    [2.0, 0.0, 0.0]
+    """
     x = asarray(x)
     shape, idx = _lift_bool_scalars(get_aval(x).shape, idx)
     if shape != get_aval(x).shape:
@@ -437,7 +449,18 @@ def _combine_whole(x, v, kind):
 
 
 class _IndexUpdateRef:
-    """``x.at[idx]``: functional versions of ``x[idx] = v``, ``x[idx] += v``, ..."""
+    """``x.at[idx]``: functional versions of ``x[idx] = v``, ``x[idx] += v``, ...
+
+    Values are cast to ``x``'s dtype and broadcast to ``x[idx]``'s shape. ``mode`` handles
+    out-of-range indices: "drop" (the default for updates: they are skipped), "clip" (clamped),
+    and for ``get`` "fill" (they read ``fill_value``).
+
+    >>> x = fnp.zeros(4)
+    >>> x.at[fnp.array([1, 1, 9])].add(1.0).tolist()
+    [0.0, 2.0, 0.0, 0.0]
+    >>> x.at[fnp.array([0, 9])].get(mode="fill", fill_value=-1.0).tolist()
+    [0.0, -1.0]
+    """
 
     __slots__ = ("array", "index")
 
@@ -550,7 +573,11 @@ def _get_fill(x, idx, fill_value):
 
 
 class _IndexUpdateHelper:
-    """The ``.at`` property: ``x.at[idx].set(v)``."""
+    """The ``.at`` property: ``x.at[idx]`` gives the update methods.
+
+    >>> fnp.arange(3).at[-1].set(7).tolist()
+    [0, 1, 7]
+    """
 
     __slots__ = ("array",)
 
