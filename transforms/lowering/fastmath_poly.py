@@ -56,6 +56,7 @@ def _jit(fn):
         pass
     return disp
 
+
 # -- float32 exp / expm1 -------------------------------------------------------------------
 
 _F0, _F1, _F2, _FH = F(0), F(1), F(2), F(0.5)
@@ -71,11 +72,8 @@ _FE2, _FE3, _FE4, _FE5, _FE6, _FE7, _FE8 = _FE[2:]
 
 @_jit
 def _scale_f32(p, k):
-    """p * 2**k in two steps, so subnormal results are rounded once and overflow is exact."""
-    if k > 254:
-        k = 254
-    if k < -252:
-        k = -252
+    """p * 2**k for -252 <= k <= 254 (callers clamp x so), in two steps: subnormal results are
+    rounded once and overflow is exact."""
     k1 = k >> 1
     k2 = k - k1
     return p * bits_f32((k1 + 127) << 23) * bits_f32((k2 + 127) << 23)
@@ -93,16 +91,21 @@ def _reduce_ln2_f32(x):
 
 @_jit
 def _exp_scaled_f32(x, m):
-    """exp(x) * 2**m; nan propagates (the clamps below keep it)."""
+    """exp(x) * 2**m for m in {-1, 0}; clamping x keeps k in _scale_f32's range."""
     xc = x
     if xc > F(100):
         xc = F(100)
     if xc < F(-110):
         xc = F(-110)
+    if xc != xc:  # nan: compute on 0, restored below
+        xc = _F0
     r, k = _reduce_ln2_f32(xc)
     # Taylor to degree 7: truncation 2e-9 relative on |r| <= ln2/2
     q = _FE2 + r * (_FE3 + r * (_FE4 + r * (_FE5 + r * (_FE6 + r * _FE7))))
-    return _scale_f32(_F1 + (r + r * r * q), k + m)
+    res = _scale_f32(_F1 + (r + r * r * q), k + m)
+    if x != x:
+        res = x
+    return res
 
 
 @_jit
@@ -117,6 +120,8 @@ def _expm1_core_f32(x):
         xc = F(100)
     if xc < F(-30):   # expm1(-30) rounds to -1
         xc = F(-30)
+    if xc != xc:  # nan: compute on 0, restored below
+        xc = _F0
     r, k = _reduce_ln2_f32(xc)
     q = _FE2 + r * (_FE3 + r * (_FE4 + r * (_FE5 + r * (_FE6 + r * (_FE7 + r * _FE8)))))
     p = r + r * r * q
@@ -124,7 +129,10 @@ def _expm1_core_f32(x):
     # half an ulp of 1 beyond 24, where it is clamped to stay representable.
     kk = k if k < 30 else 30
     t = _F1 - bits_f32((127 - kk) << 23)
-    return _scale_f32(p + t, k)
+    res = _scale_f32(p + t, k)
+    if x != x:
+        res = x
+    return res
 
 
 @_jit
@@ -142,11 +150,16 @@ def _exp2_f32(x):
         xc = F(200)
     if xc < F(-200):
         xc = F(-200)
+    if xc != xc:  # nan: compute on 0, restored below
+        xc = _F0
     t = xc + _F_SHIFT
     k = t - _F_SHIFT
     r = (xc - k) * _F_LN2
     q = _FE2 + r * (_FE3 + r * (_FE4 + r * (_FE5 + r * (_FE6 + r * _FE7))))
-    return _scale_f32(_F1 + (r + r * r * q), f32_bits(t) - f32_bits(_F_SHIFT))
+    res = _scale_f32(_F1 + (r + r * r * q), f32_bits(t) - f32_bits(_F_SHIFT))
+    if x != x:
+        res = x
+    return res
 
 
 # -- float32 log family --------------------------------------------------------------------
@@ -255,10 +268,7 @@ _DE2, _DE3, _DE4, _DE5, _DE6, _DE7, _DE8, _DE9, _DE10, _DE11, _DE12, _DE13 = _DE
 
 @_jit
 def _scale_f64(p, k):
-    if k > 2046:
-        k = 2046
-    if k < -2044:
-        k = -2044
+    """p * 2**k for -2044 <= k <= 2046, as _scale_f32."""
     k1 = k >> 1
     k2 = k - k1
     return p * bits_f64((k1 + 1023) << 52) * bits_f64((k2 + 1023) << 52)
@@ -287,8 +297,13 @@ def _exp_scaled_f64(x, m):
         xc = D(800)
     if xc < D(-800):
         xc = D(-800)
+    if xc != xc:  # nan: compute on 0, restored below
+        xc = _D0
     r, k = _reduce_ln2_f64(xc)
-    return _scale_f64(_D1 + (r + r * r * _exp_poly_f64(r)), k + m)
+    res = _scale_f64(_D1 + (r + r * r * _exp_poly_f64(r)), k + m)
+    if x != x:
+        res = x
+    return res
 
 
 @_jit
@@ -303,11 +318,16 @@ def _expm1_core_f64(x):
         xc = D(800)
     if xc < D(-60):
         xc = D(-60)
+    if xc != xc:  # nan: compute on 0, restored below
+        xc = _D0
     r, k = _reduce_ln2_f64(xc)
     p = r + r * r * _exp_poly_f64(r)
     kk = k if k < 60 else 60
     t = _D1 - bits_f64((1023 - kk) << 52)
-    return _scale_f64(p + t, k)
+    res = _scale_f64(p + t, k)
+    if x != x:
+        res = x
+    return res
 
 
 @_jit
@@ -325,10 +345,15 @@ def _exp2_f64(x):
         xc = D(1100)
     if xc < D(-1100):
         xc = D(-1100)
+    if xc != xc:  # nan: compute on 0, restored below
+        xc = _D0
     t = xc + _D_SHIFT
     k = t - _D_SHIFT
     r = (xc - k) * _D_LN2
-    return _scale_f64(_D1 + (r + r * r * _exp_poly_f64(r)), f64_bits(t) - f64_bits(_D_SHIFT))
+    res = _scale_f64(_D1 + (r + r * r * _exp_poly_f64(r)), f64_bits(t) - f64_bits(_D_SHIFT))
+    if x != x:
+        res = x
+    return res
 
 
 # -- float64 log family --------------------------------------------------------------------
