@@ -310,7 +310,7 @@ def test_nanquantile_and_nanpercentile(case):
                   lambda a, p: np.nanpercentile(a, p, **kw), x, p, **ZERO_SIGN)
 
 
-@given(st.sampled_from(["float64", "float32", "float16", "int64", "uint8"]).flatmap(
+@given(st.sampled_from(["float64", "float32", "float16", "int64", "uint8", "bool"]).flatmap(
     lambda d: data_arrays(d, min_dims=1, max_dims=3, min_side=1, specials=False)), st.data())
 def test_median(x, data):
     axis = data.draw(axes(x.ndim))

@@ -688,6 +688,9 @@ def _lerp(a, b, t, dtype):
 def _median(name, a, axis, out, keepdims, nan):
     from ._core import unsupported_out
     unsupported_out(name, out)
+    a = asarray(a)
+    if get_aval(a).dtype == dtypes.bool_:  # NumPy averages booleans as 0/1
+        a = convert(a, dtypes.default_int_dtype())
     x, keep_shape, count, has_nan = _sorted_slices(name, a, axis, nan)
     idt = dtypes.default_int_dtype()
     if isinstance(count, int):
