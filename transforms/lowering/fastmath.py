@@ -222,12 +222,16 @@ def _make_entry(name: str, setting: str):
             cast = [context.cast(builder, v, t, dt) for v, t in zip(llargs, sig.args)]
             tag_wide_vectors(builder.function)
             call = context.get_function(fnty, impl_sig)
-            before = _calls(builder.function)
+            block, start, nblocks = builder.block, len(builder.block.instructions), \
+                len(builder.function.blocks)
             res = context.cast(builder, call(builder, cast), impl_sig.return_type, dt)
             # Helpers are separate functions; inline them whatever their size so that the
             # loop around this call can be vectorized.
-            for instr in _calls(builder.function) - before:
-                instr.attributes.add("alwaysinline")
+            new = block.instructions[start:] + [
+                i for b in builder.function.blocks[nblocks:] for i in b.instructions]
+            for instr in new:
+                if _is_external_call(instr):
+                    instr.attributes.add("alwaysinline")
             return res
         return dt(*args), codegen
 
@@ -241,10 +245,9 @@ def _make_entry(name: str, setting: str):
     return intrinsic(entry)
 
 
-def _calls(fn: ir.Function) -> set:
-    return {i for b in fn.blocks for i in b.instructions
-            if isinstance(i, ir.CallInstr) and isinstance(i.callee, ir.Function)
-            and not i.callee.name.startswith("llvm.") and i.callee.is_declaration}
+def _is_external_call(instr) -> bool:
+    return (isinstance(instr, ir.CallInstr) and isinstance(instr.callee, ir.Function)
+            and instr.callee.is_declaration and not instr.callee.name.startswith("llvm."))
 
 
 _DOCS = {
