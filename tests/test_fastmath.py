@@ -378,6 +378,16 @@ def test_route_queries():
         fm.get("exp", "fast")
 
 
+def test_fallback_without_libmvec(monkeypatch):
+    """Where glibc lacks a vector function (or libmvec is missing), auto and libmvec settings
+    fall back to the portable route, and to stock math where there is no portable version."""
+    monkeypatch.setitem(fm._IMPLS, "libmvec", {})
+    for setting in ("auto", "libmvec"):
+        assert fm.implementation("tanh", "float32", setting) == "portable"
+        assert fm.implementation("atan2", "float64", setting) == "stock"
+        assert not fm.has_simd("pow", "float32", setting)
+
+
 def test_set_route_rebinds_module_functions():
     old = fm.set_route("portable")
     try:
