@@ -21,7 +21,9 @@ from .shape_ops import reshape
 __all__ = ["zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like",
            "empty_like", "arange", "linspace", "logspace", "geomspace", "eye", "identity", "tri",
            "tril", "triu", "diag", "diagflat", "diagonal", "trace", "meshgrid", "indices",
-           "fromfunction", "tril_indices", "triu_indices", "diag_indices"]
+           "fromfunction", "tril_indices", "triu_indices", "diag_indices", "tril_indices_from",
+           "triu_indices_from", "diag_indices_from", "fill_diagonal", "mgrid", "ogrid",
+           "asanyarray", "ascontiguousarray"]
 
 
 def _shape(shape):
@@ -124,60 +126,107 @@ def arange(start, stop=None, step=None, dtype=None):
     return asarray(value)
 
 
+def _linspace_dtype(start, stop):
+    """NumPy's linspace dtype: the operands' result type (Python scalars weak), made inexact."""
+    from ._core import result_dtype
+    d = result_dtype(start, stop)
+    return d if d.kind == "f" else dtypes.default_float_dtype()
+
+
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
-    """``num`` evenly spaced samples over ``[start, stop]``; bounds may be traced arrays.
+    """``num`` evenly spaced samples over ``[start, stop]``, NumPy's algorithm (arange(num) *
+    step + start, the endpoint set exactly); the bounds may be traced arrays.
 
     >>> linspace(0.0, 1.0, 5)
     Array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float64)
     """
-    from .ufuncs import add, multiply, subtract
+    from .ufuncs import add, divide, equal, floor, multiply, subtract
     num = operator.index(num)
     if num < 0:
-        raise ValueError(f"Number of samples, {num}, must be non-negative.")
-    start, stop = asarray(start), asarray(stop)
-    comp = np.result_type(get_aval(start).dtype, get_aval(stop).dtype, float)
-    comp = dtypes.canonicalize_dtype(comp if comp.kind == "f" else dtypes.default_float_dtype())
-    out_dtype = comp if dtype is None else dtypes.canonicalize_dtype(dtype)
-    start, stop = convert(start, comp), convert(stop, comp)
-    shape = np.broadcast_shapes(get_aval(start).shape, get_aval(stop).shape)
+        raise ValueError(f"fnp.linspace: number of samples, {num}, must be non-negative")
     div = (num - 1) if endpoint else num
-    step_den = max(div, 1)
+    dt = _linspace_dtype(start, stop)
+    out_dtype = dt if dtype is None else dtypes.canonicalize_dtype(dtype, what="fnp.linspace dtype=")
+    start, stop = convert(asarray(start), dt), convert(asarray(stop), dt)
     delta = subtract(stop, start)
-    t = lax.iota(comp, num)
-    t_shape = (num,) + (1,) * len(shape)
-    t = reshape(t, t_shape)
-    step = delta / step_den if div > 0 else delta * np.nan
-    samples = add(multiply(t, step if div > 0 else lax.full_like(delta, 0)), start)
+    shape = get_aval(delta).shape
+    y = reshape(lax.iota(dt, num), (num,) + (1,) * len(shape))
+    if div > 0:
+        step = divide(delta, div)
+        zero = equal(step, 0)
+        # If any step underflows to zero (denormal ranges), NumPy scales every sample by
+        # delta after dividing: one decision for the whole array.
+        from .reductions import any as any_
+        from .shape_ops import where
+        y = where(any_(zero), multiply(divide(y, div), delta), multiply(y, step))
+    else:
+        step = asarray(np.nan)  # undefined for 0 or 1 samples; NumPy returns a scalar nan
+        y = multiply(y, delta)
+    y = add(y, start)
     if endpoint and num > 1:
-        samples = lax.concatenate([lax.slice_in_dim(samples, 0, num - 1, 1, 0),
-                                   reshape(broadcast_to_shape(stop, shape), (1,) + shape)], 0)
-    samples = broadcast_to_shape(samples, (num,) + shape)
+        y = lax.concatenate([lax.slice_in_dim(y, 0, num - 1, 1, 0),
+                             reshape(broadcast_to_shape(stop, get_aval(y).shape[1:]),
+                                     (1,) + get_aval(y).shape[1:])], 0)
+    y = broadcast_to_shape(y, (num,) + get_aval(y).shape[1:])
     if axis != 0:
         from .shape_ops import moveaxis
-        samples = moveaxis(samples, 0, normalize_axis(axis, len(shape) + 1))
+        y = moveaxis(y, 0, normalize_axis(axis, get_aval(y).ndim))
     if out_dtype.kind in "iu":
-        from .ufuncs import floor
-        samples = floor(samples)
-    samples = convert(samples, out_dtype)
-    return (samples, step) if retstep else samples
+        y = floor(y)
+    y = convert(y, out_dtype)
+    return (y, step) if retstep else y
 
 
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
-    """``base ** linspace(start, stop)``."""
+    """``base ** linspace(start, stop)`` (an array ``base`` broadcasts as in NumPy).
+
+    >>> logspace(0, 2, 3)
+    Array([  1.,  10., 100.], dtype=float64)
+    """
+    from .shape_ops import expand_dims
     from .ufuncs import power
-    lin = linspace(start, stop, num, endpoint, axis=axis)
-    out = power(asarray(base, get_aval(lin).dtype) if not isinstance(base, float) else base, lin)
-    return out if dtype is None else convert(out, dtypes.canonicalize_dtype(dtype))
+    if type(base) not in (bool, int, float) and np.ndim(base):
+        nd = max(np.ndim(start), np.ndim(stop), np.ndim(base))
+        start, stop, base = (reshape(asarray(v), (1,) * (nd - np.ndim(v)) + np.shape(v))
+                             for v in (start, stop, base))
+        base = expand_dims(base, axis)
+    y = power(base, linspace(start, stop, num, endpoint, axis=axis))
+    return y if dtype is None else convert(y, dtypes.canonicalize_dtype(dtype))
 
 
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
-    """Geometric progression from ``start`` to ``stop``."""
-    from .ufuncs import exp, log, multiply, sign
+    """Geometric progression from ``start`` to ``stop`` (NumPy's algorithm: a base-10
+    logspace of the magnitudes with the sign put back, the end points exact).
+
+    >>> geomspace(1, 1000, 4)
+    Array([   1.,   10.,  100., 1000.], dtype=float64)
+    """
+    from .indexing import _concrete
+    from .ufuncs import log10, multiply, sign, true_divide
+    from ._core import result_dtype
     start, stop = asarray(start), asarray(stop)
-    s = sign(start)
-    out = multiply(s, exp(linspace(log(multiply(s, start)), log(multiply(s, stop)), num,
-                                   endpoint, axis=axis)))
-    return out if dtype is None else convert(out, dtypes.canonicalize_dtype(dtype))
+    for v in (start, stop):
+        c = _concrete(v)
+        if c is not None and np.any(c == 0):
+            raise ValueError("fnp.geomspace: geometric sequence cannot include zero")
+    dt = result_dtype(start, stop, dtypes.default_float_dtype())
+    start, stop = convert(start, dt), convert(stop, dt)
+    out_sign = sign(start)
+    start, stop = true_divide(start, out_sign), true_divide(stop, out_sign)
+    result = logspace(log10(start), log10(stop), num, endpoint, 10.0, dt)
+    shape = get_aval(result).shape[1:]
+    if num > 0:
+        ends = [reshape(broadcast_to_shape(start, shape), (1,) + shape)]
+        rest = lax.slice_in_dim(result, 1, num, 1, 0)
+        if num > 1 and endpoint:
+            rest = lax.concatenate([lax.slice_in_dim(rest, 0, num - 2, 1, 0), reshape(
+                broadcast_to_shape(stop, shape), (1,) + shape)], 0)
+        result = lax.concatenate(ends + [rest], 0) if num > 1 else ends[0]
+    result = multiply(out_sign, result)
+    if axis != 0:
+        from .shape_ops import moveaxis
+        result = moveaxis(result, 0, normalize_axis(axis, get_aval(result).ndim))
+    return result if dtype is None else convert(result, dtypes.canonicalize_dtype(dtype))
 
 
 def eye(N, M=None, k=0, dtype=None):
@@ -212,9 +261,11 @@ def _tri_mask(a, k, lower):
     from .shape_ops import where
     a = asarray(a)
     s = get_aval(a).shape
-    if len(s) < 2:
-        raise ValueError("tril/triu need an array of rank >= 2")
-    mask = tri(s[-2], s[-1], k if lower else k - 1, dtypes.bool_)
+    if not s:
+        raise ValueError("fnp.tril/triu need an array of rank >= 1, got a 0-d array")
+    # As NumPy, 1-D input is a row broadcast over the square mask.
+    n, m = s[-2:] if len(s) > 1 else (s[0], s[0])
+    mask = tri(n, m, k if lower else k - 1, dtypes.bool_)
     if not lower:
         mask = P.not_p.bind1(mask)
     return where(mask, a, lax.full((), 0, get_aval(a).dtype))
@@ -274,9 +325,13 @@ def diagflat(v, k=0):
 
 
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
-    """Coordinate matrices from coordinate vectors (``indexing`` "xy" or "ij")."""
+    """Coordinate matrices from coordinate vectors (``indexing`` "xy" or "ij"), as a tuple.
+
+    >>> [g.shape for g in meshgrid(fnp.arange(3), fnp.arange(2))]
+    [(2, 3), (2, 3)]
+    """
     if indexing not in ("xy", "ij"):
-        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+        raise ValueError(f"fnp.meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
     arrs = [reshape(asarray(x), (-1,)) for x in xi]
     n = len(arrs)
     shape = [get_aval(a).shape[0] for a in arrs]
@@ -284,18 +339,20 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
         shape[0], shape[1] = shape[1], shape[0]
     out = []
     for i, a in enumerate(arrs):
-        pos = i
-        if indexing == "xy" and n > 1 and i < 2:
-            pos = 1 - i
+        pos = 1 - i if indexing == "xy" and n > 1 and i < 2 else i
         s = [1] * n
         s[pos] = get_aval(a).shape[0]
         a = reshape(a, tuple(s))
         out.append(a if sparse else broadcast_to_shape(a, tuple(shape)))
-    return out
+    return tuple(out)
 
 
 def indices(dimensions, dtype=None, sparse=False):
-    """Grid of indices for an array of shape ``dimensions``."""
+    """Grid of indices for an array of shape ``dimensions``.
+
+    >>> indices((2, 3)).shape
+    (2, 2, 3)
+    """
     dims = _shape(dimensions)
     d = _dtype(dtype, dtypes.default_int_dtype())
     out = []
@@ -311,24 +368,153 @@ def indices(dimensions, dtype=None, sparse=False):
 
 
 def fromfunction(function, shape, *, dtype=float, **kwargs):
-    """``function(*indices)`` over a grid of ``shape``."""
+    """``function(*indices)`` over a grid of ``shape`` (indices of ``dtype``).
+
+    >>> fromfunction(lambda i, j: i * 10 + j, (2, 2), dtype=int)
+    Array([[ 0,  1],
+           [10, 11]], dtype=int64)
+    """
     idx = indices(shape, dtype=dtype)
     return function(*[idx[i] for i in range(len(_shape(shape)))], **kwargs)
 
 
 def tril_indices(n, k=0, m=None):
+    """Row and column indices of the lower triangle of an ``(n, m)`` array.
+
+    >>> tril_indices(2)
+    (Array([0, 1, 1], dtype=int64), Array([0, 0, 1], dtype=int64))
+    """
     r, c = np.tril_indices(n, k, m)
     return asarray(r), asarray(c)
 
 
 def triu_indices(n, k=0, m=None):
+    """Row and column indices of the upper triangle of an ``(n, m)`` array.
+
+    >>> triu_indices(2)
+    (Array([0, 0, 1], dtype=int64), Array([0, 1, 1], dtype=int64))
+    """
     r, c = np.triu_indices(n, k, m)
     return asarray(r), asarray(c)
 
 
+def _square_2d(name, arr):
+    s = get_aval(asarray(arr)).shape
+    if len(s) != 2:
+        raise ValueError(f"fnp.{name}: input array must be 2-d, got shape {s}")
+    return s
+
+
+def tril_indices_from(arr, k=0):
+    """:func:`tril_indices` for the shape of the 2-d ``arr``.
+
+    >>> tril_indices_from(fnp.ones((2, 3)), k=1)[1]
+    Array([0, 1, 0, 1, 2], dtype=int64)
+    """
+    n, m = _square_2d("tril_indices_from", arr)
+    return tril_indices(n, k, m)
+
+
+def triu_indices_from(arr, k=0):
+    """:func:`triu_indices` for the shape of the 2-d ``arr``.
+
+    >>> triu_indices_from(fnp.ones((2, 2)))[1]
+    Array([0, 1, 1], dtype=int64)
+    """
+    n, m = _square_2d("triu_indices_from", arr)
+    return triu_indices(n, k, m)
+
+
 def diag_indices(n, ndim=2):
-    i = asarray(np.arange(n))
+    """Indices of the main diagonal of an ``n x ... x n`` array (``ndim`` copies).
+
+    >>> diag_indices(2)
+    (Array([0, 1], dtype=int64), Array([0, 1], dtype=int64))
+    """
+    i = lax.iota(dtypes.default_int_dtype(), operator.index(n))
     return (i,) * ndim
 
 
-del math
+def diag_indices_from(arr):
+    """:func:`diag_indices` for ``arr``, whose dimensions must all be equal.
+
+    >>> diag_indices_from(fnp.ones((3, 3)))[0]
+    Array([0, 1, 2], dtype=int64)
+    """
+    s = get_aval(asarray(arr)).shape
+    if len(s) < 2:
+        raise ValueError(f"fnp.diag_indices_from: input array must be at least 2-d, got {s}")
+    if len(set(s)) != 1:
+        raise ValueError(f"fnp.diag_indices_from: all dimensions of input must be of equal "
+                         f"length, got {s}")
+    return diag_indices(s[0], len(s))
+
+
+def fill_diagonal(a, val, wrap=False, *, inplace=True):
+    """``a`` with its main diagonal set to ``val`` (repeated cyclically), as a new array.
+
+    functrans arrays are immutable, so NumPy's in-place call cannot work; as in JAX, pass
+    ``inplace=False`` to get the result.
+
+    >>> fill_diagonal(fnp.zeros((2, 2)), 5.0, inplace=False)
+    Array([[5., 0.],
+           [0., 5.]], dtype=float64)
+    """
+    from .indexing import scatter_update
+    from .shape_ops import ravel, resize
+    if inplace:
+        raise NotImplementedError("fnp.fill_diagonal: functrans arrays are immutable; call it "
+                                  "with inplace=False and use the returned array")
+    a = asarray(a)
+    s = get_aval(a).shape
+    if len(s) < 2:
+        raise ValueError(f"fnp.fill_diagonal: array must be at least 2-d, got shape {s}")
+    if len(s) > 2 and len(set(s)) != 1:
+        raise ValueError(f"fnp.fill_diagonal: all dimensions of input must be of equal length, "
+                         f"got {s}")
+    # NumPy's flat stride: a tall 2-d matrix wraps around every N + 1 rows only with wrap.
+    step = 1 + int(np.cumprod(s[:-1]).sum()) if len(s) > 2 else s[1] + 1
+    end = None if len(s) > 2 or wrap else s[1] * s[1]
+    flat_idx = np.arange(math.prod(s))[:end][::step]
+    values = resize(convert(asarray(val), get_aval(a).dtype), (len(flat_idx),))
+    flat = scatter_update(ravel(a), (asarray(flat_idx),), values, "set")
+    return reshape(flat, s)
+
+
+class _Grid:
+    """``mgrid``/``ogrid``: dense or open grids from slices; a complex step ``5j`` is a count
+    of points including the end, as in NumPy. The bounds are static."""
+
+    def __init__(self, sparse):
+        self.sparse = sparse
+
+    def __getitem__(self, key):
+        grid = (np.ogrid if self.sparse else np.mgrid)[key]
+        if isinstance(grid, (list, tuple)):
+            return tuple(asarray(g.astype(dtypes.canonicalize_dtype(g.dtype))) for g in grid)
+        return asarray(grid.astype(dtypes.canonicalize_dtype(grid.dtype)))
+
+
+mgrid = _Grid(False)
+mgrid.__doc__ = """Dense coordinate grids: ``mgrid[0:2, 0:3].shape == (2, 2, 3)``."""
+ogrid = _Grid(True)
+ogrid.__doc__ = """Open coordinate grids: ``[g.shape for g in ogrid[0:2, 0:3]] == [(2, 1), (1, 3)]``."""
+
+
+def asanyarray(a, dtype=None, order=None):
+    """The same as :func:`asarray` (functrans has no array subclasses).
+
+    >>> asanyarray([1, 2]).dtype
+    dtype('int64')
+    """
+    return asarray(a, dtype)
+
+
+def ascontiguousarray(a, dtype=None):
+    """The same as :func:`asarray`, at least 1-d (memory layout is not observable).
+
+    >>> ascontiguousarray(3.0).shape
+    (1,)
+    """
+    a = asarray(a, dtype)
+    return reshape(a, (1,)) if get_aval(a).ndim == 0 else a
