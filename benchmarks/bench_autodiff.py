@@ -31,7 +31,7 @@ def f_small_grad_numpy(x):
 # ---- 2. MLP loss ------------------------------------------------------------------------------------
 def init_mlp(sizes, dtype, seed=0):
     rng = np.random.default_rng(seed)
-    return [(rng.standard_normal((m, n)).astype(dtype) / np.sqrt(m), np.zeros(n, dtype))
+    return [((rng.standard_normal((m, n)) / np.sqrt(m)).astype(dtype), np.zeros(n, dtype))
             for m, n in zip(sizes[:-1], sizes[1:])]
 
 

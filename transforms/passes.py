@@ -6,6 +6,7 @@
   converts/broadcasts, ``neg(neg(x))``) — only rewrites that give bit-identical results;
 - :func:`fold_constants`: evaluate equations whose inputs are all known and small;
 - :func:`cse`: merge equations that compute the same thing from the same inputs;
+- :func:`transpose_dots`: fold a transpose of a matrix product into the product;
 - :func:`dce`: drop equations whose results are unused.
 
     >>> optimize(jaxpr)   # all of them, in a sensible order
@@ -234,13 +235,55 @@ def fold_constants(jaxpr: Jaxpr) -> Jaxpr:
     return jaxpr.replace(eqns=eqns, outvars=outvars)
 
 
+def _use_counts(jaxpr) -> dict:
+    counts: dict = {}
+    for eqn in jaxpr.eqns:
+        for x in eqn.inputs:
+            if isinstance(x, Var):
+                counts[x] = counts.get(x, 0) + 1
+    for x in jaxpr.outvars:
+        if isinstance(x, Var):
+            counts[x] = counts.get(x, 0) + 1
+    return counts
+
+
+def transpose_dots(jaxpr: Jaxpr) -> Jaxpr:
+    """``transpose(dot_general(a, b))`` that swaps the two free-dimension blocks is
+    ``dot_general(b, a)``: compute it directly (no transposed copy), when the product has no
+    other use. Reverse mode produces this pattern for every weight gradient."""
+    counts = _use_counts(jaxpr)
+    producer = {e.outputs[0]: e for e in jaxpr.eqns if len(e.outputs) == 1}
+    replace: dict = {}  # transpose eqn -> swapped dot eqn
+    for eqn in jaxpr.eqns:
+        if eqn.prim.name != "transpose" or not isinstance(eqn.inputs[0], Var):
+            continue
+        dot = producer.get(eqn.inputs[0])
+        if dot is None or dot.prim.name != "dot_general" or counts.get(dot.outputs[0]) != 1:
+            continue
+        (lc, rc), (lb, rb) = dot.params["dimension_numbers"]
+        nb = len(lb)
+        nl = dot.inputs[0].aval.ndim - len(lc) - nb
+        nr = dot.inputs[1].aval.ndim - len(rc) - nb
+        swap = list(range(nb)) + [nb + nl + j for j in range(nr)] + [nb + i for i in range(nl)]
+        if tuple(eqn.params["permutation"]) != tuple(swap):
+            continue
+        params = dict(dot.params, dimension_numbers=((rc, lc), (rb, lb)))
+        replace[eqn] = dot.replace(inputs=[dot.inputs[1], dot.inputs[0]],
+                                   outputs=eqn.outputs, params=params)
+    if not replace:
+        return jaxpr
+    return jaxpr.replace(eqns=[replace.get(e, e) for e in jaxpr.eqns])
+
+
 def optimize(jaxpr: Jaxpr) -> Jaxpr:
-    """inline -> simplify -> fold -> cse -> dce."""
+    """inline -> simplify -> fold -> cse -> transpose_dots -> dce."""
     j = inline_calls(jaxpr)
     j = simplify(j)
     j = fold_constants(j)
     j = cse(j)
+    j = transpose_dots(j)
     return dce(j)
 
 
-__all__ = ["inline_calls", "simplify", "fold_constants", "cse", "dce", "optimize"]
+__all__ = ["inline_calls", "simplify", "fold_constants", "cse", "transpose_dots", "dce",
+           "optimize"]

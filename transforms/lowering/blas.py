@@ -14,7 +14,7 @@ import numpy as np
 from llvmlite import binding as llvm
 from numba import types
 
-_ROW_MAJOR, _NO_TRANS = 101, 111
+_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 
 
 def _find_blas():
@@ -52,46 +52,48 @@ def _external(dtype):
 
 
 @numba.njit(cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
-def _gemm_loops(a, b, c):
-    m, k = a.shape
-    n = b.shape[1]
+def _gemm_loops(a, b, c, ta=False, tb=False):
+    """c = op(a) @ op(b) with plain loops (op transposes when ta/tb)."""
+    m, n = c.shape
+    k = a.shape[0] if ta else a.shape[1]
     for i in range(m):
         for j in range(n):
             c[i, j] = 0
         for p in range(k):
-            aip = a[i, p]
+            aip = a[p, i] if ta else a[i, p]
             for j in range(n):
-                c[i, j] += aip * b[p, j]
+                c[i, j] += aip * (b[j, p] if tb else b[p, j])
 
 
 if AVAILABLE:
     _sgemm, _dgemm = _external("s"), _external("d")
 
     @numba.njit(cache=True)
-    def gemm32(a, b, c):
-        """c = a @ b (float32, C-contiguous, c preallocated)."""
-        m, k = a.shape
-        n = b.shape[1]
+    def gemm32(a, b, c, ta=False, tb=False):
+        """c = op(a) @ op(b) for float32 C-contiguous matrices (op transposes if ta/tb)."""
+        m, n = c.shape
+        k = a.shape[0] if ta else a.shape[1]
         if m == 0 or n == 0:
             return
         if k == 0:
             c[:] = 0
             return
-        _sgemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, m, n, k, np.float32(1), a.ctypes, k,
-               b.ctypes, n, np.float32(0), c.ctypes, n)
+        _sgemm(_ROW_MAJOR, _TRANS if ta else _NO_TRANS, _TRANS if tb else _NO_TRANS, m, n, k,
+               np.float32(1), a.ctypes, a.shape[1], b.ctypes, b.shape[1], np.float32(0),
+               c.ctypes, n)
 
     @numba.njit(cache=True)
-    def gemm64(a, b, c):
-        """c = a @ b (float64, C-contiguous, c preallocated)."""
-        m, k = a.shape
-        n = b.shape[1]
+    def gemm64(a, b, c, ta=False, tb=False):
+        """c = op(a) @ op(b) for float64 C-contiguous matrices (op transposes if ta/tb)."""
+        m, n = c.shape
+        k = a.shape[0] if ta else a.shape[1]
         if m == 0 or n == 0:
             return
         if k == 0:
             c[:] = 0
             return
-        _dgemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, m, n, k, 1.0, a.ctypes, k, b.ctypes, n, 0.0,
-               c.ctypes, n)
+        _dgemm(_ROW_MAJOR, _TRANS if ta else _NO_TRANS, _TRANS if tb else _NO_TRANS, m, n, k,
+               1.0, a.ctypes, a.shape[1], b.ctypes, b.shape[1], 0.0, c.ctypes, n)
 else:  # no BLAS found: plain loops (vectorized inner loop)
     gemm32 = gemm64 = _gemm_loops
 

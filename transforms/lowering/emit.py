@@ -140,6 +140,10 @@ class Emitter:
 
         for v in stores:
             view(self.name(v))
+        for e in g.eqns + g.reductions:  # views are made before the loop, not per element
+            for x in e.inputs:
+                if isinstance(x, Var) and x not in producers and x.aval.shape == g.shape:
+                    view(self.name(x))
         parallel = size >= PARALLEL_MIN and all(r.kind == "sum" for r in reds)
         self.parallel |= parallel
         rng = "nb.prange" if parallel else "range"

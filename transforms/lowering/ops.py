@@ -244,26 +244,32 @@ def _dot_general(em, eqn):
     k = math.prod(lhs.aval.shape[d] for d in lc)
     n = math.prod(rhs.aval.shape[d] for d in rf)
 
-    def operand(x, perm, shape3):
+    def operand(x, direct, swapped, shape3):
+        """A (B, rows, cols) view of ``x``; BLAS transposes it when its memory order is the
+        swapped one, so only other orders need a transposed copy."""
         src = em.atom(x)
         if not x.aval.shape:
-            return em.tmp(f"np.full({_shape_tuple(shape3)}, {src})")
+            return em.tmp(f"np.full({_shape_tuple(shape3)}, {src})"), False
         if x.aval.dtype != dt:
             src = em.tmp(f"{src}.astype({dtype_ctor(dt)})")
-        if list(perm) != list(range(x.aval.ndim)):
-            src = em.tmp(f"np.ascontiguousarray({src}.transpose({_shape_tuple(perm)}))")
-        return em.tmp(f"{src}.reshape({_shape_tuple(shape3)})")
+        ident = list(range(x.aval.ndim))
+        if swapped == ident and dt.kind == "f":
+            b_, r, c_ = shape3
+            return em.tmp(f"{src}.reshape({_shape_tuple((b_, c_, r))})"), True
+        if direct != ident:
+            src = em.tmp(f"np.ascontiguousarray({src}.transpose({_shape_tuple(direct)}))")
+        return em.tmp(f"{src}.reshape({_shape_tuple(shape3)})"), False
 
-    a = operand(lhs, list(lb) + lf + list(lc), (bsz, m, k))
-    b = operand(rhs, list(rb) + list(rc) + rf, (bsz, k, n))
+    a, ta = operand(lhs, list(lb) + lf + list(lc), list(lb) + list(lc) + lf, (bsz, m, k))
+    b, tb = operand(rhs, list(rb) + list(rc) + rf, list(rb) + rf + list(rc), (bsz, k, n))
     c = em.fresh("c")
     em.line(f"{c} = np.empty({_shape_tuple((bsz, m, n))}, dtype={dtype_ctor(dt)})")
     q = em.fresh("q")
     em.line(f"for {q} in range({bsz}):")
     if dt == np.float32:
-        em.line(f"    blas.gemm32({a}[{q}], {b}[{q}], {c}[{q}])")
+        em.line(f"    blas.gemm32({a}[{q}], {b}[{q}], {c}[{q}], {ta}, {tb})")
     elif dt == np.float64:
-        em.line(f"    blas.gemm64({a}[{q}], {b}[{q}], {c}[{q}])")
+        em.line(f"    blas.gemm64({a}[{q}], {b}[{q}], {c}[{q}], {ta}, {tb})")
     else:  # integers (wrapping like NumPy) and booleans (any product true)
         acc = em.fresh("acc")
         em.line(f"    {acc} = np.empty(({m}, {n}), dtype=np.int64)")
