@@ -33,8 +33,8 @@ class NonConcreteBooleanIndexError(IndexError):
 
 
 class _Entry(NamedTuple):
-    kind: str  # "slice" | "int" | "scalar" | "array" | "none"
-    axis: int  # operand axis (-1 for "none")
+    kind: str  # "slice" | "int" | "scalar" | "array" | "none" | "sep" (see _SEPARATOR)
+    axis: int  # operand axis (-1 for "none" and "sep")
     value: object  # (start, stop, step, size) | int | traced scalar | int array | None
 
 
@@ -70,6 +70,11 @@ def _is_int_like(x) -> bool:
 
 class _Mask(NamedTuple):
     value: np.ndarray  # a concrete boolean array covering value.ndim operand axes
+
+
+# Stands for an Ellipsis that covers no axes: NumPy still counts it as separating the advanced
+# indices around it (x[:, [0], ..., [0]] puts their dims first even when ... is empty).
+_SEPARATOR = object()
 
 
 def _expand(idx, shape):
@@ -108,14 +113,15 @@ def _expand(idx, shape):
                          f"{consumed} were indexed")
     if n_ell:
         k = next(k for k, i in enumerate(out) if i is Ellipsis)
-        out[k:k + 1] = [slice(None)] * (ndim - consumed)
+        out[k:k + 1] = [slice(None)] * (ndim - consumed) or [_SEPARATOR]
     else:
         out += [slice(None)] * (ndim - consumed)
     expanded, axis = [], 0
     for i in out:
         if type(i) is _Mask:
             covered = shape[axis:axis + i.value.ndim]
-            if i.value.shape != covered:
+            # as NumPy, an empty mask dimension matches any axis length
+            if any(m != a and m != 0 for m, a in zip(i.value.shape, covered)):
                 raise IndexError(f"boolean index of shape {i.value.shape} does not match the "
                                  f"indexed axes {axis}..{axis + i.value.ndim - 1} of shape "
                                  f"{covered}")
@@ -124,7 +130,7 @@ def _expand(idx, shape):
             axis += i.value.ndim
         else:
             expanded.append(i)
-            axis += i is not None
+            axis += i is not None and i is not _SEPARATOR
     return expanded
 
 
@@ -193,8 +199,8 @@ class _Plan:
         entries, pending = [], []  # pending: out-of-range messages of array indices
         axis = 0
         for i in _expand(idx, self.shape):
-            if i is None:
-                entries.append(_Entry("none", -1, None))
+            if i is None or i is _SEPARATOR:
+                entries.append(_Entry("none" if i is None else "sep", -1, None))
                 continue
             n = shape[axis]
             if isinstance(i, slice):
@@ -297,7 +303,7 @@ def getitem(x, idx, strict=True):
     # 1. Static slices (reversed for negative steps) and static integers.
     starts, limits, strides, revs, ints = [], [], [], [], []
     for e in plan.entries:
-        if e.kind == "none":
+        if e.kind in ("none", "sep"):
             continue
         n = plan.shape[e.axis]
         if e.kind == "slice":
@@ -331,7 +337,7 @@ def getitem(x, idx, strict=True):
             if e.kind == "scalar":
                 starts[e.axis] = e.value
         sizes = [1 if e.kind in ("scalar", "int") else get_aval(y).shape[e.axis]
-                 for e in sorted((e for e in plan.entries if e.kind != "none"),
+                 for e in sorted((e for e in plan.entries if e.kind not in ("none", "sep")),
                                  key=lambda e: e.axis)]
         y = lax.dynamic_slice(y, starts, sizes)
         y = lax.squeeze(y, [e.axis for e in adv])
