@@ -14,13 +14,16 @@ import functools
 import threading
 from collections import OrderedDict
 
+import numpy as np
+
 from functrans.core.api_util import (abstractify, fun_name, merge_static, split_static,
                                      static_argnums_from_names)
 from functrans.core.axis_env import _env as _axis_env
 from functrans.core.config import config
 from functrans.core.staging import hoist_tracer_consts, trace_to_jaxpr
 from functrans.core.trace import EVAL_TRACE, _state
-from functrans.tree_util import tree_flatten, tree_unflatten
+from functrans.core.array import Array
+from functrans.tree_util import tree_flatten, tree_unflatten, treedef_is_leaf
 
 from .call import jit_p
 from .executable import executable_for
@@ -44,12 +47,21 @@ class Jitted:
         self.static_argnums, self.static_argnames = static_argnums_from_names(
             fun, static_argnums, static_argnames)
         self._cache: OrderedDict = OrderedDict()
+        self._fast: dict = {}  # simple positional signatures -> runner (see __call__)
+        self._plain = not self.static_argnums and not self.static_argnames
         self._lock = threading.RLock()
 
     def __get__(self, obj, objtype=None):  # methods: bind like a function would
         return self if obj is None else functools.partial(self, obj)
 
     def __call__(self, *args, **kwargs):
+        # Hot path: positional array/scalar arguments, evaluated eagerly, seen before.
+        if not kwargs and self._plain and _state.trace is EVAL_TRACE:
+            key = _fast_key(args)
+            if key is not None:
+                runner = self._fast.get(key)
+                if runner is not None:
+                    return runner(*args)
         if config.disable_jit:
             return self.fun(*args, **kwargs)
         entry, leaves = self._entry(args, kwargs)
@@ -57,6 +69,10 @@ class Jitted:
             executable = entry.executable
             if executable is None:
                 executable = entry.executable = executable_for(entry.jaxpr, self.name)
+            if not kwargs and self._plain and len(self._fast) < config.jit_cache_size:
+                key = _fast_key(args)
+                if key is not None and len(leaves) == len(args):
+                    self._fast[key] = _runner(executable, entry.out_tree)
             outs = executable(*leaves)
         else:
             outs = jit_p.bind(*entry.consts, *leaves, jaxpr=entry.jaxpr, name=self.name)
@@ -131,9 +147,37 @@ class Jitted:
 
     def clear_cache(self) -> None:
         self._cache.clear()
+        self._fast.clear()
 
     def __repr__(self):
         return f"<jit({self.name})>"
+
+
+def _fast_key(args):
+    """A cheap signature of positional arguments that are all arrays or Python scalars (None
+    otherwise), plus the config flags that change traced programs."""
+    key = []
+    for a in args:
+        t = type(a)
+        if t is Array:
+            v = a._value
+            key.append((v.shape, v.dtype, a._weak))
+        elif t is float or t is int or t is bool:
+            key.append(t)
+        elif t is np.ndarray:
+            key.append((a.shape, a.dtype, None))
+        else:
+            return None
+    key.append(config._values["enable_x64"])
+    key.append(config._values["debug_nans"])
+    return tuple(key)
+
+
+def _runner(executable, out_tree):
+    """Call the executable and rebuild the output structure (single outputs unwrapped)."""
+    if treedef_is_leaf(out_tree):
+        return lambda *args: executable(*args)[0]
+    return lambda *args: tree_unflatten(out_tree, executable(*args))
 
 
 class Lowered:

@@ -147,33 +147,60 @@ class Emitter:
         parallel = size >= PARALLEL_MIN and all(r.kind == "sum" for r in reds)
         self.parallel |= parallel
         rng = "nb.prange" if parallel else "range"
-        i = self.fresh("i")
-        if reds:
-            for r in reds:
-                r.flat_outer_init()
-            blocks = self.tmp(f"({n} + {BLOCK - 1}) // {BLOCK}")
-            b = self.fresh("b")
-            self.line(f"for {b} in {rng}({blocks}):")
-            self.level += 1
-            lo = self.tmp(f"{b} * {BLOCK}")
-            hi = self.tmp(f"min({lo} + {BLOCK}, {n})")
-            for r in reds:
-                r.flat_block_init()
-            self.line(f"for {i} in range({lo}, {hi}):")
-        else:
+        if not reds:
+            i = self.fresh("i")
             self.line(f"for {i} in {rng}({n}):")
-        self.level += 1
-        value = self._body(g, producers, lambda x: f"{view(self.name(x))}[{i}]", [i], stores,
-                           lambda v: f"{view(self.name(v))}[{i}]")
-        for r in reds:
-            r.flat_accumulate(value(r.eqn.inputs[0]), i)
-        self.level -= 1
-        if reds:
-            for r in reds:
-                r.flat_block_fold()
+            self.level += 1
+            self._body(g, producers, lambda x: f"{view(self.name(x))}[{i}]", [i], stores,
+                       lambda v: f"{view(self.name(v))}[{i}]")
             self.level -= 1
-            for r in reds:
-                r.flat_finish()
+            return
+        # Reductions: full blocks of a fixed length (a known trip count lets LLVM interleave
+        # the vector loop), each summed in the input precision, then the remainder.
+        for r in reds:
+            r.flat_outer_init()
+        nfull = self.tmp(f"{n} // {BLOCK}")
+        b = self.fresh("b")
+        self.line(f"for {b} in {rng}({nfull}):")
+        self.level += 1
+        lo = self.tmp(f"{b} * {BLOCK}")
+        blocks = {}
+
+        def block(buf):
+            if buf not in blocks:
+                blocks[buf] = self.tmp(f"{view(buf)}[{lo}:{lo} + {BLOCK}]")
+            return blocks[buf]
+
+        for v in stores:
+            block(self.name(v))
+        for x in list(views):
+            block(x)
+        for r in reds:
+            r.flat_block_init()
+        i = self.fresh("i")
+        self.line(f"for {i} in range({BLOCK}):")
+        self.level += 1
+        value = self._body(g, producers, lambda x: f"{block(self.name(x))}[{i}]", [i], stores,
+                           lambda v: f"{block(self.name(v))}[{i}]")
+        for r in reds:
+            r.flat_accumulate(value(r.eqn.inputs[0]), f"{lo} + {i}")
+        self.level -= 1
+        for r in reds:
+            r.flat_block_fold()
+        self.level -= 1
+        for r in reds:
+            r.flat_block_init()
+        j = self.fresh("i")
+        self.line(f"for {j} in range({nfull} * {BLOCK}, {n}):")
+        self.level += 1
+        value = self._body(g, producers, lambda x: f"{view(self.name(x))}[{j}]", [j], stores,
+                           lambda v: f"{view(self.name(v))}[{j}]")
+        for r in reds:
+            r.flat_accumulate(value(r.eqn.inputs[0]), j)
+        self.level -= 1
+        for r in reds:
+            r.flat_block_fold()
+            r.flat_finish()
 
     def _nested_loops(self, g, producers, dims, stores, reds, size):
         rank = len(g.shape)
