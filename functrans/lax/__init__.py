@@ -8,5 +8,7 @@ from .ops import *  # noqa: F401,F403
 from .ops import __all__ as _ops_all
 from .parallel import *  # noqa: F401,F403
 from .parallel import __all__ as _parallel_all
+from .control_flow import *  # noqa: F401,F403
+from .control_flow import __all__ as _control_flow_all
 
-__all__ = list(_ops_all) + list(_parallel_all)
+__all__ = list(_ops_all) + list(_parallel_all) + list(_control_flow_all)

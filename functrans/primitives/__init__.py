@@ -11,3 +11,6 @@ from .sorting import *  # noqa: F401,F403
 from .structural import *  # noqa: F401,F403
 from . import interpreter_ops  # noqa: F401  (installs transforms.ops)
 from .collectives import *  # noqa: F401,F403
+from .cond import cond_p  # noqa: F401
+from .scan import scan_p  # noqa: F401
+from .while_loop import while_p  # noqa: F401

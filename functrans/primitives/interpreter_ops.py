@@ -11,7 +11,9 @@ from .structural import broadcast_in_dim_p, transpose_p
 
 
 def zeros(aval):
-    zero = np.zeros((), aval.dtype)
+    zero = np.zeros((), aval.dtype)[()]
+    if not aval.shape:
+        return zero  # a scalar constant (a literal in jaxprs)
     return broadcast_in_dim_p.bind1(zero, shape=aval.shape, broadcast_dimensions=())
 
 
