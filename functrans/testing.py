@@ -195,16 +195,17 @@ def assert_close(got, want, *, ulps=0.0, atol=0.0, signed_zeros=True, what="resu
 
 
 def raises_like(fn, oracle, *args, **kwargs) -> bool:
-    """If ``oracle`` raises TypeError, ValueError or OverflowError on the NumPy versions of
-    ``args``, assert that ``fn`` raises the same kind of error and return True."""
+    """If ``oracle`` raises TypeError, ValueError, OverflowError or IndexError on the NumPy
+    versions of ``args``, assert that ``fn`` raises the same kind of error and return True."""
     np_args = _to_numpy(args)
     np_kwargs = {k: _to_numpy(v) for k, v in kwargs.items()}
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             oracle(*np_args, **np_kwargs)
-    except (TypeError, ValueError, OverflowError) as e:
-        kind = next(k for k in (TypeError, OverflowError, ValueError) if isinstance(e, k))
+    except (TypeError, ValueError, OverflowError, IndexError) as e:
+        kind = next(k for k in (TypeError, OverflowError, ValueError, IndexError)
+                    if isinstance(e, k))
         try:
             fn(*args, **kwargs)
         except kind:
@@ -254,15 +255,17 @@ def _split_dynamic(args):
 
 
 def check_against(fn, oracle, *args, ulps=0.0, atol=0.0, signed_zeros=True, trace=True,
-                  **kwargs):
+                  fn_kwargs=None, **kwargs):
     """Assert ``fn(*args, **kwargs)`` equals ``oracle`` on the same arguments as NumPy values.
 
     Shapes, dtypes and values must match (see :func:`assert_close` for ``ulps``/``atol``;
-    ``atol`` may be a callable of the NumPy arguments). With ``trace`` the function is also
+    ``atol`` may be a callable of the NumPy arguments, or a tuple with one per output). With ``trace`` the function is also
     traced with its array arguments as inputs (Python scalars stay static), the jaxpr is
     type-checked and evaluated, and its outputs must equal the eager ones bit for bit.
-    Returns the eager result.
+    Keyword arguments of ``fn`` go in ``**kwargs``, or in ``fn_kwargs`` when their names
+    clash with this function's (``isclose(..., atol=...)``). Returns the eager result.
     """
+    kwargs = {**kwargs, **(fn_kwargs or {})}
     from .core.check import check_jaxpr
     from .core.eval import eval_jaxpr
     from .core.array import Array
@@ -278,8 +281,8 @@ def check_against(fn, oracle, *args, ulps=0.0, atol=0.0, signed_zeros=True, trac
     wl, gl = _leaves(want), _leaves(got)
     assert len(wl) == len(gl), f"{len(gl)} outputs, expected {len(wl)}"
     for i, (g, w) in enumerate(zip(gl, wl)):
-        assert_close(g, w, ulps=ulps, atol=tol, signed_zeros=signed_zeros,
-                     what=f"eager output {i}")
+        assert_close(g, w, ulps=ulps, atol=tol[i] if type(tol) is tuple else tol,
+                     signed_zeros=signed_zeros, what=f"eager output {i}")
     if trace:
         dyn, rebuild = _split_dynamic((args, kwargs))
         dyn = [Array(np.asarray(d)) if isinstance(d, np.ndarray) else d for d in dyn]

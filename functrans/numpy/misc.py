@@ -1,5 +1,7 @@
 """Everything else NumPy users reach for: rounding to decimals, comparisons with tolerance,
-nan_to_num, interp, convolve, cov, trapezoid, polyval, and dtype utilities.
+nan_to_num, sinc, i0, complex-number stubs for real arrays, gcd/lcm/frexp/spacing, piecewise,
+apply_along_axis, and dtype utilities. Each follows NumPy's own algorithm step by step so the
+results round like NumPy's::
 
     >>> allclose(fnp.array([1.0, 2.0]), fnp.array([1.0, 2.0 + 1e-12]))
     Array(True, dtype=bool)
@@ -13,44 +15,55 @@ from .. import primitives as P
 from ..core import dtypes
 from ..core.array import Array
 from ..core.trace import Tracer, get_aval
-from ._core import asarray, convert, inexact_dtype, normalize_axis, promote
+from ._core import (_operand, asarray, convert, normalize_axis, result_dtype, unsupported_out)
 from . import reductions, shape_ops, ufuncs
 
 __all__ = ["round", "around", "round_", "nan_to_num", "isclose", "allclose", "array_equal",
-           "array_equiv", "interp", "convolve", "correlate", "cov", "corrcoef", "trapezoid",
-           "polyval", "sinc", "real", "imag", "angle", "iscomplexobj", "isrealobj", "isreal",
-           "iscomplex", "isscalar", "result_type", "promote_types", "can_cast", "issubdtype",
-           "iinfo", "finfo", "dtype", "ix_", "vander", "gcd", "lcm", "frexp", "spacing",
-           "histogram", "cumulative_trapezoid"]
+           "array_equiv", "sinc", "i0", "real", "imag", "angle", "iscomplexobj", "isrealobj",
+           "isreal", "iscomplex", "isscalar", "isposinf", "isneginf", "result_type",
+           "promote_types", "can_cast", "issubdtype", "isdtype", "iinfo", "finfo", "dtype", "ix_",
+           "gcd", "lcm", "frexp", "spacing", "piecewise", "apply_along_axis", "apply_over_axes"]
 
 
 def round(a, decimals=0, out=None):
-    """Round half to even to ``decimals`` places (NumPy's algorithm: scale, rint, unscale).
+    """Round half to even to ``decimals`` places (NumPy's algorithm: scale, rint, unscale;
+    integers with negative ``decimals`` go through float64 and back).
 
     >>> round(fnp.array([0.5, 1.5, 2.675]), 2)
     Array([0.5 , 1.5 , 2.67], dtype=float64)
     """
+    unsupported_out("round", out)
     a = asarray(a)
-    kind = get_aval(a).dtype.kind
-    if kind in "biu":
+    d = get_aval(a).dtype
+    decimals = int(decimals)
+    if d.kind == "b":
+        # NumPy rounds booleans through the float path into a bool result: only rint works.
+        if decimals:
+            raise TypeError("fnp.round: booleans can only be rounded with decimals=0 (NumPy "
+                            "cannot store the scaled values as bool)")
+        return ufuncs.rint(a)
+    if d.kind in "iu":
         if decimals >= 0:
             return a
-        factor = 10 ** (-decimals)
-        f = lax.ops._convert_weak(factor, get_aval(a).dtype)
-        return ufuncs.multiply(ufuncs.floor_divide(ufuncs.add(a, f // 2), f), f)
+        f = 10.0 ** -decimals
+        return convert(ufuncs.multiply(ufuncs.rint(ufuncs.true_divide(a, f)), f), d)
     if decimals == 0:
         return ufuncs.rint(a)
-    factor = lax.ops._convert_weak(10.0 ** abs(decimals), get_aval(a).dtype)
+    f = 10.0 ** abs(decimals)
     if decimals > 0:
-        return P.div_p.bind1(ufuncs.rint(P.mul_p.bind1(a, factor)), factor)
-    return P.mul_p.bind1(ufuncs.rint(P.div_p.bind1(a, factor)), factor)
+        return ufuncs.true_divide(ufuncs.rint(ufuncs.multiply(a, f)), f)
+    return ufuncs.multiply(ufuncs.rint(ufuncs.true_divide(a, f)), f)
 
 
 around = round_ = round
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
-    """Replace NaN with ``nan`` and infinities with the largest finite values (or given)."""
+    """NaN to ``nan``, infinities to the largest finite values (or ``posinf``/``neginf``).
+
+    >>> nan_to_num(fnp.array([fnp.nan, fnp.inf, 1.0]), posinf=9.0)
+    Array([0., 9., 1.], dtype=float64)
+    """
     x = asarray(x)
     d = get_aval(x).dtype
     if d.kind != "f":
@@ -59,33 +72,48 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     posinf = info.max if posinf is None else posinf
     neginf = info.min if neginf is None else neginf
     x = shape_ops.where(ufuncs.isnan(x), lax.full((), nan, d), x)
-    x = shape_ops.where(P.eq_p.bind1(x, lax.full((), np.inf, d)), lax.full((), posinf, d), x)
-    return shape_ops.where(P.eq_p.bind1(x, lax.full((), -np.inf, d)), lax.full((), neginf, d), x)
+    x = shape_ops.where(isposinf(x), lax.full((), posinf, d), x)
+    return shape_ops.where(isneginf(x), lax.full((), neginf, d), x)
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """``|a - b| <= atol + rtol * |b|`` elementwise (infinities must match exactly)."""
-    a, b = promote(asarray(a), asarray(b))
-    if get_aval(a).dtype.kind != "f":
-        d = inexact_dtype(get_aval(a).dtype)
-        a, b = convert(a, d), convert(b, d)
-    diff = ufuncs.absolute(ufuncs.subtract(a, b))
-    tol = ufuncs.add(atol, ufuncs.multiply(rtol, ufuncs.absolute(b)))
-    close = ufuncs.less_equal(diff, tol)
-    both_inf = ufuncs.logical_and(ufuncs.isinf(a), ufuncs.isinf(b))
-    close = shape_ops.where(both_inf, ufuncs.equal(a, b), close)
+    """``|a - b| <= atol + rtol * |b|`` with ``b`` finite, or ``a == b`` (NumPy's formula;
+    integer ``b`` is compared in floating point).
+
+    >>> isclose(fnp.array([1.0, 1.1]), 1.0)
+    Array([ True, False], dtype=bool)
+    """
+    x, y = _operand(a), _operand(b)
+    if type(y) is int:
+        y = float(y)
+    elif type(y) not in (bool, float):
+        y = convert(y, result_dtype(y, 1.0))  # inexact, as NumPy (abs(INT_MIN) overflows)
+    result = ufuncs.logical_or(
+        ufuncs.logical_and(ufuncs.less_equal(ufuncs.absolute(ufuncs.subtract(x, y)),
+                                             ufuncs.add(atol, ufuncs.multiply(rtol,
+                                                                              ufuncs.absolute(y)))),
+                           ufuncs.isfinite(y)),
+        ufuncs.equal(x, y))
     if equal_nan:
-        close = ufuncs.logical_or(close, ufuncs.logical_and(ufuncs.isnan(a), ufuncs.isnan(b)))
-    return close
+        result = ufuncs.logical_or(result, ufuncs.logical_and(ufuncs.isnan(x), ufuncs.isnan(y)))
+    return asarray(result)
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """True if every element is :func:`isclose`."""
+    """True if every element is :func:`isclose`.
+
+    >>> allclose([1.0, 2.0], [1.0, 2.0 + 1e-9])
+    Array(True, dtype=bool)
+    """
     return reductions.all(isclose(a, b, rtol, atol, equal_nan))
 
 
 def array_equal(a1, a2, equal_nan=False):
-    """True if shapes match and all elements are equal."""
+    """True if the shapes match and all elements are equal (NaNs too with ``equal_nan``).
+
+    >>> array_equal(fnp.array([1, 2]), fnp.array([1.0, 2.0]))
+    Array(True, dtype=bool)
+    """
     a1, a2 = asarray(a1), asarray(a2)
     if get_aval(a1).shape != get_aval(a2).shape:
         return asarray(False)
@@ -96,7 +124,11 @@ def array_equal(a1, a2, equal_nan=False):
 
 
 def array_equiv(a1, a2):
-    """True if the arrays are equal after broadcasting."""
+    """True if the arrays are equal after broadcasting (False if they do not broadcast).
+
+    >>> array_equiv(fnp.array([1, 2]), fnp.array([[1, 2], [1, 2]]))
+    Array(True, dtype=bool)
+    """
     a1, a2 = asarray(a1), asarray(a2)
     try:
         np.broadcast_shapes(get_aval(a1).shape, get_aval(a2).shape)
@@ -105,206 +137,213 @@ def array_equiv(a1, a2):
     return reductions.all(ufuncs.equal(a1, a2))
 
 
-def interp(x, xp, fp, left=None, right=None, period=None):
-    """1-D piecewise-linear interpolation (``xp`` increasing)."""
-    from .sorting import searchsorted
-    from .indexing import take
-    if period is not None:
-        raise NotImplementedError("fnp.interp: period= is not supported")
-    x, xp, fp = asarray(x), asarray(xp), asarray(fp)
-    d = inexact_dtype(np.result_type(get_aval(x).dtype, get_aval(xp).dtype, get_aval(fp).dtype))
-    x, xp, fp = convert(x, d), convert(xp, d), convert(fp, d)
-    n = get_aval(xp).shape[0]
-    i = shape_ops.clip(searchsorted(xp, x, side="right"), 1, n - 1)
-    x0, x1 = take(xp, i - 1), take(xp, i)
-    y0, y1 = take(fp, i - 1), take(fp, i)
-    dx = x1 - x0
-    t = shape_ops.where(dx == 0, lax.full((), 0, d), (x - x0) / shape_ops.where(
-        dx == 0, lax.full((), 1, d), dx))
-    y = y0 + t * (y1 - y0)
-    y = shape_ops.where(x < take(xp, 0), fp[0] if left is None else left, y)
-    return shape_ops.where(x > take(xp, n - 1), fp[n - 1] if right is None else right, y)
-
-
-def convolve(a, v, mode="full"):
-    """Discrete linear convolution of 1-D arrays (modes full, same, valid)."""
-    a, v = asarray(a), asarray(v)
-    return _correlate(a, shape_ops.flip(v), mode)
-
-
-def correlate(a, v, mode="valid"):
-    """Cross-correlation of 1-D arrays (modes valid, same, full)."""
-    return _correlate(asarray(a), asarray(v), mode)
-
-
-def _correlate(a, v, mode):
-    from .linalg_ops import matmul
-    a, v = promote(a, v)
-    n, m = get_aval(a).shape[0], get_aval(v).shape[0]
-    if n == 0 or m == 0:
-        raise ValueError("convolve/correlate: inputs cannot be empty")
-    if mode == "full":
-        lo, hi = m - 1, m - 1
-    elif mode == "same":
-        lo = m // 2
-        hi = m - 1 - lo
-    elif mode == "valid":
-        lo = hi = 0
-    else:
-        raise ValueError(f"mode must be 'full', 'same' or 'valid', got {mode!r}")
-    if mode == "valid" and n < m:
-        a, v = v, a
-        n, m = m, n
-    padded = lax.pad(a, lax.full((), 0, get_aval(a).dtype), [(lo, hi, 0)])
-    length = get_aval(padded).shape[0] - m + 1
-    idx = np.arange(length)[:, None] + np.arange(m)[None, :]
-    from .indexing import take
-    windows = take(padded, asarray(idx), axis=0)
-    return matmul(windows, v)
-
-
-def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
-    """Covariance matrix of the variables in rows (``rowvar``) or columns of ``m``."""
-    if fweights is not None or aweights is not None:
-        raise NotImplementedError("fnp.cov: fweights/aweights are not supported")
-    x = shape_ops.atleast_2d(asarray(m))
-    if not rowvar and get_aval(x).shape[0] != 1:
-        x = x.T
-    if y is not None:
-        yy = shape_ops.atleast_2d(asarray(y))
-        if not rowvar and get_aval(yy).shape[0] != 1:
-            yy = yy.T
-        x = shape_ops.concatenate([x, yy], 0)
-    d = inexact_dtype(get_aval(x).dtype)
-    x = convert(x, d)
-    n = get_aval(x).shape[1]
-    ddof = (0 if bias else 1) if ddof is None else ddof
-    xc = x - reductions.mean(x, axis=1, keepdims=True)
-    c = (xc @ xc.T) / max(n - ddof, 0)
-    return shape_ops.squeeze(c) if get_aval(c).shape == (1, 1) else c
-
-
-def corrcoef(x, y=None, rowvar=True):
-    """Pearson correlation coefficients."""
-    c = cov(x, y, rowvar)
-    if get_aval(c).ndim == 0:
-        return c / c
-    from .creation import diagonal
-    dd = ufuncs.sqrt(diagonal(c))
-    c = c / dd[:, None] / dd[None, :]
-    return shape_ops.clip(c, -1, 1)
-
-
-def trapezoid(y, x=None, dx=1.0, axis=-1):
-    """Integral of ``y`` by the trapezoidal rule along ``axis``."""
-    y = asarray(y)
-    axis = normalize_axis(axis, get_aval(y).ndim)
-    n = get_aval(y).shape[axis]
-    y0, y1 = lax.slice_in_dim(y, 0, n - 1, 1, axis), lax.slice_in_dim(y, 1, n, 1, axis)
-    if x is None:
-        return reductions.sum((y0 + y1) * (dx / 2.0), axis=axis)
-    dxs = shape_ops.diff(asarray(x), axis=axis if get_aval(asarray(x)).ndim > 1 else -1)
-    if get_aval(dxs).ndim == 1 and get_aval(y).ndim > 1:
-        shape = [1] * get_aval(y).ndim
-        shape[axis] = n - 1
-        dxs = shape_ops.reshape(dxs, tuple(shape))
-    return reductions.sum((y0 + y1) * dxs / 2.0, axis=axis)
-
-
-def cumulative_trapezoid(y, x=None, dx=1.0, axis=-1):
-    y = asarray(y)
-    axis = normalize_axis(axis, get_aval(y).ndim)
-    n = get_aval(y).shape[axis]
-    y0, y1 = lax.slice_in_dim(y, 0, n - 1, 1, axis), lax.slice_in_dim(y, 1, n, 1, axis)
-    step = dx if x is None else shape_ops.diff(asarray(x))
-    return reductions.cumsum((y0 + y1) * step / 2.0, axis=axis)
-
-
-def polyval(p, x):
-    """Evaluate the polynomial with coefficients ``p`` (highest degree first) at ``x``."""
-    p, x = asarray(p), asarray(x)
-    y = lax.full_like(x, 0, np.result_type(get_aval(p).dtype, get_aval(x).dtype))
-    for i in range(get_aval(p).shape[0]):
-        y = y * x + p[i]
-    return y
-
-
-def vander(x, N=None, increasing=False):
-    x = asarray(x)
-    n = get_aval(x).shape[0] if N is None else N
-    powers = np.arange(n) if increasing else np.arange(n)[::-1]
-    return ufuncs.power(x[:, None], asarray(powers))
-
-
 def sinc(x):
-    """``sin(pi x) / (pi x)`` with ``sinc(0) = 1``."""
-    x = asarray(x)
-    x = convert(x, inexact_dtype(get_aval(x).dtype))
+    """``sin(pi x) / (pi x)``; at 0 NumPy evaluates it at the dtype's epsilon (giving 1).
+
+    >>> sinc(fnp.array([0.0, 0.5]))
+    Array([1.        , 0.63661977], dtype=float64)
+    """
+    x = ufuncs.multiply(np.pi, asarray(x))
     d = get_aval(x).dtype
-    zero = P.eq_p.bind1(x, lax.full((), 0, d))
-    safe = shape_ops.where(zero, lax.full((), 1, d), x)
-    px = safe * np.pi
-    return shape_ops.where(zero, lax.full((), 1, d), ufuncs.sin(px) / px)
+    y = shape_ops.where(x, x, float(np.finfo(d).eps) if d.kind == "f" else 1e-20)
+    return ufuncs.true_divide(ufuncs.sin(y), y)
 
 
-def real(x):
-    return asarray(x)
+# Chebyshev coefficients of NumPy's (Cephes') i0 on [0, 8] and (8, inf).
+_I0A = (-4.41534164647933937950e-18, 3.33079451882223809783e-17, -2.43127984654795469359e-16,
+        1.71539128555513303061e-15, -1.16853328779934516808e-14, 7.67618549860493561688e-14,
+        -4.85644678311192946090e-13, 2.95505266312963983461e-12, -1.72682629144155570723e-11,
+        9.67580903537323691224e-11, -5.18979560163526290666e-10, 2.65982372468238665035e-9,
+        -1.30002500998624804212e-8, 6.04699502254191894932e-8, -2.67079385394061173391e-7,
+        1.11738753912010371815e-6, -4.41673835845875056359e-6, 1.64484480707288970893e-5,
+        -5.75419501008210370398e-5, 1.88502885095841655729e-4, -5.76375574538582365885e-4,
+        1.63947561694133579842e-3, -4.32430999505057594430e-3, 1.05464603945949983183e-2,
+        -2.37374148058994688156e-2, 4.93052842396707084878e-2, -9.49010970480476444210e-2,
+        1.71620901522208775349e-1, -3.04682672343198398683e-1, 6.76795274409476084995e-1)
+_I0B = (-7.23318048787475395456e-18, -4.83050448594418207126e-18, 4.46562142029675999901e-17,
+        3.46122286769746109310e-17, -2.82762398051658348494e-16, -3.42548561967721913462e-16,
+        1.77256013305652638360e-15, 3.81168066935262242075e-15, -9.55484669882830764870e-15,
+        -4.15056934728722208663e-14, 1.54008621752140982691e-14, 3.85277838274214270114e-13,
+        7.18012445138366623367e-13, -1.79417853150680611778e-12, -1.32158118404477131188e-11,
+        -3.14991652796324136454e-11, 1.18891471078464383424e-11, 4.94060238822496958910e-10,
+        3.39623202570838634515e-9, 2.26666899049817806459e-8, 2.04891858946906374183e-7,
+        2.89137052083475648297e-6, 6.88975834691682398426e-5, 3.36911647825569408990e-3,
+        8.04490411014108831608e-1)
 
 
-def imag(x):
+def _chbevl(x, coefficients):
+    b0, b1, b2 = coefficients[0], 0.0, 0.0
+    for c in coefficients[1:]:
+        b2, b1 = b1, b0
+        b0 = ufuncs.add(ufuncs.subtract(ufuncs.multiply(x, b1), b2), c)
+    return ufuncs.multiply(0.5, ufuncs.subtract(b0, b2))
+
+
+def i0(x):
+    """Modified Bessel function of the first kind, order 0 (NumPy's Chebyshev expansion).
+
+    >>> i0(fnp.array([0.0, 1.0]))
+    Array([1.        , 1.26606588], dtype=float64)
+    """
+    x = asarray(x)
+    if get_aval(x).dtype.kind != "f":
+        x = convert(x, dtypes.default_float_dtype())
+    x = ufuncs.absolute(x)
+    small = ufuncs.less_equal(x, 8.0)
+    safe_small = shape_ops.where(small, x, 0.0)  # keep both branches finite
+    safe_large = shape_ops.where(small, 8.0, x)
+    lo = ufuncs.multiply(ufuncs.exp(safe_small),
+                         _chbevl(ufuncs.subtract(ufuncs.true_divide(safe_small, 2.0), 2), _I0A))
+    hi = ufuncs.true_divide(ufuncs.multiply(ufuncs.exp(safe_large), _chbevl(
+        ufuncs.subtract(ufuncs.true_divide(32.0, safe_large), 2.0), _I0B)),
+        ufuncs.sqrt(safe_large))
+    return shape_ops.where(small, lo, hi)
+
+
+def real(val):
+    """The real part: the array itself (functrans has no complex dtypes).
+
+    >>> real(fnp.array([1.0, 2.0]))
+    Array([1., 2.], dtype=float64)
+    """
+    return asarray(val)
+
+
+def imag(val):
+    """The imaginary part: zeros of the same dtype (functrans has no complex dtypes).
+
+    >>> imag(fnp.array([1.0, 2.0]))
+    Array([0., 0.], dtype=float64)
+    """
     from .creation import zeros_like
-    return zeros_like(x)
+    return zeros_like(val)
 
 
 def angle(z, deg=False):
-    z = asarray(z)
-    d = inexact_dtype(get_aval(z).dtype)
-    a = shape_ops.where(z < 0, lax.full((), np.pi, d), lax.full((), 0, d))
-    return ufuncs.rad2deg(a) if deg else a
+    """The argument ``arctan2(0, z)``: 0 for positive values, pi for negative ones (and -0.0).
+
+    >>> angle(fnp.array([1.0, -1.0]))
+    Array([0.        , 3.14159265], dtype=float64)
+    """
+    a = ufuncs.arctan2(0, asarray(z))
+    return ufuncs.multiply(a, 180 / np.pi) if deg else a
 
 
 def iscomplexobj(x):
+    """False: functrans has no complex dtypes.
+
+    >>> iscomplexobj(fnp.ones(2))
+    False
+    """
     return False
 
 
 def isrealobj(x):
+    """True: functrans has no complex dtypes.
+
+    >>> isrealobj(fnp.ones(2))
+    True
+    """
     return True
 
 
 def isreal(x):
-    from .creation import ones_like
-    return ones_like(x, dtype=bool)
+    """True everywhere (no element has an imaginary part).
+
+    >>> isreal(fnp.array([1.0, 2.0]))
+    Array([ True,  True], dtype=bool)
+    """
+    return ufuncs.equal(imag(x), 0)
 
 
 def iscomplex(x):
-    from .creation import zeros_like
-    return zeros_like(x, dtype=bool)
+    """False everywhere (no element has an imaginary part).
+
+    >>> iscomplex(fnp.array([1.0, 2.0]))
+    Array([False, False], dtype=bool)
+    """
+    return ufuncs.not_equal(imag(x), 0)
 
 
 def isscalar(element):
-    """True for Python/NumPy scalars and 0-d arrays (as JAX)."""
+    """True for Python and NumPy scalars, and (as in JAX) for 0-d arrays.
+
+    >>> isscalar(3.0), isscalar(fnp.array(3.0)), isscalar(fnp.ones(2))
+    (True, True, False)
+    """
     if isinstance(element, (Array, Tracer)):
         return get_aval(element).ndim == 0
-    return np.isscalar(element)
+    return bool(np.isscalar(element))
 
 
+def isposinf(x, out=None):
+    """True where ``x`` is +inf.
+
+    >>> isposinf(fnp.array([fnp.inf, -fnp.inf, 1.0]))
+    Array([ True, False, False], dtype=bool)
+    """
+    unsupported_out("isposinf", out)
+    return ufuncs.logical_and(ufuncs.isinf(x), ufuncs.logical_not(ufuncs.signbit(x)))
+
+
+def isneginf(x, out=None):
+    """True where ``x`` is -inf.
+
+    >>> isneginf(fnp.array([fnp.inf, -fnp.inf, 1.0]))
+    Array([False,  True, False], dtype=bool)
+    """
+    unsupported_out("isneginf", out)
+    return ufuncs.logical_and(ufuncs.isinf(x), ufuncs.signbit(x))
+
+
+# ---- dtype utilities -------------------------------------------------------------------------------
 def result_type(*arrays_and_dtypes):
-    """The NEP 50 result dtype of the arguments."""
-    from ._core import result_dtype
+    """The NEP 50 result dtype of the arguments (Python scalars are weak).
+
+    >>> result_type(fnp.ones(2, "int8"), 1)
+    dtype('int8')
+    """
     return result_dtype(*arrays_and_dtypes)
 
 
-def promote_types(a, b):
-    return dtypes.promote_types(a, b)
+def promote_types(type1, type2):
+    """The smallest dtype both dtypes cast to safely.
+
+    >>> promote_types("int8", "uint8")
+    dtype('int16')
+    """
+    return dtypes.promote_types(type1, type2)
+
+
+def _dtype_of(x):
+    return get_aval(x).dtype if isinstance(x, (Array, Tracer)) else x
 
 
 def can_cast(from_, to, casting="safe"):
-    from_ = get_aval(from_).dtype if isinstance(from_, (Array, Tracer)) else from_
-    return np.can_cast(from_, to, casting)
+    """Whether a cast from a dtype (or an array's dtype) is allowed under ``casting``.
+
+    >>> can_cast("int8", "float16"), can_cast(fnp.ones(2), "int32")
+    (True, False)
+    """
+    return bool(np.can_cast(_dtype_of(from_), to, casting))
 
 
 def issubdtype(arg1, arg2):
-    return np.issubdtype(arg1, arg2)
+    """Whether ``arg1`` is lower in NumPy's type hierarchy than ``arg2``.
+
+    >>> issubdtype("int8", fnp.integer)
+    True
+    """
+    return bool(np.issubdtype(_dtype_of(arg1), _dtype_of(arg2)))
+
+
+def isdtype(dtype, kind):
+    """Array-API dtype classification (``"bool"``, ``"integral"``, ``"real floating"``, ...).
+
+    >>> isdtype(fnp.float32, "real floating")
+    True
+    """
+    return bool(np.isdtype(np.dtype(dtype), kind))
 
 
 iinfo = dtypes.iinfo
@@ -313,101 +352,214 @@ dtype = np.dtype
 
 
 def ix_(*args):
-    """Open mesh from sequences: index arrays shaped to broadcast against each other."""
+    """Open mesh from 1-d sequences: index arrays shaped to broadcast against each other
+    (booleans become the indices of their True entries).
+
+    >>> [a.shape for a in ix_(fnp.array([0, 1]), fnp.array([2, 3, 4]))]
+    [(2, 1), (1, 3)]
+    """
     out = []
     n = len(args)
-    for k, a in enumerate(args):
-        a = asarray(a)
-        if get_aval(a).dtype == dtypes.bool_:
+    for k, seq in enumerate(args):
+        a = asarray(seq)
+        aval = get_aval(a)
+        if aval.ndim != 1:
+            raise ValueError(f"fnp.ix_: cross index must be 1 dimensional, got shape {aval.shape}")
+        if aval.size == 0 and not isinstance(seq, (Array, Tracer, np.ndarray)):
+            a = convert(a, dtypes.default_int_dtype())  # an empty list: NumPy's intp
+        elif aval.dtype == dtypes.bool_:
             from .sorting import nonzero
             a = nonzero(a)[0]
         out.append(shape_ops.reshape(a, (1,) * k + (-1,) + (1,) * (n - k - 1)))
     return tuple(out)
 
 
-def gcd(x1, x2):
-    """Greatest common divisor (Euclid's algorithm, a fixed number of steps)."""
-    a, b = promote(ufuncs.absolute(asarray(x1)), ufuncs.absolute(asarray(x2)))
-    a, b = shape_ops.broadcast_arrays(a, b)
+# ---- number theory and float decomposition --------------------------------------------------------
+def _loop_operands(name, ufunc, args):
+    """Operands cast to NumPy's loop dtypes for ``ufunc`` and broadcast to one shape."""
+    from ._core import ufunc_operands
+    ops, out_dtype, _ = ufunc_operands(name, ufunc, args, keep_scalars=False)
+    return ops, out_dtype
+
+
+def _unsigned_abs(a):
+    """|a| in the unsigned dtype of a's width, as NumPy's gcd/lcm compute (so |INT_MIN| is
+    exact)."""
     d = get_aval(a).dtype
-    if d.kind not in "iu":
-        raise TypeError(f"fnp.gcd requires integer inputs, got {d}")
-    zero = lax.full((), 0, d)
-    for _ in range(2 * 8 * d.itemsize):  # Euclid needs O(log) steps: 2*bits is enough
+    if d.kind == "u":
+        return a
+    return convert(ufuncs.absolute(a), np.dtype(f"u{d.itemsize}"))
+
+
+def _gcd_unsigned(a, b):
+    d = get_aval(a).dtype
+    zero = lax.full_like(a, 0)
+    # Euclid's remainder sequence shrinks at least as fast as Fibonacci numbers: 1.5 steps per
+    # bit of the dtype are always enough.
+    for _ in range(3 * 8 * d.itemsize // 2 + 2):
         nz = P.ne_p.bind1(b, zero)
-        safe_b = shape_ops.where(nz, b, lax.full((), 1, d))
-        a, b = shape_ops.where(nz, b, a), shape_ops.where(nz, P.rem_p.bind1(a, safe_b), zero)
+        safe_b = lax.select(nz, b, lax.full_like(b, 1))
+        a, b = lax.select(nz, b, a), lax.select(nz, P.rem_p.bind1(a, safe_b), zero)
     return a
 
 
-def lcm(x1, x2):
-    """Least common multiple."""
-    a, b = promote(ufuncs.absolute(asarray(x1)), ufuncs.absolute(asarray(x2)))
-    g = gcd(a, b)
-    d = get_aval(g).dtype
-    safe = shape_ops.where(P.eq_p.bind1(g, lax.full((), 0, d)), lax.full((), 1, d), g)
-    return shape_ops.where(P.eq_p.bind1(g, lax.full((), 0, d)), lax.full((), 0, d),
-                           ufuncs.multiply(a, ufuncs.floor_divide(b, safe)))
+def gcd(x1, x2, out=None):
+    """Greatest common divisor of the absolute values (integers only).
+
+    >>> gcd(fnp.array([12, 18]), 8)
+    Array([4, 2], dtype=int64)
+    """
+    unsupported_out("gcd", out)
+    (a, b), d = _loop_operands("gcd", np.gcd, (x1, x2))
+    return convert(_gcd_unsigned(_unsigned_abs(a), _unsigned_abs(b)), d)
 
 
-def frexp(x):
-    """Mantissa in [0.5, 1) and exponent with ``x = m * 2**e``."""
-    x = asarray(x)
-    x = convert(x, inexact_dtype(get_aval(x).dtype))
+def lcm(x1, x2, out=None):
+    """Least common multiple of the absolute values (integers only; wraps on overflow).
+
+    >>> lcm(fnp.array([4, 6]), 6)
+    Array([12,  6], dtype=int64)
+    """
+    unsupported_out("lcm", out)
+    (a, b), d = _loop_operands("lcm", np.lcm, (x1, x2))
+    a, b = _unsigned_abs(a), _unsigned_abs(b)
+    g = _gcd_unsigned(a, b)
+    is_zero = P.eq_p.bind1(g, lax.full_like(g, 0))
+    safe = lax.select(is_zero, lax.full_like(g, 1), g)
+    # a / gcd * b, as NumPy (dividing first keeps the intermediate small).
+    r = P.mul_p.bind1(P.div_p.bind1(a, safe), b)
+    return convert(lax.select(is_zero, lax.full_like(g, 0), r), d)
+
+
+def frexp(x, out=None):
+    """Mantissa in [0.5, 1) (with x's sign) and integer exponent with ``x = m * 2**e``.
+
+    >>> frexp(fnp.array([8.0, 0.75]))
+    (Array([0.5 , 0.75], dtype=float64), Array([4, 0], dtype=int32))
+    """
+    unsupported_out("frexp", out)
+    (x,), _ = _loop_operands("frexp", np.frexp, (x,))
     d = get_aval(x).dtype
-    ax = ufuncs.absolute(x)
-    finite_nz = P.and_p.bind1(P.is_finite_p.bind1(x), P.ne_p.bind1(x, lax.full((), 0, d)))
-    safe = shape_ops.where(finite_nz, ax, lax.full((), 1, d))
-    e = ufuncs.floor(ufuncs.log2(safe)) + 1
-    m = x / ufuncs.exp2(e)
-    # Correct rounding at powers of two.
-    over = ufuncs.greater_equal(ufuncs.absolute(m), 1.0)
-    m = shape_ops.where(over, m / 2, m)
-    e = shape_ops.where(over, e + 1, e)
-    under = ufuncs.less(ufuncs.absolute(m), 0.5)
-    m = shape_ops.where(P.and_p.bind1(under, finite_nz), m * 2, m)
-    e = shape_ops.where(P.and_p.bind1(under, finite_nz), e - 1, e)
-    m = shape_ops.where(finite_nz, m, x)
-    e = shape_ops.where(finite_nz, e, lax.full((), 0, d))
-    return m, convert(e, dtypes.int32)
+    info = np.finfo(d)
+    nmant, bias = int(info.nmant), int(info.maxexp) - 1
+    bits_dtype = np.dtype(f"i{d.itemsize}")
+    # Scale subnormals into the normal range first, then read the exponent field.
+    subnormal = P.lt_p.bind1(ufuncs.absolute(x), lax.full_like(x, float(info.tiny)))
+    scaled = lax.select(subnormal, P.mul_p.bind1(x, lax.full_like(x, 2.0 ** (nmant + 1))), x)
+    bits = lax.bitcast_convert_type(scaled, bits_dtype)
+    field = P.and_p.bind1(P.shift_right_logical_p.bind1(bits, lax.full_like(bits, nmant)),
+                          lax.full_like(bits, 2 * bias + 1))
+    exp = P.sub_p.bind1(field, lax.full_like(field, bias - 1))
+    exp = lax.select(subnormal, P.sub_p.bind1(exp, lax.full_like(exp, nmant + 1)), exp)
+    # Mantissa: keep sign and fraction bits, set the exponent field to bias - 1 (0.5 <= m < 1).
+    keep = ~np.array((2 * bias + 1) << nmant, bits_dtype)
+    mant_bits = P.or_p.bind1(P.and_p.bind1(bits, lax.full_like(bits, keep)),
+                             lax.full_like(bits, (bias - 1) << nmant))
+    mant = lax.bitcast_convert_type(mant_bits, d)
+    special = P.or_p.bind1(P.eq_p.bind1(x, lax.full_like(x, 0)),
+                           P.not_p.bind1(P.is_finite_p.bind1(x)))
+    mant = lax.select(special, x, mant)
+    exp = lax.select(special, lax.full_like(exp, 0), exp)
+    return mant, convert(exp, dtypes.int32)
 
 
-def spacing(x):
-    """Distance to the next larger-magnitude float."""
+def spacing(x, out=None):
+    """Distance from ``x`` to the next float away from zero (negative for negative ``x``).
+    NumPy's float16 loop differs: it gives the (positive) distance to the next float above.
+
+    >>> spacing(fnp.array([1.0], "float32"))
+    Array([1.1920929e-07], dtype=float32)
+    """
+    unsupported_out("spacing", out)
+    (x,), _ = _loop_operands("spacing", np.spacing, (x,))
+    inf = lax.full_like(x, np.inf)
+    if get_aval(x).dtype == dtypes.float16:
+        r = P.sub_p.bind1(P.nextafter_p.bind1(x, inf), x)
+        return lax.select(P.is_finite_p.bind1(x), r, lax.full_like(x, np.nan))
+    toward = lax.select(ufuncs.signbit(x), P.neg_p.bind1(inf), inf)
+    r = P.sub_p.bind1(P.nextafter_p.bind1(x, toward), x)
+    # NumPy gives +0.0 and -0.0 the same, positive spacing.
+    tiny = lax.full_like(x, float(np.finfo(get_aval(x).dtype).smallest_subnormal))
+    return lax.select(P.eq_p.bind1(x, lax.full_like(x, 0)), tiny, r)
+
+
+# ---- functional helpers ----------------------------------------------------------------------------
+def piecewise(x, condlist, funclist, *args, **kw):
+    """Evaluate ``funclist[i](x)`` (or a constant) where ``condlist[i]`` holds; an extra last
+    function is the default. Every function is evaluated on all of ``x`` (traceable).
+
+    >>> piecewise(fnp.array([-1.0, 2.0]), [fnp.array([True, False])], [lambda v: -v, 5.0])
+    Array([1., 5.], dtype=float64)
+    """
     x = asarray(x)
-    x = convert(x, inexact_dtype(get_aval(x).dtype))
-    inf = lax.full((), np.inf, get_aval(x).dtype)
-    toward = shape_ops.where(ufuncs.signbit(x), -inf, inf)
-    return ufuncs.nextafter(x, toward) - x
+    xs = get_aval(x).shape
+    if isinstance(condlist, (Array, Tracer, np.ndarray)) and np.ndim(condlist) == len(xs) or \
+            type(condlist) is bool or not isinstance(condlist, (list, tuple)):
+        condlist = [condlist]
+    conds = [shape_ops.broadcast_to(asarray(c), xs) for c in condlist]
+    n = len(conds)
+    if len(funclist) not in (n, n + 1):
+        raise ValueError(f"fnp.piecewise: with {n} condition(s), either {n} or {n + 1} "
+                         f"functions are expected, got {len(funclist)}")
+    if len(funclist) == n + 1:
+        rest = P.not_p.bind1(reductions.any(shape_ops.stack(conds), axis=0)) if n else \
+            lax.full(xs, True, dtypes.bool_)
+        conds.append(rest)
+    out = lax.full(xs, 0, get_aval(x).dtype)
+    for c, f in zip(conds, funclist):
+        value = f(x, *args, **kw) if callable(f) else f
+        value = convert(asarray(value), get_aval(x).dtype)
+        out = shape_ops.where(c, value, out)
+    return out
 
 
-def histogram(a, bins=10, range=None, weights=None, density=None):
-    """Counts of ``a`` in ``bins`` equal-width bins over ``range`` (static bins)."""
-    a = shape_ops.ravel(asarray(a))
-    if isinstance(bins, int):
-        if range is None:
-            from .indexing import _concrete
-            c = _concrete(a)
-            if c is None:
-                raise TypeError("fnp.histogram on traced input needs range=")
-            range = (c.min(), c.max()) if c.size else (0.0, 1.0)
-        lo, hi = float(range[0]), float(range[1])
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        from .creation import linspace
-        edges = linspace(lo, hi, bins + 1)
-    else:
-        edges = asarray(bins)
-    from .sorting import searchsorted, bincount
-    nb = get_aval(edges).shape[0] - 1
-    idx = searchsorted(edges, a, side="right") - 1
-    last = P.eq_p.bind1(a, lax.full((), 0, get_aval(a).dtype) + edges[nb])
-    idx = shape_ops.where(last, nb - 1, idx)
-    inside = ufuncs.logical_and(ufuncs.greater_equal(a, edges[0]), ufuncs.less_equal(a, edges[nb]))
-    idx = shape_ops.where(inside, idx, nb)  # out-of-range rows go to a dropped bin
-    w = None if weights is None else shape_ops.ravel(asarray(weights))
-    counts = bincount(idx, w, length=nb + 1)[:nb]
-    if density:
-        widths = shape_ops.diff(edges)
-        counts = counts / reductions.sum(counts) / widths
-    return counts, edges
+def apply_along_axis(func1d, axis, arr, *args, **kwargs):
+    """``func1d`` applied to each 1-d slice along ``axis`` (a Python loop over the other
+    dimensions; the outputs are stacked where the slice was).
+
+    >>> apply_along_axis(lambda v: v.sum(), 1, fnp.ones((2, 3)))
+    Array([3., 3.], dtype=float64)
+    """
+    arr = asarray(arr)
+    nd = get_aval(arr).ndim
+    axis = normalize_axis(axis, nd)
+    moved = shape_ops.moveaxis(arr, axis, -1)
+    outer = get_aval(moved).shape[:-1]
+    if not outer or 0 in outer:
+        if 0 in outer:
+            raise ValueError("fnp.apply_along_axis: cannot apply to 0-sized slices")
+        res = asarray(func1d(moved, *args, **kwargs))
+        return res
+    flat = shape_ops.reshape(moved, (-1, get_aval(moved).shape[-1]))
+    results = [asarray(func1d(flat[i], *args, **kwargs))
+               for i in range(get_aval(flat).shape[0])]
+    stacked = shape_ops.stack(results)
+    rshape = get_aval(results[0]).shape
+    out = shape_ops.reshape(stacked, outer + rshape)
+    # The function's output dimensions replace ``axis``.
+    k = len(rshape)
+    perm = list(range(axis)) + list(range(len(outer), len(outer) + k)) + \
+        list(range(axis, len(outer)))
+    return shape_ops.transpose(out, perm)
+
+
+def apply_over_axes(func, a, axes):
+    """``func(a, axis)`` applied over each of ``axes`` in turn, keeping the reduced axes.
+
+    >>> apply_over_axes(fnp.sum, fnp.ones((2, 3)), [0, 1])
+    Array([[6.]], dtype=float64)
+    """
+    val = asarray(a)
+    nd = get_aval(val).ndim
+    for ax in axes if isinstance(axes, (list, tuple)) else (axes,):  # in the given order
+        ax = normalize_axis(ax, nd)
+        res = asarray(func(val, ax))
+        if get_aval(res).ndim == get_aval(val).ndim:
+            val = res
+        elif get_aval(res).ndim == get_aval(val).ndim - 1:
+            val = shape_ops.expand_dims(res, ax)
+        else:
+            raise ValueError("fnp.apply_over_axes: function is not returning an array of the "
+                             "correct shape")
+    return val
+
