@@ -26,6 +26,7 @@ import numpy as np
 from functrans._version import __version__
 from functrans.core.array import Array
 
+from . import control  # noqa: F401  (registers the control-flow lowering)
 from . import fastmath
 from .emit import LoweringError, emit_kernel
 
@@ -161,10 +162,10 @@ class Kernel:
     def __init__(self, jaxpr, name):
         self.jaxpr = jaxpr
         self.name = name
-        consts, source, parallel, self.line_eqns = emit_kernel(jaxpr)
+        consts, source, parallel, self.line_eqns, extra = emit_kernel(jaxpr)
         self.kernel, self.text = load_kernel(consts, source, parallel)
         self.def_line = self.text.count("\n", 0, self.text.index("\ndef kernel(")) + 2
-        self.consts = [_kernel_arg(c) for c in jaxpr.consts]
+        self.consts = [_kernel_arg(c) for c in list(jaxpr.consts) + list(extra)]
         self.in_avals = [v.aval for v in jaxpr.invars]
         self.out_avals = [v.aval for v in jaxpr.outvars]
         self.checked = False

@@ -26,9 +26,9 @@ class LoweringError(NotImplementedError):
 
 
 class Emitter:
-    def __init__(self, jaxpr, materialized):
-        self.jaxpr = jaxpr
-        self.materialized = materialized
+    def __init__(self):
+        self.materialized: set = set()
+        self.extra_params: list = []  # (name, value): arrays that sub-jaxprs close over
         self.names: dict = {}
         self.consts: dict = {}
         self.const_lines: list = []
@@ -89,6 +89,44 @@ class Emitter:
     def empty(self, name, shape_exprs, dtype):
         shape = ", ".join(shape_exprs) + ("," if len(shape_exprs) == 1 else "")
         self.line(f"{name} = np.empty(({shape}), dtype={dtype_ctor(dtype)})")
+
+    # ---- blocks ------------------------------------------------------------------------------
+    def block(self, jaxpr, inputs=None, consts_are_params=False) -> list:
+        """Emit ``jaxpr``'s equations at the current indentation; returns the names of its
+        outputs. ``inputs`` names its inputs (for nested jaxprs: branches, loop bodies)."""
+        from .ops import op_rules
+        if inputs is not None:
+            for v, n in zip(jaxpr.invars, inputs):
+                self.names[v] = n
+        if not consts_are_params:
+            for v, c in zip(jaxpr.constvars, jaxpr.consts):
+                self.names[v] = self.closed_over(c, v.aval)
+        steps, materialized = plan(jaxpr)
+        saved, self.materialized = self.materialized, materialized
+        for step in steps:
+            if isinstance(step, Group):
+                self.group(step)
+                continue
+            self.eqn = step.eqn
+            rule = op_rules.get(step.eqn.prim.name)
+            if rule is None:
+                where = f" (from {step.eqn.source})" if step.eqn.source else ""
+                raise LoweringError(f"jit cannot compile '{step.eqn.prim.name}'{where}: it "
+                                    "has no Numba lowering")
+            rule(self, step.eqn)
+        self.materialized = saved
+        return [self.atom(x) for x in jaxpr.outvars]
+
+    def closed_over(self, value, aval) -> str:
+        """A name for a constant of a nested jaxpr: a typed literal, or an extra kernel
+        argument for arrays."""
+        if not aval.shape:
+            return self.const(np.asarray(value), aval.dtype)
+        name = f"k{len(self.extra_params)}"
+        self.extra_params.append((name, value))
+        self.lines.insert(0, f"    {name} = rt.mutable(np.ascontiguousarray({name}))")
+        self.line_eqns.insert(0, None)
+        return name
 
     # ---- groups ----------------------------------------------------------------------------
     def group(self, g: Group):
@@ -487,32 +525,23 @@ class _Reduction:
 
 
 def emit_kernel(jaxpr, name="kernel"):
-    """Code for ``jaxpr``: ``(constants, function source, uses prange, line_eqns)``. The
-    function takes the jaxpr's inputs then its constants; ``line_eqns[k]`` is the equation
-    behind line k of the function source (for error messages)."""
-    from .ops import op_rules
-    steps, materialized = plan(jaxpr)
-    em = Emitter(jaxpr, materialized)
-    array_consts = [(v, c) for v, c in zip(jaxpr.constvars, jaxpr.consts)]
-    params = [em.name(v) for v in jaxpr.invars] + [em.name(v) for v, _ in array_consts]
-    for v in list(jaxpr.invars) + [v for v, _ in array_consts]:
+    """Code for ``jaxpr``: ``(constants, function source, uses prange, line_eqns, extra)``.
+    The function takes the jaxpr's inputs, its constants, then the ``extra`` arrays that
+    nested jaxprs close over; ``line_eqns[k]`` is the equation behind line k of the source
+    (for error messages)."""
+    em = Emitter()
+    params = [em.name(v) for v in jaxpr.invars] + [em.name(v) for v in jaxpr.constvars]
+    for v in list(jaxpr.invars) + list(jaxpr.constvars):
         if v.aval.shape:
-            em.line(f"{em.name(v)} = np.ascontiguousarray({em.name(v)})")
-    for step in steps:
-        if isinstance(step, Group):
-            em.group(step)
-        else:
-            em.eqn = step.eqn
-            rule = op_rules.get(step.eqn.prim.name)
-            if rule is None:
-                where = f" (from {step.eqn.source})" if step.eqn.source else ""
-                raise LoweringError(f"jit cannot compile '{step.eqn.prim.name}'{where}: it has "
-                                    "no Numba lowering")
-            rule(em, step.eqn)
-    outs = [em.atom(x) for x in jaxpr.outvars]
+            # Contiguous, and typed mutable: functrans buffers are read-only, but values
+            # meeting at loop carries and branches must have one Numba type.
+            em.line(f"{em.name(v)} = rt.mutable(np.ascontiguousarray({em.name(v)}))")
+    outs = em.block(jaxpr, consts_are_params=True)
     em.line(f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+    params += [n for n, _ in em.extra_params]
     source = "\n".join([f"def {name}({', '.join(params)}):"] + em.lines) + "\n"
-    return "\n".join(em.const_lines), source, em.parallel, [None] + em.line_eqns
+    return ("\n".join(em.const_lines), source, em.parallel, [None] + em.line_eqns,
+            [v for _, v in em.extra_params])
 
 
 __all__ = ["emit_kernel", "Emitter", "LoweringError", "Op", "REDUCTIONS"]

@@ -13,6 +13,9 @@ import math
 
 import numba
 import numpy as np
+from numba.core import types
+from numba.core.imputils import impl_ret_borrowed
+from numba.extending import intrinsic
 
 _jit = numba.njit(cache=True, error_model="numpy", nogil=True)
 
@@ -137,3 +140,18 @@ def logaddexp(x, y):
     if m != m or (x != x) or (y != y):
         return x + y  # nan
     return m + math.log1p(math.exp(-abs(x - y)))
+
+
+@intrinsic
+def mutable(typingctx, arr):
+    """The same array typed as writable. Kernels never write to their inputs; this only lets
+    read-only input buffers and fresh arrays share a Numba type where values meet (loop
+    carries, branch results)."""
+    if not isinstance(arr, types.Array):
+        return None
+    ret = arr.copy(readonly=False)
+
+    def codegen(context, builder, signature, args):
+        return impl_ret_borrowed(context, builder, ret, args[0])
+
+    return ret(arr), codegen
