@@ -53,18 +53,18 @@ def _types_str(avals):
     return ", ".join(a.str_short() for a in avals)
 
 
-def _unify_branches(fns, operands, what):
+def _unify_branches(fns, operands, what, labels):
     """Trace each branch on the operands; every branch takes all branches' closed-over values
     (so one primitive can hold them) and returns outputs of one type."""
     leaves, in_tree = tree_flatten(operands)
     in_avals = _avals(leaves)
-    traced = [_trace(f, in_tree, in_avals, f"{what} branch {i} ({fun_name(f)})", unpack=True)
-              for i, f in enumerate(fns)]
+    traced = [_trace(f, in_tree, in_avals, f"{what} {lab} ({fun_name(f)})", unpack=True)
+              for lab, f in zip(labels, fns)]
     trees = [t[2] for t in traced]
     for i, t in enumerate(trees[1:], 1):
         if t != trees[0]:
             raise TypeError(f"{what}: branch outputs must have the same pytree structure, but "
-                            f"branch 0 returns {trees[0]} and branch {i} returns {t}")
+                            f"{labels[0]} returns {trees[0]} and {labels[i]} returns {t}")
     out_avals = [j.out_avals for j, _, _ in traced]
     joined = []
     for k in range(len(out_avals[0])):
@@ -73,7 +73,7 @@ def _unify_branches(fns, operands, what):
         strong = {a.dtype for a in col if not a.weak_type}
         dts = {a.dtype for a in col}
         if len(shapes) > 1 or len(strong) > 1 or (not strong and len(dts) > 1):
-            desc = "; ".join(f"branch {i}: {a.str_short()}" for i, a in enumerate(col))
+            desc = "; ".join(f"{lab}: {a.str_short()}" for lab, a in zip(labels, col))
             raise TypeError(f"{what}: branches must return outputs of identical types; output "
                             f"{k} differs ({desc})")
         dtype = next(iter(strong)) if strong else col[0].dtype
@@ -114,7 +114,7 @@ def cond(pred, true_fun, false_fun, *operands):
     index = P.convert_element_type_p.bind1(
         P.ne_p.bind1(pred, np.zeros((), get_aval(pred).dtype)[()]) if get_aval(pred).dtype.kind
         != "b" else pred, new_dtype=np.dtype(np.int32), weak_type=False)
-    return _switch(index, (false_fun, true_fun), operands, "cond")
+    return _switch(index, (false_fun, true_fun), operands, "cond", ("false_fun", "true_fun"))
 
 
 def switch(index, branches, *operands):
@@ -131,11 +131,12 @@ def switch(index, branches, *operands):
         raise ValueError("switch needs at least one branch")
     idx = convert_element_type(index, np.int32)
     idx = P.min_p.bind1(P.max_p.bind1(idx, np.int32(0)), np.int32(len(branches) - 1))
-    return _switch(idx, branches, operands, "switch")
+    return _switch(idx, branches, operands, "switch",
+                   tuple(f"branch {i}" for i in range(len(branches))))
 
 
-def _switch(index, fns, operands, what):
-    branch_jaxprs, consts, leaves, out_tree = _unify_branches(fns, operands, what)
+def _switch(index, fns, operands, what, labels):
+    branch_jaxprs, consts, leaves, out_tree = _unify_branches(fns, operands, what, labels)
     outs = P.cond_p.bind(index, *consts, *leaves, branches=branch_jaxprs)
     return tree_unflatten(out_tree, outs)
 

@@ -11,9 +11,11 @@ from .scalar import dtype_ctor
 
 
 def _assign(em, names, values):
-    for n, v in zip(names, values):
-        if n != v:
-            em.line(f"{n} = {v}")
+    """Simultaneous assignment: new values may read the old ones (a body returning its carry
+    swapped, or passing a carry through to the stacked outputs)."""
+    pairs = [(n, v) for n, v in zip(names, values) if n != v]
+    if pairs:
+        em.line(f"{', '.join(n for n, _ in pairs)} = {', '.join(v for _, v in pairs)}")
 
 
 def _cond(em, eqn):
@@ -69,9 +71,9 @@ def _scan(em, eqn):
     x_in = [em.tmp(f"{x}[{i}]") for x in xs]
     outs = em.block(body, consts + carry + x_in)
     new_carry, y_out = outs[:nk], outs[nk:]
-    _assign(em, carry, new_carry)
-    for name, y in zip(ys, y_out):
+    for name, y in zip(ys, y_out):  # before the carry moves on: y may be the old carry
         em.line(f"{name}[{i}] = {y}")
+    _assign(em, carry, new_carry)
     em.level -= 1
 
 
