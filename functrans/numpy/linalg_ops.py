@@ -14,7 +14,8 @@ from .. import lax
 from .. import primitives as P
 from ..core.trace import get_aval
 from ..core import dtypes
-from ._core import _type_key, asarray, broadcast_to_shape, convert, normalize_axis, resolve_loop
+from ._core import (_shown, unsupported_out, _type_key, asarray, broadcast_shapes, broadcast_to_shape, convert,
+                    normalize_axis, resolve_loop)
 
 __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron", "cross",
            "vecdot", "matvec", "vecmat"]
@@ -26,10 +27,30 @@ def _dot(a, b, contract, batch=((), ()), out_dtype=None):
                                  preferred_element_type=out_dtype)
 
 
-def _matmul_dtypes(a, b):
-    in_dtypes, out_dtype = resolve_loop(np.matmul, (_type_key(a), _type_key(b)),
-                                        dtypes.default_int_dtype() == dtypes.int64)
+def _matmul_dtypes(a, b, ufunc=np.matmul, name="matmul"):
+    """Operands cast to NumPy's loop dtypes for the product ``ufunc``."""
+    keys = (_type_key(a), _type_key(b))
+    try:
+        in_dtypes, out_dtype = resolve_loop(ufunc, keys,
+                                            dtypes.default_int_dtype() == dtypes.int64)
+    except (TypeError, np.exceptions.DTypePromotionError) as e:
+        raise TypeError(f"fnp.{name} does not support inputs of types ({_shown(keys)}): {e}"
+                        ) from None
     return convert(a, in_dtypes[0]), convert(b, in_dtypes[1])
+
+
+def _with_preferred(a, b, preferred_element_type):
+    """JAX's preferred_element_type: compute (and return) the product in that dtype."""
+    if preferred_element_type is None:
+        return a, b
+    d = dtypes.canonicalize_dtype(preferred_element_type, what="preferred_element_type")
+    return convert(a, d), convert(b, d)
+
+
+def _check_contraction(name, sa, sb, ia, ib):
+    if sa[ia] != sb[ib]:
+        raise ValueError(f"fnp.{name}: shapes {sa} and {sb} not aligned: {sa[ia]} (dim {ia % len(sa)}"
+                         f") != {sb[ib]} (dim {ib % len(sb)})")
 
 
 def matmul(a, b, out=None, *, preferred_element_type=None):
@@ -38,14 +59,14 @@ def matmul(a, b, out=None, *, preferred_element_type=None):
     >>> matmul(fnp.ones((2, 3)), fnp.ones(3))
     Array([3., 3.], dtype=float64)
     """
-    a, b = asarray(a), asarray(b)
-    a, b = _matmul_dtypes(a, b)
+    unsupported_out("matmul", out)
+    a, b = _with_preferred(*_matmul_dtypes(asarray(a), asarray(b)), preferred_element_type)
     sa, sb = get_aval(a).shape, get_aval(b).shape
     if not sa or not sb:
-        raise ValueError("matmul: Input operand does not have enough dimensions (scalars are "
+        raise ValueError("fnp.matmul: input operand does not have enough dimensions (scalars are "
                          "not allowed; use fnp.multiply)")
     if sa[-1] != sb[-2 if len(sb) > 1 else 0]:
-        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0 "
+        raise ValueError(f"fnp.matmul: input operand 1 has a mismatch in its core dimension 0 "
                          f"(size {sb[-2 if len(sb) > 1 else 0]} is different from {sa[-1]}), "
                          f"shapes {sa} and {sb}")
     if len(sb) == 1:
@@ -55,7 +76,7 @@ def matmul(a, b, out=None, *, preferred_element_type=None):
         return r
     if len(sb) == 2:
         return _dot(a, b, ((len(sa) - 1,), (0,)))
-    batch = np.broadcast_shapes(sa[:-2], sb[:-2])
+    batch = broadcast_shapes("matmul", sa[:-2], sb[:-2])
     if len(sa) == 2:
         r = _dot(a, b, ((1,), (len(sb) - 2,)))  # M, batch..., N
         nb = len(sb) - 2
@@ -71,25 +92,56 @@ def dot(a, b, out=None, *, preferred_element_type=None):
     """NumPy's dot: products of scalars, inner products, matrix products, and sums over the last
     axis of ``a`` and second-to-last of ``b``."""
     from .ufuncs import multiply
+    unsupported_out("dot", out)
     a, b = asarray(a), asarray(b)
     na, nb = get_aval(a).ndim, get_aval(b).ndim
     if na == 0 or nb == 0:
         return multiply(a, b)
-    a, b = _matmul_dtypes(a, b)
-    return _dot(a, b, ((na - 1,), (0 if nb == 1 else nb - 2,)))
+    a, b = _with_preferred(*_matmul_dtypes(a, b, name="dot"), preferred_element_type)
+    ib = 0 if nb == 1 else nb - 2
+    _check_contraction("dot", get_aval(a).shape, get_aval(b).shape, na - 1, ib)
+    return _dot(a, b, ((na - 1,), (ib,)))
 
 
 def vdot(a, b):
-    """Dot product of flattened arrays."""
+    """Dot product of the flattened arrays (they must have the same size).
+
+    >>> vdot(fnp.array([[1, 2], [3, 4]]), fnp.array([1, 1, 1, 1]))
+    Array(10, dtype=int64)
+    """
     from .shape_ops import ravel
-    return dot(ravel(a), ravel(b))
+    a, b = ravel(a), ravel(b)
+    if get_aval(a).size != get_aval(b).size:
+        raise ValueError(f"fnp.vdot: vectors have different lengths ({get_aval(a).size} and "
+                         f"{get_aval(b).size})")
+    return dot(a, b)
+
+
+def _gufunc_batch(name, a, b, core_a, core_b):
+    """Broadcast the loop dimensions of two operands of a generalized ufunc."""
+    sa, sb = get_aval(a).shape, get_aval(b).shape
+    batch = broadcast_shapes(name, sa[:len(sa) - core_a], sb[:len(sb) - core_b])
+    return (broadcast_to_shape(a, batch + sa[len(sa) - core_a:]),
+            broadcast_to_shape(b, batch + sb[len(sb) - core_b:]), len(batch))
 
 
 def vecdot(x1, x2, /, *, axis=-1):
-    """Dot product along ``axis`` with broadcasting."""
-    from .reductions import sum
-    from .ufuncs import multiply
-    return sum(multiply(x1, x2), axis=axis)
+    """Dot product of vectors along ``axis`` (the other dimensions broadcast).
+
+    >>> vecdot(fnp.array([[1, 2], [3, 4]]), fnp.array([1, 1]))
+    Array([3, 7], dtype=int64)
+    """
+    from .shape_ops import moveaxis
+    a, b = asarray(x1), asarray(x2)
+    a, b = _matmul_dtypes(a, b, np.vecdot, "vecdot")
+    a = moveaxis(a, normalize_axis(axis, get_aval(a).ndim), -1) if get_aval(a).ndim else a
+    b = moveaxis(b, normalize_axis(axis, get_aval(b).ndim), -1) if get_aval(b).ndim else b
+    if not get_aval(a).ndim or not get_aval(b).ndim:
+        raise ValueError("fnp.vecdot: inputs must have at least one dimension")
+    _check_contraction("vecdot", get_aval(a).shape, get_aval(b).shape, -1, -1)
+    a, b, nb = _gufunc_batch("vecdot", a, b, 1, 1)
+    bd = tuple(range(nb))
+    return _dot(a, b, ((nb,), (nb,)), (bd, bd))
 
 
 def inner(a, b):
@@ -99,7 +151,8 @@ def inner(a, b):
     na, nb = get_aval(a).ndim, get_aval(b).ndim
     if na == 0 or nb == 0:
         return multiply(a, b)
-    a, b = _matmul_dtypes(a, b)
+    a, b = _matmul_dtypes(a, b, name="inner")
+    _check_contraction("inner", get_aval(a).shape, get_aval(b).shape, -1, -1)
     return _dot(a, b, ((na - 1,), (nb - 1,)))
 
 
@@ -112,11 +165,33 @@ def outer(a, b, out=None):
 
 
 def matvec(x1, x2, /):
-    return matmul(x1, x2[..., None])[..., 0]
+    """Matrix-vector products over the last dimensions (the others broadcast).
+
+    >>> matvec(fnp.array([[1, 2], [3, 4]]), fnp.array([1, 1]))
+    Array([3, 7], dtype=int64)
+    """
+    m, v = _matmul_dtypes(asarray(x1), asarray(x2), np.matvec, "matvec")
+    if get_aval(m).ndim < 2 or get_aval(v).ndim < 1:
+        raise ValueError("fnp.matvec: needs a matrix (rank >= 2) and a vector (rank >= 1)")
+    _check_contraction("matvec", get_aval(m).shape, get_aval(v).shape, -1, -1)
+    m, v, nb = _gufunc_batch("matvec", m, v, 2, 1)
+    bd = tuple(range(nb))
+    return _dot(m, v, ((nb + 1,), (nb,)), (bd, bd))
 
 
 def vecmat(x1, x2, /):
-    return matmul(x1[..., None, :], x2)[..., 0, :]
+    """Vector-matrix products over the last dimensions (the others broadcast).
+
+    >>> vecmat(fnp.array([1, 1]), fnp.array([[1, 2], [3, 4]]))
+    Array([4, 6], dtype=int64)
+    """
+    v, m = _matmul_dtypes(asarray(x1), asarray(x2), np.vecmat, "vecmat")
+    if get_aval(m).ndim < 2 or get_aval(v).ndim < 1:
+        raise ValueError("fnp.vecmat: needs a vector (rank >= 1) and a matrix (rank >= 2)")
+    _check_contraction("vecmat", get_aval(v).shape, get_aval(m).shape, -1, -2)
+    v, m, nb = _gufunc_batch("vecmat", v, m, 1, 2)
+    bd = tuple(range(nb))
+    return _dot(v, m, ((nb,), (nb,)), (bd, bd))
 
 
 def tensordot(a, b, axes=2):
@@ -153,29 +228,43 @@ def kron(a, b):
 
 
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
-    """Cross product of 3-vectors (or 2-vectors, giving the z component)."""
+    """Cross product of 3-vectors, or of 2-vectors (the z component only), along the given
+    axes; the vector dimensions broadcast. A missing third component is an exact zero, as in
+    NumPy (so ``-(a0 * b2)`` keeps its sign).
+
+    >>> cross(fnp.array([1, 0, 0]), fnp.array([0, 1, 0]))
+    Array([0, 0, 1], dtype=int64)
+    """
+    from ._core import promote
     from .shape_ops import broadcast_arrays, moveaxis, stack
-    from .ufuncs import multiply, subtract
+    from .ufuncs import multiply, negative, subtract
     if axis is not None:
         axisa = axisb = axisc = axis
-    a, b = moveaxis(asarray(a), axisa, -1), moveaxis(asarray(b), axisb, -1)
+    a, b = asarray(a), asarray(b)
+    for x, ax, what in ((a, axisa, "axisa"), (b, axisb, "axisb")):
+        normalize_axis(ax, get_aval(x).ndim, what)
+    a, b = promote(moveaxis(a, axisa, -1), moveaxis(b, axisb, -1))
     na, nb = get_aval(a).shape[-1], get_aval(b).shape[-1]
     if na not in (2, 3) or nb not in (2, 3):
-        raise ValueError("incompatible dimensions for cross product (dimension must be 2 or 3)")
-    a0, a1 = a[..., 0], a[..., 1]
-    b0, b1 = b[..., 0], b[..., 1]
-    a2 = a[..., 2] if na == 3 else None
-    b2 = b[..., 2] if nb == 3 else None
+        raise ValueError(f"fnp.cross: incompatible dimensions for cross product (dimension must "
+                         f"be 2 or 3), got {na} and {nb}")
+    a0, a1, b0, b1 = a[..., 0], a[..., 1], b[..., 0], b[..., 1]
     z = subtract(multiply(a0, b1), multiply(a1, b0))
-    if a2 is None and b2 is None:
+    if na == 2 and nb == 2:
         return z
-    zero = lax.full((), 0, get_aval(z).dtype)
-    a2 = zero if a2 is None else a2
-    b2 = zero if b2 is None else b2
-    x = subtract(multiply(a1, b2), multiply(a2, b1))
-    y = subtract(multiply(a2, b0), multiply(a0, b2))
+    if na == 2:
+        b2 = b[..., 2]
+        x, y = multiply(a1, b2), negative(multiply(a0, b2))
+    elif nb == 2:
+        a2 = a[..., 2]
+        x, y = negative(multiply(a2, b1)), multiply(a2, b0)
+    else:
+        a2, b2 = a[..., 2], b[..., 2]
+        x = subtract(multiply(a1, b2), multiply(a2, b1))
+        y = subtract(multiply(a2, b0), multiply(a0, b2))
     x, y, z = broadcast_arrays(x, y, z)
-    return moveaxis(stack([x, y, z], -1), -1, axisc)
+    out = stack([x, y, z], -1)
+    return moveaxis(out, -1, normalize_axis(axisc, get_aval(out).ndim, "axisc"))
 
 
 # ---- einsum -----------------------------------------------------------------------------------------
