@@ -229,9 +229,14 @@ def test_vmap_over_keys_matches_loop():
 
 def test_jit_matches_eager():
     key = random.key(9)
-    for name in ("bits32", "split", "uniform32", "randint64", "normal32"):
+    for name in ("bits32", "split", "uniform32", "randint64"):  # integer/bit work: exact
         f = SAMPLERS[name]
         np.testing.assert_array_equal(ft.jit(f)(key), f(key))
+    # normal goes through log/erf_inv: compiled kernels use SIMD math (at most 4 ulp from
+    # the correctly rounded value), NumPy eager its own libm, so allow 8 float32 ulp.
+    f = SAMPLERS["normal32"]
+    np.testing.assert_allclose(ft.jit(f)(key), f(key), rtol=8 * np.finfo(np.float32).eps,
+                               atol=8 * np.finfo(np.float32).eps)
 
 
 def test_seed_can_be_traced():

@@ -125,6 +125,15 @@ def convert_element_type(operand, new_dtype):
     return P.convert_element_type_p.bind1(operand, new_dtype=new_dtype, weak_type=False)
 
 
+def fma(x, y, z):
+    """``x * y + z`` rounded once (a fused multiply-add), on floating-point arrays.
+
+    >>> float(lax.fma(fnp.float32(1 + 2**-12), fnp.float32(1 + 2**-12), fnp.float32(-1)))
+    0.0004883408546447754
+    """
+    return P.fma_p.bind1(*match_weak(x, y, z))
+
+
 def bitcast_convert_type(operand, new_dtype):
     """Reinterpret the bits of ``operand`` as ``new_dtype`` (same width).
 

@@ -284,7 +284,6 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     >>> unique(fnp.array([3, 1, 3]))
     Array([1, 3], dtype=int64)
     """
-    from .indexing import _concrete
     ar = asarray(ar)
     if size is None:
         c = _concrete_or_size("unique", ar, size)

@@ -247,8 +247,12 @@ def _shift_left(x, y):
 
 
 def _shift_right_arithmetic(x, y):
+    # XLA fills with the top bit for unsigned operands too: shift the signed view.
     ok, s = _shift_ok(x, y)
-    return np.where(ok, np.right_shift(x, s), np.right_shift(x, 8 * x.dtype.itemsize - 1))
+    sx = x.view(np.dtype(f"i{x.dtype.itemsize}"))
+    fill = np.right_shift(sx, 8 * x.dtype.itemsize - 1)
+    out = np.where(ok, np.right_shift(sx, s.astype(sx.dtype)), fill)
+    return out.astype(sx.dtype).view(x.dtype)
 
 
 def _shift_right_logical(x, y):
@@ -592,3 +596,56 @@ def _convert_transpose(cts, x, *, new_dtype, weak_type):
 
 jvp_rules[convert_element_type_p] = _convert_jvp
 transpose_rules[convert_element_type_p] = _convert_transpose
+
+
+# ---- fma ------------------------------------------------------------------------------------------
+def _fma_exact64(x, y, z):
+    """x * y + z rounded once, in float64, from error-free pieces (Veltkamp-Dekker product,
+    Knuth sum) and a round-to-odd final addition."""
+    def two_sum(a, b):
+        s = a + b
+        bb = s - a
+        return s, (a - (s - bb)) + (b - bb)
+
+    def split(a):
+        c = 134217729.0 * a  # 2**27 + 1
+        hi = c - (c - a)
+        return hi, a - hi
+
+    p = x * y
+    (xh, xl), (yh, yl) = split(x), split(y)
+    pl = ((xh * yh - p) + xh * yl + xl * yh) + xl * yl
+    th, tl = two_sum(z, p)
+    s, e = two_sum(tl, pl)
+    odd = s.view(np.uint64) & np.uint64(1)
+    nudged = np.where((e != 0) & (odd == 0), np.nextafter(s, np.where(e > 0, np.inf, -np.inf)), s)
+    fused = th + nudged
+    return np.where(np.isfinite(fused), fused, p + z)
+
+
+def _fma_impl(x, y, z):
+    with np.errstate(all="ignore"):
+        if x.dtype == np.float64:
+            return [_fma_exact64(*np.broadcast_arrays(x, y, z)).astype(np.float64)]
+        # float32/float16: the float64 product is exact; a round-to-odd float64 sum then
+        # rounds to the narrow type correctly (float64 has more than 2 extra bits).
+        x64, y64, z64 = (np.asarray(v, np.float64) for v in np.broadcast_arrays(x, y, z))
+        p = x64 * y64
+        s = p + z64
+        bb = s - p
+        e = (p - (s - bb)) + (z64 - bb)
+        odd = s.view(np.uint64) & np.uint64(1)
+        s = np.where((e != 0) & (odd == 0), np.nextafter(s, np.where(e > 0, np.inf, -np.inf)), s)
+        return [s.astype(x.dtype)]
+
+
+def _fma_abstract_eval(x, y, z):
+    shape = elementwise_shape("fma", [x, y, z])
+    d = check_dtypes("fma", [x, y, z], F)
+    return [ShapedArray(shape, d, x.weak_type and y.weak_type and z.weak_type)]
+
+
+fma_p = Primitive("fma", impl=_fma_impl, abstract_eval=_fma_abstract_eval,
+                  traits={"elementwise"})
+defjvp(fma_p, lambda g, ans, x, y, z: _mul(g, y), lambda g, ans, x, y, z: _mul(x, g),
+       lambda g, ans, x, y, z: g)

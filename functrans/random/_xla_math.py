@@ -1,7 +1,7 @@
 """XLA's arithmetic where JAX's random samples depend on it, so that they match bit for bit.
 
 * XLA contracts ``x * y + z`` into a fused multiply-add (CPUs with FMA, GPUs): :func:`fma`
-  computes the correctly rounded result from exact pieces.
+  rounds once too (the ``fma`` primitive).
 * ``erf`` (float32) and ``erf_inv`` are XLA's polynomial approximations, not the accurate
   functions of ``lax``: normal samples depend on every bit of ``erf_inv``.
 
@@ -15,7 +15,6 @@ from .. import lax
 from .. import numpy as fnp
 from ..core import dtypes
 from ..core.trace import get_aval
-from ._prng import UINT_DTYPES
 
 
 def _c(value, dtype):
@@ -24,40 +23,7 @@ def _c(value, dtype):
 
 # ---- fused multiply-add ---------------------------------------------------------------------------
 # XLA contracts uniform's ``floats * (maxval - minval) + minval`` into one fused multiply-add on
-# CPUs with FMA (and on GPUs), so the result is rounded once. To match it bit for bit we compute
-# the correctly rounded fma from exact error-free pieces (Dekker's product, Knuth's sum) and
-# Boldo & Melquiond's rounding-to-odd trick for the final three-term sum.
-def _two_sum(a, b):
-    s = lax.add(a, b)
-    bb = lax.sub(s, a)
-    return s, lax.add(lax.sub(a, lax.sub(s, bb)), lax.sub(b, bb))
-
-
-def _veltkamp_split(a, dtype):
-    factor = _c(2.0 ** -(-(np.finfo(dtype).nmant + 1) // 2) + 1, dtype)
-    c = lax.mul(factor, a)
-    hi = lax.sub(c, lax.sub(c, a))
-    return hi, lax.sub(a, hi)
-
-
-def _two_prod(a, b, dtype):
-    p = lax.mul(a, b)
-    (ah, al), (bh, bl) = _veltkamp_split(a, dtype), _veltkamp_split(b, dtype)
-    e = lax.add(lax.add(lax.sub(lax.mul(ah, bh), p), lax.mul(ah, bl)), lax.mul(al, bh))
-    return p, lax.add(e, lax.mul(al, bl))
-
-
-def _add_round_to_odd(a, b, dtype):
-    """``a + b`` rounded to the neighbour with an odd last significand bit when inexact."""
-    s, e = _two_sum(a, b)
-    udt = UINT_DTYPES[8 * dtype.itemsize]
-    even = lax.eq(lax.bitwise_and(lax.bitcast_convert_type(s, udt), udt.type(1)), udt.type(0))
-    inexact = lax.ne(e, _c(0, dtype))
-    toward = lax.nextafter(s, lax.select(lax.gt(e, _c(0, dtype)), fnp.full_like(s, np.inf),
-                                         fnp.full_like(s, -np.inf)))
-    return lax.select(lax.bitwise_and(even, inexact), toward, s)
-
-
+# CPUs with FMA (and on GPUs), so the result is rounded once: lax.fma rounds once too.
 def fma(x, y, z, dtype: np.dtype):
     """``x * y + z`` with a single rounding (x an array; y, z arrays or scalars of ``dtype``).
 
@@ -76,11 +42,9 @@ def fma(x, y, z, dtype: np.dtype):
     if isinstance(y, (np.ndarray, np.generic)) and y.shape == () and abs(np.frexp(y)[0]) in (
             0.0, 0.5):
         return lax.add(lax.mul(x, y), z)  # y a power of two: the product is already exact
-    ph, pl = _two_prod(x, y, dtype)
-    th, tl = _two_sum(z, ph)
-    fused = lax.add(th, _add_round_to_odd(tl, pl, dtype))
-    plain = lax.add(lax.mul(x, y), z)
-    return lax.select(lax.is_finite(fused), fused, plain)
+    # The fma primitive rounds once eagerly and compiled alike (error-free arithmetic written
+    # out in lax operations would not survive the compiler's reassociation).
+    return lax.fma(x, y, z)
 
 
 # ---- erf and erf_inv -----------------------------------------------------------------------------

@@ -13,7 +13,8 @@ import math
 
 import numba
 import numpy as np
-from numba.core import types
+from llvmlite import ir as llvm_ir
+from numba.core import cgutils, types
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 
@@ -155,3 +156,18 @@ def mutable(typingctx, arr):
         return impl_ret_borrowed(context, builder, ret, args[0])
 
     return ret(arr), codegen
+
+
+@intrinsic
+def fma(typingctx, x, y, z):
+    """x * y + z rounded once (LLVM's fma intrinsic, which fast-math flags never split)."""
+    if not (isinstance(x, types.Float) and x == y == z):
+        return None
+
+    def codegen(context, builder, signature, args):
+        lty = context.get_value_type(x)
+        fnty = llvm_ir.FunctionType(lty, [lty, lty, lty])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, f"llvm.fma.f{x.bitwidth}")
+        return builder.call(fn, args)
+
+    return x(x, y, z), codegen

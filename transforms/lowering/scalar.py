@@ -209,4 +209,5 @@ def _convert(ctx, a, i, o, *, new_dtype, weak_type):
 
 
 scalar_rules["select_n"] = _select_n
+scalar_rules["fma"] = lambda ctx, a, i, o: f"rt.fma({a[0]}, {a[1]}, {a[2]})"
 scalar_rules["convert_element_type"] = _convert
