@@ -162,8 +162,9 @@ def _shift(kind):
         ok = f"(({s} >= 0) and ({s} < {bits}))"
         if kind == "left":
             return f"({x} << {s} if {ok} else {ctx.const(0, o.dtype)})"
-        if kind == "arith":
-            return f"({x} >> {s} if {ok} else ({x} >> {bits - 1}))"
+        if kind == "arith":  # on the signed view: unsigned operands fill with their top bit
+            sx = ctx.tmp(f"{dtype_ctor(f'i{o.dtype.itemsize}')}({x})") if _kind(o) == "u" else x
+            return f"({sx} >> {s} if {ok} else ({sx} >> {bits - 1}))"
         u = dtype_ctor(f"u{o.dtype.itemsize}")
         return f"({u}({x}) >> {u}({s}) if {ok} else {ctx.const(0, o.dtype)})"
     return rule
