@@ -296,7 +296,7 @@ def _select_n_impl(which, *cases):
         return [np.broadcast_to(cases[0], np.broadcast_shapes(which.shape, cases[0].shape))]
     if which.dtype == np.bool_:
         return [np.where(which, cases[1], cases[0])]
-    idx = np.clip(which, 0, len(cases) - 1)
+    idx = np.clip(which, 0, len(cases) - 1).astype(np.intp)  # np.choose refuses uint64
     return [np.choose(idx, cases)]
 
 
