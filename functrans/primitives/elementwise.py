@@ -620,6 +620,9 @@ def _fma_exact64(x, y, z):
     odd = s.view(np.uint64) & np.uint64(1)
     nudged = np.where((e != 0) & (odd == 0), np.nextafter(s, np.where(e > 0, np.inf, -np.inf)), s)
     fused = th + nudged
+    # A zero result takes IEEE's sign from p + z (the error terms above are +0 and would turn
+    # fma(-0.0, 0.0, -0.0) into +0.0).
+    fused = np.where(fused == 0, p + z, fused)
     return np.where(np.isfinite(fused), fused, p + z)
 
 
