@@ -204,6 +204,7 @@ CASES = {
     "diag_indices": _diag_indices(), "tril_indices_from": _indices_from(),
     "triu_indices_from": _indices_from(), "diag_indices_from": _diag_indices_from(),
     "fill_diagonal": _fill_diagonal(), "asanyarray": _as(), "ascontiguousarray": _as(),
+    "asarray_chkfinite": _as(),
 }
 ORACLES = {"empty": _zeros_like_empty(np.empty), "empty_like": _zeros_like_empty(np.empty_like),
            "fill_diagonal": _np_fill_diagonal}
@@ -211,7 +212,18 @@ WRAPPERS = {"fill_diagonal": lambda a, v, **k: fnp.fill_diagonal(a, v, inplace=F
 
 
 def test_every_creation_function_is_tested():
-    assert sorted(list(CASES) + ["mgrid", "ogrid"]) == sorted(creation.__all__)
+    separate = ["mgrid", "ogrid", "fromiter", "frombuffer"]
+    assert sorted(list(CASES) + separate) == sorted(creation.__all__)
+
+
+@given(T.all_dtypes(), st.lists(st.integers(0, 100), max_size=5))
+def test_fromiter_frombuffer(dtype, values):
+    T.assert_close(fnp.fromiter(iter(values), dtype), np.fromiter(iter(values), dtype))
+    buf = np.array(values, dtype).tobytes()
+    T.assert_close(fnp.frombuffer(buf, dtype), np.frombuffer(buf, dtype))
+    if len(values) > 1:
+        T.assert_close(fnp.frombuffer(buf, dtype, count=1, offset=dtype.itemsize),
+                       np.frombuffer(buf, dtype, count=1, offset=dtype.itemsize))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -223,8 +235,9 @@ def test_matches_numpy(name, data):
     oracle = ORACLES.get(name, getattr(np, name))
     if T.raises_like(fn, oracle, *args, **kwargs):
         return
+    # asarray_chkfinite checks values: traced it refuses (test_asarray_chkfinite_...).
     T.check_against(fn, oracle, *args, ulps=_geomspace_ulps(*args) if name == "geomspace" else 0,
-                    **kwargs)
+                    trace=name != "asarray_chkfinite", **kwargs)
 
 
 def _geomspace_ulps(start, stop):
@@ -256,6 +269,11 @@ def test_negative_dimensions_and_counts():
         fnp.zeros((2, -1))
     with pytest.raises(ValueError, match="must be non-negative"):
         fnp.linspace(0, 1, -1)
+
+
+def test_asarray_chkfinite_needs_concrete_values():
+    with pytest.raises(TypeError, match="traced"):
+        ft.make_jaxpr(fnp.asarray_chkfinite)(np.ones(2))
 
 
 def test_traced_arange_bounds_are_refused():

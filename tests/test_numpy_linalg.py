@@ -206,7 +206,15 @@ CASES["cross"] = (_cross(), _cross_tol)
 
 
 def test_every_product_is_tested():
-    assert sorted(CASES) == sorted(linalg_ops.__all__)
+    assert sorted(list(CASES) + ["einsum_path"]) == sorted(linalg_ops.__all__)
+
+
+@given(_einsum())
+def test_einsum_path(case):
+    (spec, *ops), _ = case
+    for optimize in ("greedy", "optimal", False):
+        got, want = (mod.einsum_path(spec, *ops, optimize=optimize) for mod in (fnp, np))
+        assert got == want
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

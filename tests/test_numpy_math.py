@@ -95,6 +95,7 @@ UNARY = {
     "deg2rad": Spec(np.deg2rad, 1), "radians": Spec(np.radians, 1),
     "rad2deg": Spec(np.rad2deg, 1), "degrees": Spec(np.degrees, 1),
     "conjugate": Spec(np.conjugate), "conj": Spec(np.conj), "modf": Spec(np.modf),
+    "bitwise_count": Spec(np.bitwise_count),
 }
 
 BINARY = {

@@ -358,6 +358,7 @@ CASES = {
     "i0": _one(dtypes=T.numeric_dtypes(), bound=40), "real": _one(), "imag": _one(),
     "angle": _angle(), "isreal": _one(), "iscomplex": _one(), "iscomplexobj": _one(),
     "isrealobj": _one(), "isposinf": _one(), "isneginf": _one(), "ix_": _ix(),
+    "real_if_close": _one(),
     "frexp": _one(), "spacing": _one(), "piecewise": _piecewise(),
     "apply_along_axis": _apply_along_axis(),
     "interp": _interp(), "convolve": _correlate(), "correlate": _correlate(), "cov": _cov(),

@@ -12,6 +12,7 @@ from ..core import dtypes as _dtypes
 from ..core.array import Array as ndarray  # noqa: F401
 from ._core import array, asarray  # noqa: F401
 from .creation import *  # noqa: F401,F403
+from .editing import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .linalg_ops import *  # noqa: F401,F403
 from .misc import *  # noqa: F401,F403

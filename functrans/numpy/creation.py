@@ -23,7 +23,7 @@ __all__ = ["zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_li
            "tril", "triu", "diag", "diagflat", "diagonal", "trace", "meshgrid", "indices",
            "fromfunction", "tril_indices", "triu_indices", "diag_indices", "tril_indices_from",
            "triu_indices_from", "diag_indices_from", "fill_diagonal", "mgrid", "ogrid",
-           "asanyarray", "ascontiguousarray"]
+           "asanyarray", "ascontiguousarray", "asarray_chkfinite", "fromiter", "frombuffer"]
 
 
 def _shape(shape):
@@ -518,3 +518,41 @@ def ascontiguousarray(a, dtype=None):
     """
     a = asarray(a, dtype)
     return reshape(a, (1,)) if get_aval(a).ndim == 0 else a
+
+
+def asarray_chkfinite(a, dtype=None, order=None):
+    """:func:`asarray`, raising ValueError if the (concrete) values contain inf or NaN.
+
+    >>> asarray_chkfinite([1.0, 2.0])
+    Array([1., 2.], dtype=float64)
+    """
+    from .indexing import _concrete
+    a = asarray(a, dtype)
+    if get_aval(a).dtype.kind == "f":
+        c = _concrete(a)
+        if c is None:
+            raise TypeError("fnp.asarray_chkfinite: traced values cannot be checked; use "
+                            "fnp.isfinite in the computation instead")
+        if not np.isfinite(c).all():
+            raise ValueError("fnp.asarray_chkfinite: array must not contain infs or NaNs")
+    return a
+
+
+def fromiter(iter, dtype, count=-1):
+    """A 1-d array from the values of a Python iterable (read now, at trace time).
+
+    >>> fromiter((i * i for i in range(4)), "int32")
+    Array([0, 1, 4, 9], dtype=int32)
+    """
+    d = dtypes.canonicalize_dtype(dtype, what="fnp.fromiter dtype")
+    return asarray(np.fromiter(iter, d, count))
+
+
+def frombuffer(buffer, dtype=float, count=-1, offset=0):
+    """A 1-d array reading ``buffer``'s bytes as ``dtype`` (copied: arrays are immutable).
+
+    >>> frombuffer(bytes([1, 0, 2, 0]), "int16")
+    Array([1, 2], dtype=int16)
+    """
+    d = dtypes.canonicalize_dtype(dtype, what="fnp.frombuffer dtype")
+    return asarray(np.frombuffer(buffer, d, count, offset).copy())

@@ -17,8 +17,8 @@ from ..core import dtypes
 from ._core import (_shown, unsupported_out, _type_key, asarray, broadcast_shapes, broadcast_to_shape, convert,
                     normalize_axis, resolve_loop)
 
-__all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron", "cross",
-           "vecdot", "matvec", "vecmat"]
+__all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "einsum_path",
+           "kron", "cross", "vecdot", "matvec", "vecmat"]
 
 
 def _dot(a, b, contract, batch=((), ()), out_dtype=None):
@@ -376,3 +376,17 @@ def _sum_unneeded(x, t, needed):
     else:
         r = P.reduce_sum_p.bind1(x, axes=tuple(drop))
     return r, "".join(c for k, c in enumerate(t) if k not in drop)
+
+
+def einsum_path(subscripts, *operands, optimize="greedy", einsum_call=False):
+    """NumPy's contraction order for :func:`einsum` on operands of these shapes (only the
+    shapes matter, so traced operands work).
+
+    >>> einsum_path("ij,jk,kl->il", fnp.ones((2, 3)), fnp.ones((3, 4)), fnp.ones((4, 5)))[0]
+    ['einsum_path', (1, 2), (0, 1)]
+    """
+    if einsum_call:
+        raise NotImplementedError("fnp.einsum_path: einsum_call=True is internal to NumPy")
+    shaped = [np.broadcast_to(np.zeros((), get_aval(asarray(o)).dtype), get_aval(asarray(o)).shape)
+              for o in operands]
+    return np.einsum_path(subscripts, *shaped, optimize=optimize)

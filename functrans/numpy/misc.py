@@ -22,7 +22,8 @@ __all__ = ["round", "around", "round_", "nan_to_num", "isclose", "allclose", "ar
            "array_equiv", "sinc", "i0", "real", "imag", "angle", "iscomplexobj", "isrealobj",
            "isreal", "iscomplex", "isscalar", "isposinf", "isneginf", "result_type",
            "promote_types", "can_cast", "issubdtype", "isdtype", "iinfo", "finfo", "dtype", "ix_",
-           "gcd", "lcm", "frexp", "spacing", "piecewise", "apply_along_axis", "apply_over_axes"]
+           "gcd", "lcm", "frexp", "spacing", "piecewise", "apply_along_axis", "apply_over_axes",
+           "real_if_close"]
 
 
 def round(a, decimals=0, out=None):
@@ -227,6 +228,15 @@ def angle(z, deg=False):
     """
     a = ufuncs.arctan2(0, asarray(z))
     return ufuncs.multiply(a, 180 / np.pi) if deg else a
+
+
+def real_if_close(a, tol=100):
+    """The array itself: it has no imaginary part to drop (functrans has no complex dtypes).
+
+    >>> real_if_close(fnp.array([1.0, 2.0]))
+    Array([1., 2.], dtype=float64)
+    """
+    return asarray(a)
 
 
 def iscomplexobj(x):

@@ -341,7 +341,8 @@ def gradient(f, *varargs, axis=None, edge_order=1):
             diffx = shape_ops.diff(distances)
             known = _concrete(diffx)
             # NumPy reduces constant spacings to the (cheaper) uniform formulas.
-            dx.append(known[0].item() if known is not None and known.size and
+            # (a NumPy scalar: strong, so float16 data is differenced in float64 as NumPy)
+            dx.append(asarray(known[0]) if known is not None and known.size and
                       (known == known[0]).all() else diffx)
     else:
         raise TypeError("fnp.gradient: invalid number of arguments")
@@ -355,7 +356,14 @@ def gradient(f, *varargs, axis=None, edge_order=1):
         if size < edge_order + 1:
             raise ValueError("fnp.gradient: shape of array too small to calculate a numerical "
                              "gradient, at least (edge_order + 1) elements are required")
-        outs.append(_gradient_axis(f, ax, h, edge_order, size))
+        if np.ndim(h) == 1:
+            # Traced coordinates: NumPy's choice between the uniform and the general formula
+            # depends on their values, so compute both and select.
+            uniform = reductions.all(ufuncs.equal(h, h[0]))
+            outs.append(shape_ops.where(uniform, _gradient_axis(f, ax, h[0], edge_order, size),
+                                        _gradient_axis(f, ax, h, edge_order, size)))
+        else:
+            outs.append(_gradient_axis(f, ax, h, edge_order, size))
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 

@@ -213,6 +213,14 @@ deg2rad = _make(np.deg2rad, _scale(math.pi / 180))
 radians = _make(np.radians, _scale(math.pi / 180))
 rad2deg = _make(np.rad2deg, _scale(180 / math.pi))
 degrees = _make(np.degrees, _scale(180 / math.pi))
+def _bitwise_count(x):
+    # NumPy counts the bits of |x| (so -1 has one bit), in uint8.
+    d = get_aval(x).dtype
+    ux = convert(P.abs_p.bind1(x) if d.kind == "i" else x, np.dtype(f"u{d.itemsize}"))
+    return P.population_count_p.bind1(ux)
+
+
+bitwise_count = _make(np.bitwise_count, _bitwise_count)
 conjugate = _make(np.conjugate, lambda x: x)
 conj = _make(np.conjugate, lambda x: x, "conj")
 
