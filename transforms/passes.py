@@ -275,14 +275,33 @@ def transpose_dots(jaxpr: Jaxpr) -> Jaxpr:
     return jaxpr.replace(eqns=[replace.get(e, e) for e in jaxpr.eqns])
 
 
-def optimize(jaxpr: Jaxpr) -> Jaxpr:
-    """inline -> simplify -> fold -> cse -> transpose_dots -> dce."""
-    j = inline_calls(jaxpr)
-    j = simplify(j)
+def _optimize_nested(jaxpr: Jaxpr) -> Jaxpr:
+    j = simplify(jaxpr)
     j = fold_constants(j)
     j = cse(j)
     j = transpose_dots(j)
-    return dce(j)
+    j = dce(j)
+    return _map_subjaxprs(j, _optimize_nested)
+
+
+def _map_subjaxprs(jaxpr: Jaxpr, fn) -> Jaxpr:
+    """Apply ``fn`` to the jaxprs held by equations (branches, loop bodies)."""
+    eqns = []
+    for eqn in jaxpr.eqns:
+        params = eqn.params
+        if any(True for _ in walk_jaxprs(params)):
+            params = {k: (fn(v) if isinstance(v, Jaxpr) else
+                          tuple(fn(x) if isinstance(x, Jaxpr) else x for x in v)
+                          if isinstance(v, tuple) else v) for k, v in params.items()}
+            eqn = eqn.replace(params=params)
+        eqns.append(eqn)
+    return jaxpr.replace(eqns=eqns)
+
+
+def optimize(jaxpr: Jaxpr) -> Jaxpr:
+    """inline -> simplify -> fold -> cse -> transpose_dots -> dce, also inside branches and
+    loop bodies. (Nested jaxprs keep their inputs and outputs: only their insides change.)"""
+    return _optimize_nested(inline_calls(jaxpr))
 
 
 __all__ = ["inline_calls", "simplify", "fold_constants", "cse", "transpose_dots", "dce",

@@ -147,30 +147,38 @@ def _scan_partial_eval(trace, prim, args, params):
                                                  carry_uk + [False] * n_ys)
     ys_uk = out_uk[nk:]
     # Known scan: (known consts, known carry, known xs) -> (known carry, known ys, residuals);
-    # the residuals are per-step values, stacked as extra ys.
+    # per-step residuals are stacked as extra ys, but residuals that are just known constants
+    # are loop-invariant: they go to the unknown scan as constants, not copied every step.
     k_consts = [x for x, u in zip(consts, uk_c) if not u]
     k_init = [x for x, u in zip(init, carry_uk) if not u]
     k_xs = [x for x, u in zip(xs, uk_x) if not u]
-    with set_current_trace(trace.parent):
-        known = scan_p.bind(*k_consts, *k_init, *k_xs, jaxpr=jk, length=length,
-                            reverse=params["reverse"], num_consts=len(k_consts),
-                            num_carry=len(k_init))
     n_kc = len(k_init)
     n_ky = n_ys - sum(ys_uk)
+    res_vars = jk.outvars[n_kc + n_ky:]
+    const_pos = {v: i for i, v in enumerate(jk.invars[:len(k_consts)])}
+    invariant = [k for k, v in enumerate(res_vars) if v in const_pos]
+    stepwise = [k for k in range(num_res) if k not in invariant]
+    jk_stacked = jk.replace(outvars=jk.outvars[:n_kc + n_ky] + [res_vars[k] for k in stepwise])
+    with set_current_trace(trace.parent):
+        known = scan_p.bind(*k_consts, *k_init, *k_xs, jaxpr=jk_stacked, length=length,
+                            reverse=params["reverse"], num_consts=len(k_consts),
+                            num_carry=n_kc)
     k_carry_out, k_ys, res = known[:n_kc], known[n_kc:n_kc + n_ky], known[n_kc + n_ky:]
+    inv_values = [k_consts[const_pos[res_vars[k]]] for k in invariant]
     # Unknown scan body ju: (residuals, unknown consts, unknown carry, unknown xs); as a scan
-    # body it must take (consts, carry, xs) with the stacked residuals among the xs.
+    # body it takes (invariant residuals + unknown consts, carry, stacked residuals + xs).
     n_uc, n_uk = sum(uk_c), sum(carry_uk)
     n_ux = sum(uk_x)
-    old = list(range(num_res, num_res + n_uc)) + list(range(num_res + n_uc,
-                                                            num_res + n_uc + n_uk)) \
-        + list(range(num_res)) + list(range(num_res + n_uc + n_uk, num_res + n_uc + n_uk + n_ux))
+    old = invariant + list(range(num_res, num_res + n_uc)) \
+        + list(range(num_res + n_uc, num_res + n_uc + n_uk)) + stepwise \
+        + list(range(num_res + n_uc + n_uk, num_res + n_uc + n_uk + n_ux))
     body_u = _reorder_jaxpr(ju, [ju.in_avals[k] for k in old], old, name="scan_unknown")
     u_consts = [x for x, u in zip(consts, uk_c) if u]
     u_init = [x for x, u in zip(init, carry_uk) if u]
     u_xs = [x for x, u in zip(xs, uk_x) if u]
-    staged = trace.stage(scan_p, [*u_consts, *u_init, *res, *u_xs],
-                         dict(params, jaxpr=body_u, num_consts=n_uc, num_carry=n_uk))
+    staged = trace.stage(scan_p, [*inv_values, *u_consts, *u_init, *res, *u_xs],
+                         dict(params, jaxpr=body_u, num_consts=len(invariant) + n_uc,
+                              num_carry=n_uk))
     u_carry, u_ys = staged[:n_uk], staged[n_uk:]
     kc, uc = iter(k_carry_out), iter(u_carry)
     ky, uy = iter(k_ys), iter(u_ys)

@@ -15,6 +15,7 @@ import numpy as np
 from functrans.core.ir import Literal, Var
 
 from .plan import REDUCTIONS, Group, Op, plan, unit_reshape
+from .unrolled import emit_unrolled, is_small, wants_unrolled
 from .scalar import dtype_ctor, scalar_rules
 
 BLOCK = 4096  # reduction block: summed in the input precision, blocks summed in float64
@@ -29,6 +30,9 @@ class Emitter:
     def __init__(self):
         self.materialized: set = set()
         self.extra_params: list = []  # (name, value): arrays that sub-jaxprs close over
+        self.elems: dict = {}  # unrolled small arrays: var -> element expressions (C order)
+        self.var_count = 0
+        self.packs: list = [[]]  # per open block: unrolled vars packed into arrays there
         self.names: dict = {}
         self.consts: dict = {}
         self.const_lines: list = []
@@ -47,7 +51,8 @@ class Emitter:
     def name(self, var) -> str:
         n = self.names.get(var)
         if n is None:
-            n = self.names[var] = f"v{len(self.names)}"
+            n = self.names[var] = f"v{self.var_count}"
+            self.var_count += 1
         return n
 
     def const(self, value, dtype) -> str:
@@ -81,10 +86,41 @@ class Emitter:
         return f"{dtype_ctor(dtype)}({expr})"
 
     def atom(self, x) -> str:
-        """The name of a value outside any loop: a scalar variable or an array."""
+        """The name of a value outside any loop: a scalar variable or an array (unrolled
+        small arrays are packed into one, once per block)."""
         if isinstance(x, Literal):
             return self.const(x.val, x.aval.dtype)
+        if x in self.elems and x not in self.names:
+            self._pack(x)
         return self.name(x)
+
+    def _pack(self, x):
+        buf = self.name(x)
+        self.empty(buf, [str(d) for d in x.aval.shape], x.aval.dtype)
+        for idx, e in zip(np.ndindex(*x.aval.shape), self.elems[x]):
+            self.line(f"{buf}[{', '.join(map(str, idx))}] = {e}")
+        self.packs[-1].append(x)  # the array exists only in this block
+
+    def elements(self, x) -> list:
+        """Element expressions of a value (C order); a rank-0 value is one element."""
+        if isinstance(x, Literal):
+            return [self.const(x.val, x.aval.dtype)]
+        if x in self.elems:
+            return self.elems[x]
+        name = self.name(x)
+        if not x.aval.shape:
+            return [name]
+        return [f"{name}[{', '.join(map(str, idx))}]" for idx in np.ndindex(*x.aval.shape)]
+
+    def set_elements(self, var, elems) -> None:
+        self.elems[var] = list(elems)
+        self.names.pop(var, None)
+
+    def value(self, x):
+        """How a nested block hands back a value: elements for small arrays, else a name."""
+        if not isinstance(x, Literal) and is_small(x.aval):
+            return self.elements(x)
+        return self.atom(x)
 
     def empty(self, name, shape_exprs, dtype):
         shape = ", ".join(shape_exprs) + ("," if len(shape_exprs) == 1 else "")
@@ -92,30 +128,42 @@ class Emitter:
 
     # ---- blocks ------------------------------------------------------------------------------
     def block(self, jaxpr, inputs=None, consts_are_params=False) -> list:
-        """Emit ``jaxpr``'s equations at the current indentation; returns the names of its
-        outputs. ``inputs`` names its inputs (for nested jaxprs: branches, loop bodies)."""
+        """Emit ``jaxpr``'s equations at the current indentation; returns its outputs as
+        :meth:`value` gives them. ``inputs`` are its inputs (names, or element lists for small
+        arrays) when it is nested: a branch or a loop body."""
         from .ops import op_rules
         if inputs is not None:
             for v, n in zip(jaxpr.invars, inputs):
-                self.names[v] = n
+                if isinstance(n, list):
+                    self.set_elements(v, n)
+                else:
+                    self.names[v] = n
+                    self.elems.pop(v, None)
         if not consts_are_params:
             for v, c in zip(jaxpr.constvars, jaxpr.consts):
                 self.names[v] = self.closed_over(c, v.aval)
-        steps, materialized = plan(jaxpr)
+        steps, materialized = plan(jaxpr, unrolled=wants_unrolled)
         saved, self.materialized = self.materialized, materialized
+        self.packs.append([])
         for step in steps:
             if isinstance(step, Group):
                 self.group(step)
                 continue
             self.eqn = step.eqn
+            if wants_unrolled(step.eqn):
+                emit_unrolled(self, step.eqn)
+                continue
             rule = op_rules.get(step.eqn.prim.name)
             if rule is None:
                 where = f" (from {step.eqn.source})" if step.eqn.source else ""
                 raise LoweringError(f"jit cannot compile '{step.eqn.prim.name}'{where}: it "
                                     "has no Numba lowering")
             rule(self, step.eqn)
+        outs = [self.value(x) for x in jaxpr.outvars]
+        for var in self.packs.pop():  # arrays packed in this block don't exist outside it
+            self.names.pop(var, None)
         self.materialized = saved
-        return [self.atom(x) for x in jaxpr.outvars]
+        return outs
 
     def closed_over(self, value, aval) -> str:
         """A name for a constant of a nested jaxpr: a typed literal, or an extra kernel
@@ -130,6 +178,10 @@ class Emitter:
 
     # ---- groups ----------------------------------------------------------------------------
     def group(self, g: Group):
+        for e in g.eqns + g.reductions:  # loops read buffers: pack unrolled inputs
+            for x in e.inputs:
+                if not isinstance(x, Literal) and x in self.elems:
+                    self.atom(x)
         if not g.shape:
             return self._scalar_group(g)
         rank = len(g.shape)
@@ -536,7 +588,8 @@ def emit_kernel(jaxpr, name="kernel"):
             # Contiguous, and typed mutable: functrans buffers are read-only, but values
             # meeting at loop carries and branches must have one Numba type.
             em.line(f"{em.name(v)} = rt.mutable(np.ascontiguousarray({em.name(v)}))")
-    outs = em.block(jaxpr, consts_are_params=True)
+    em.block(jaxpr, consts_are_params=True)
+    outs = [em.atom(x) for x in jaxpr.outvars]  # pack small results at the top level
     em.line(f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     params += [n for n, _ in em.extra_params]
     source = "\n".join([f"def {name}({', '.join(params)}):"] + em.lines) + "\n"

@@ -14,6 +14,7 @@ from .emit import LoweringError
 from .scalar import dtype_ctor
 
 op_rules: dict = {}
+SMALL_GEMM = 1 << 15  # multiply-adds below which loops beat a BLAS call
 
 
 def _shape_tuple(dims) -> str:
@@ -266,7 +267,11 @@ def _dot_general(em, eqn):
     em.line(f"{c} = np.empty({_shape_tuple((bsz, m, n))}, dtype={dtype_ctor(dt)})")
     q = em.fresh("q")
     em.line(f"for {q} in range({bsz}):")
-    if dt == np.float32:
+    if dt.kind == "f" and m * n * k <= SMALL_GEMM:
+        # A BLAS call costs about a microsecond: small products (the matrix-vector steps of
+        # an RNN) are faster as inlined, vectorized loops.
+        em.line(f"    blas.gemm_loops({a}[{q}], {b}[{q}], {c}[{q}], {ta}, {tb})")
+    elif dt == np.float32:
         em.line(f"    blas.gemm32({a}[{q}], {b}[{q}], {c}[{q}], {ta}, {tb})")
     elif dt == np.float64:
         em.line(f"    blas.gemm64({a}[{q}], {b}[{q}], {c}[{q}], {ta}, {tb})")

@@ -66,9 +66,10 @@ def _available(x, group, computed_anywhere) -> bool:
         and x in computed_anywhere
 
 
-def plan(jaxpr: Jaxpr):
+def plan(jaxpr: Jaxpr, unrolled=lambda eqn: False):
     """Returns ``(steps, materialized)``: steps in emission order; ``materialized`` is the set
-    of group values that need buffers (used outside their group or returned)."""
+    of group values that need buffers (used outside their group or returned). Equations for
+    which ``unrolled(eqn)`` holds are emitted one by one (small arrays, element-wise)."""
     steps: list = []
     open_group: Group | None = None
     done: set = set(jaxpr.invars) | set(jaxpr.constvars)  # values with buffers/scalars now
@@ -100,8 +101,8 @@ def plan(jaxpr: Jaxpr):
         return True
 
     for eqn in jaxpr.eqns:
-        fusible = (len(eqn.outputs) == 1 and (is_pointwise(eqn) or is_index_map(eqn)
-                                              or eqn.prim.name in REDUCTIONS))
+        fusible = (len(eqn.outputs) == 1 and not unrolled(eqn)
+                   and (is_pointwise(eqn) or is_index_map(eqn) or eqn.prim.name in REDUCTIONS))
         if fusible:
             if open_group is not None and not can_join(eqn, open_group):
                 close()
