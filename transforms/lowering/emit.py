@@ -32,6 +32,7 @@ class Emitter:
         self.extra_params: list = []  # (name, value): arrays that sub-jaxprs close over
         self.elems: dict = {}  # unrolled small arrays: var -> element expressions (C order)
         self.var_count = 0
+        self.allow_parallel = True
         self.packs: list = [[]]  # per open block: unrolled vars packed into arrays there
         self.names: dict = {}
         self.consts: dict = {}
@@ -234,7 +235,8 @@ class Emitter:
             for x in e.inputs:
                 if isinstance(x, Var) and x not in producers and x.aval.shape == g.shape:
                     view(self.name(x))
-        parallel = size >= PARALLEL_MIN and all(r.kind == "sum" for r in reds)
+        parallel = self.allow_parallel and size >= PARALLEL_MIN and all(
+            r.kind == "sum" for r in reds)
         self.parallel |= parallel
         rng = "nb.prange" if parallel else "range"
         if not reds:
@@ -297,7 +299,7 @@ class Emitter:
         idx = [self.fresh("i") for _ in range(rank)]
         for r in reds:
             r.setup(dims)
-        parallel = size >= PARALLEL_MIN and g.shape[0] > 1 and all(
+        parallel = self.allow_parallel and size >= PARALLEL_MIN and g.shape[0] > 1 and all(
             r.style == "suffix" and r.level >= 1 for r in reds)
         self.parallel |= parallel
         for k in range(rank):
@@ -576,12 +578,29 @@ class _Reduction:
         em.line(f"{em.name(self.out)} = {src}.astype({dtype_ctor(dt)})")
 
 
+def _calls_blas(jaxpr) -> bool:
+    from functrans.core.ir import walk_jaxprs
+    from .ops import SMALL_GEMM
+    for eqn in jaxpr.eqns:
+        if eqn.prim.name == "dot_general" and eqn.outputs[0].aval.dtype.kind == "f":
+            (lc, _), _ = eqn.params["dimension_numbers"]
+            k = int(np.prod([eqn.inputs[0].aval.shape[d] for d in lc]))
+            if eqn.outputs[0].aval.size * k > SMALL_GEMM:
+                return True
+        if any(_calls_blas(j) for j in walk_jaxprs(eqn.params)):
+            return True
+    return False
+
+
 def emit_kernel(jaxpr, name="kernel"):
     """Code for ``jaxpr``: ``(constants, function source, uses prange, line_eqns, extra)``.
     The function takes the jaxpr's inputs, its constants, then the ``extra`` arrays that
     nested jaxprs close over; ``line_eqns[k]`` is the equation behind line k of the source
     (for error messages)."""
     em = Emitter()
+    # OpenBLAS's threads keep spinning after a matrix product: Numba's prange threads would
+    # fight them for the cores, so kernels that call BLAS leave the threading to BLAS.
+    em.allow_parallel = not _calls_blas(jaxpr)
     params = [em.name(v) for v in jaxpr.invars] + [em.name(v) for v in jaxpr.constvars]
     for v in list(jaxpr.invars) + list(jaxpr.constvars):
         if v.aval.shape:
