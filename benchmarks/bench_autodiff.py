@@ -140,9 +140,13 @@ def check_and_time():
         np.testing.assert_allclose(gw, nw, rtol=2e-3, atol=1e-5)
         np.testing.assert_allclose(gb, nb, rtol=2e-3, atol=1e-5)
     loop_grad = ft.grad(example_loss)
+    per_ex_jit = ft.jit(per_ex)
+    for (gw, gb), (nw, nb) in zip(per_ex_jit(small, xs, ys), want):
+        np.testing.assert_allclose(gw, nw, rtol=2e-3, atol=1e-5)
     rows = [("numpy (hand-written, einsum)",
              median_time(lambda: per_example_grads_numpy(small, xs, ys))),
             ("functrans vmap(grad) (eager)", median_time(lambda: per_ex(small, xs, ys))),
+            ("functrans jit(vmap(grad))", median_time(lambda: per_ex_jit(small, xs, ys))),
             ("functrans loop of grad (eager)",
              median_time(lambda: [loop_grad(small, xs[i], ys[i]) for i in range(256)],
                          repeat=3, warmup=1))]

@@ -22,4 +22,5 @@ from .transforms.autodiff import (checkpoint, custom_jvp, custom_vjp, grad,  # n
                                   value_and_grad, vjp)
 from .transforms.batching import vmap  # noqa: F401
 from .transforms.jit import jit  # noqa: F401
+from . import testing  # noqa: F401,E402
 

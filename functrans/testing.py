@@ -13,6 +13,8 @@ import warnings
 
 import numpy as np
 
+from .transforms.autodiff.check import check_grads  # noqa: F401  (ft.testing.check_grads)
+
 try:
     from hypothesis import strategies as st
     from hypothesis.extra import numpy as hnp

@@ -94,10 +94,10 @@ def _insert_batch(arg, ax):
     return np.stack(variants, ax)
 
 
-def _close(got, want):
+def _assert_close(got, want):
     if isinstance(want, tuple):
         for g, w in zip(got, want):
-            _close(g, w)
+            _assert_close(g, w)
         return
     got = np.asarray(got)
     assert got.shape == want.shape and got.dtype == want.dtype
@@ -119,7 +119,7 @@ def test_vmap_matches_loop(name, data):
                for a, ax in zip(args, in_axes)]
     norm_axes = [None if ax is None else ax % (np.ndim(a) + 1) for a, ax in zip(args, in_axes)]
     want = _loop(f, batched, norm_axes, B)
-    _close(ft.vmap(f, in_axes=tuple(in_axes))(*batched), want)
+    _assert_close(ft.vmap(f, in_axes=tuple(in_axes))(*batched), want)
     jaxpr = ft.make_jaxpr(ft.vmap(f, in_axes=tuple(in_axes)))(*batched)
     ft.check_jaxpr(jaxpr)
 
@@ -130,11 +130,11 @@ def test_nested_vmap_matches_double_loop(name):
     xs = [_insert_batch(_insert_batch(a, 0), 0) for a in args]  # (B, B, ...)
     got = ft.vmap(ft.vmap(f))(*xs)
     want = np.stack([_loop(f, [x[i] for x in xs], [0] * len(xs), B) for i in range(B)])
-    _close(got, want)
+    _assert_close(got, want)
     # The outer vmap maps the second batch axis: the result comes out with (j, i) order.
     got_t = ft.vmap(ft.vmap(f), in_axes=1)(*xs)
     want_t = np.stack([_loop(f, [x[:, j] for x in xs], [0] * len(xs), B) for j in range(B)])
-    _close(got_t, want_t)
+    _assert_close(got_t, want_t)
 
 
 def test_per_example_gradients_match_loop():

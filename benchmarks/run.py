@@ -1,0 +1,23 @@
+"""Run every benchmark: ``python benchmarks/run.py`` (JAX columns appear when jax is
+installed: ``pip install -e ".[bench]"``)."""
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import bench_autodiff  # noqa: E402
+import bench_control_flow  # noqa: E402
+import bench_jit  # noqa: E402
+
+
+def main() -> None:
+    for module in (bench_autodiff, bench_jit, bench_control_flow):
+        print(f"\n== {module.__name__} ==")
+        print(module.check_and_time())
+    print("\n(fast-math details: python benchmarks/bench_fastmath.py)")
+
+
+if __name__ == "__main__":
+    main()
