@@ -16,7 +16,7 @@ from hypothesis import given, strategies as st
 
 import functrans.numpy as fnp
 from functrans import testing as T
-from functrans.numpy import shape_ops
+from functrans.numpy import joining, shape_ops
 
 
 def _array(draw, min_dims=0, max_dims=3, dtypes=None, min_side=0, shape=None):
@@ -366,7 +366,7 @@ ORACLES = {"row_stack": np.vstack}
 
 
 def test_every_shape_function_is_tested():
-    assert sorted(CASES) == sorted(shape_ops.__all__)
+    assert sorted(CASES) == sorted(shape_ops.__all__ + joining.__all__)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -51,7 +51,7 @@ def _unary(prim):
         return prim.bind1(x)
     fn.__name__ = prim.name
     fn.__doc__ = f"Elementwise ``{prim.name}`` (the ``{prim.name}`` primitive).\n\n" \
-                 f"    >>> lax.{prim.name}(x)  # doctest: +SKIP\n"
+                 f"    >>> lax.{prim.name}(fnp.array([0.5, 2.0]))  # doctest: +SKIP\n"
     return fn
 
 
@@ -60,7 +60,8 @@ def _binary(prim):
         return prim.bind1(*match_weak(x, y))
     fn.__name__ = prim.name
     fn.__doc__ = f"Elementwise ``{prim.name}`` of two arrays of one dtype (rank-0 operands " \
-                 f"broadcast).\n\n    >>> lax.{prim.name}(x, y)  # doctest: +SKIP\n"
+                 f"broadcast; Python scalars take the other operand's dtype).\n\n" \
+                 f"    >>> lax.{prim.name}(fnp.array([1.0, 2.0]), 3.0)  # doctest: +SKIP\n"
     return fn
 
 
@@ -88,6 +89,11 @@ eq, ne, lt, le, gt, ge = map(_binary, (P.eq_p, P.ne_p, P.lt_p, P.le_p, P.gt_p, P
 
 
 class RoundingMethod(enum.IntEnum):
+    """How :func:`round` breaks ties: away from zero (C's round) or to even (NumPy's).
+
+    >>> lax.round(fnp.array([0.5, 1.5]), lax.RoundingMethod.TO_NEAREST_EVEN)
+    Array([0., 2.], dtype=float64)
+    """
     AWAY_FROM_ZERO = 0
     TO_NEAREST_EVEN = 1
 
@@ -156,7 +162,11 @@ def select_n(which, *cases):
 
 
 def select(pred, on_true, on_false):
-    """``on_true`` where ``pred`` else ``on_false`` (shapes must match; no broadcasting)."""
+    """``on_true`` where ``pred`` else ``on_false`` (shapes must match; no broadcasting).
+
+    >>> lax.select(fnp.array([True, False]), fnp.ones(2), fnp.zeros(2))
+    Array([1., 0.], dtype=float64)
+    """
     return select_n(pred, on_false, on_true)
 
 
@@ -203,7 +213,11 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions):
 
 
 def broadcast(operand, sizes):
-    """Add leading dimensions ``sizes``: ``lax.broadcast(x, (2,)).shape == (2, *x.shape)``."""
+    """Add leading dimensions ``sizes``: ``lax.broadcast(x, (2,)).shape == (2, *x.shape)``.
+
+    >>> lax.broadcast(fnp.arange(3), (2,)).shape
+    (2, 3)
+    """
     ndim = get_aval(operand).ndim
     sizes = tuple(sizes)
     shape = sizes + get_aval(operand).shape
@@ -304,7 +318,11 @@ def slice(operand, start_indices, limit_indices, strides=None):
 
 
 def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
-    """``lax.slice`` along one axis (None bounds mean the ends)."""
+    """``lax.slice`` along one axis (None bounds mean the ends).
+
+    >>> lax.slice_in_dim(fnp.arange(6), 1, 5, 2)
+    Array([1, 3], dtype=int64)
+    """
     shape = get_aval(operand).shape
     axis = _axis(axis, len(shape))
     start = [0] * len(shape)
@@ -318,7 +336,11 @@ def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
 
 
 def index_in_dim(operand, index, axis=0, keepdims=True):
-    """The slice at static ``index`` along ``axis``."""
+    """The slice at static ``index`` along ``axis``.
+
+    >>> lax.index_in_dim(fnp.arange(6).reshape(2, 3), 1, axis=1, keepdims=False)
+    Array([1, 4], dtype=int64)
+    """
     shape = get_aval(operand).shape
     axis = _axis(axis, len(shape))
     index = operator.index(index)
@@ -330,7 +352,11 @@ def index_in_dim(operand, index, axis=0, keepdims=True):
 
 
 def rev(operand, dimensions):
-    """Reverse the order of elements along ``dimensions``."""
+    """Reverse the order of elements along ``dimensions``.
+
+    >>> lax.rev(fnp.arange(3), (0,))
+    Array([2, 1, 0], dtype=int64)
+    """
     dims = tuple(map(operator.index, dimensions))
     return operand if not dims else P.rev_p.bind1(operand, dimensions=dims)
 
@@ -356,6 +382,11 @@ def dynamic_slice(operand, start_indices, slice_sizes):
 
 
 def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
+    """``dynamic_slice`` along one axis: ``slice_size`` elements from the traced ``start_index``.
+
+    >>> lax.dynamic_slice_in_dim(fnp.arange(5), fnp.array(1), 3)
+    Array([1, 2, 3], dtype=int64)
+    """
     shape = get_aval(operand).shape
     axis = _axis(axis, len(shape))
     starts = [0] * len(shape)
@@ -366,18 +397,32 @@ def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
 
 
 def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
+    """The slice at the traced ``index`` along ``axis`` (clamped into range).
+
+    >>> lax.dynamic_index_in_dim(fnp.arange(5), fnp.array(2), keepdims=False)
+    Array(2, dtype=int64)
+    """
     out = dynamic_slice_in_dim(operand, index, 1, axis)
     return out if keepdims else squeeze(out, (axis,))
 
 
 def dynamic_update_slice(operand, update, start_indices):
-    """``operand`` with ``update`` written at traced ``start_indices`` (clamped)."""
+    """``operand`` with ``update`` written at traced ``start_indices`` (clamped).
+
+    >>> lax.dynamic_update_slice(fnp.zeros(4), fnp.ones(2), (fnp.array(1),))
+    Array([0., 1., 1., 0.], dtype=float64)
+    """
     operand, update = match_weak(operand, update)
     starts = [_index_scalar(i) for i in start_indices]
     return P.dynamic_update_slice_p.bind1(operand, update, *starts)
 
 
 def dynamic_update_slice_in_dim(operand, update, start_index, axis):
+    """``dynamic_update_slice`` along one axis.
+
+    >>> lax.dynamic_update_slice_in_dim(fnp.zeros(4), fnp.ones(2), fnp.array(3), 0)
+    Array([0., 0., 1., 1.], dtype=float64)
+    """
     ndim = get_aval(operand).ndim
     axis = _axis(axis, ndim)
     starts = [0] * ndim
@@ -386,6 +431,12 @@ def dynamic_update_slice_in_dim(operand, update, start_index, axis):
 
 
 def dynamic_update_index_in_dim(operand, update, index, axis):
+    """``update`` written as the slice at the traced ``index`` along ``axis``.
+
+    >>> lax.dynamic_update_index_in_dim(fnp.zeros((2, 2)), fnp.ones(2), fnp.array(1), 0)
+    Array([[0., 0.],
+           [1., 1.]], dtype=float64)
+    """
     ndim = get_aval(operand).ndim
     axis = _axis(axis, ndim)
     if get_aval(update).ndim == ndim - 1:
@@ -394,12 +445,21 @@ def dynamic_update_index_in_dim(operand, update, index, axis):
 
 
 def iota(dtype, size):
-    """``[0, 1, ..., size-1]`` of ``dtype``."""
+    """``[0, 1, ..., size-1]`` of ``dtype``.
+
+    >>> lax.iota('int32', 4)
+    Array([0, 1, 2, 3], dtype=int32)
+    """
     return broadcasted_iota(dtype, (size,), 0)
 
 
 def broadcasted_iota(dtype, shape, dimension):
-    """An array of ``shape`` counting along ``dimension``."""
+    """An array of ``shape`` counting along ``dimension``.
+
+    >>> lax.broadcasted_iota('int32', (2, 3), 1)
+    Array([[0, 1, 2],
+           [0, 1, 2]], dtype=int32)
+    """
     dtype = dtypes.canonicalize_dtype(dtype, what="iota")
     shape = tuple(map(operator.index, shape))
     return P.iota_p.bind1(dtype=dtype, shape=shape, dimension=_axis(dimension, len(shape)))
@@ -423,17 +483,31 @@ def full(shape, fill_value, dtype=None):
 
 
 def full_like(x, fill_value, dtype=None, shape=None):
+    """An array with ``x``'s shape and dtype (or the given ones) filled with ``fill_value``.
+
+    >>> lax.full_like(fnp.ones(2, 'int8'), 5)
+    Array([5, 5], dtype=int8)
+    """
     aval = get_aval(x)
     return full(aval.shape if shape is None else shape, fill_value,
                 aval.dtype if dtype is None else dtype)
 
 
 def zeros_like_array(x):
+    """Zeros with ``x``'s shape and dtype.
+
+    >>> lax.zeros_like_array(fnp.ones(2))
+    Array([0., 0.], dtype=float64)
+    """
     return full_like(x, 0)
 
 
 def collapse(operand, start_dimension, stop_dimension=None):
-    """Merge dimensions ``start..stop-1`` into one."""
+    """Merge dimensions ``start..stop-1`` into one.
+
+    >>> lax.collapse(fnp.ones((2, 3, 4)), 0, 2).shape
+    (6, 4)
+    """
     shape = get_aval(operand).shape
     stop = len(shape) if stop_dimension is None else stop_dimension
     new = shape[:start_dimension] + (math.prod(shape[start_dimension:stop]),) + shape[stop:]
@@ -446,7 +520,8 @@ def _reducer(prim):
         ndim = get_aval(operand).ndim
         return prim.bind1(operand, axes=tuple(sorted(_axis(a, ndim) for a in axes)))
     fn.__name__ = prim.name
-    fn.__doc__ = f"``{prim.name}`` over ``axes``.\n\n    >>> lax.{prim.name}(x, (0,))  # doctest: +SKIP\n"
+    fn.__doc__ = (f"``{prim.name}`` over ``axes``.\n\n"
+                  f"    >>> lax.{prim.name}(fnp.ones((2, 3), 'int32'), (0,))  # doctest: +SKIP\n")
     return fn
 
 
@@ -456,14 +531,22 @@ reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or = map(
 
 
 def argmax(operand, axis, index_dtype):
-    """Index of the maximum along ``axis`` (first one on ties; NaN counts as the maximum)."""
+    """Index of the maximum along ``axis`` (first one on ties; NaN counts as the maximum).
+
+    >>> lax.argmax(fnp.array([1.0, 3.0, 3.0]), 0, 'int32')
+    Array(1, dtype=int32)
+    """
     ndim = get_aval(operand).ndim
     return P.argmax_p.bind1(operand, axes=(_axis(axis, ndim),),
                             index_dtype=dtypes.canonicalize_dtype(index_dtype))
 
 
 def argmin(operand, axis, index_dtype):
-    """Index of the minimum along ``axis`` (first one on ties; NaN counts as the minimum)."""
+    """Index of the minimum along ``axis`` (first one on ties; NaN counts as the minimum).
+
+    >>> lax.argmin(fnp.array([2.0, 1.0, 1.0]), 0, 'int32')
+    Array(1, dtype=int32)
+    """
     ndim = get_aval(operand).ndim
     return P.argmin_p.bind1(operand, axes=(_axis(axis, ndim),),
                             index_dtype=dtypes.canonicalize_dtype(index_dtype))
@@ -474,7 +557,8 @@ def _cumulative(prim):
         ndim = get_aval(operand).ndim
         return prim.bind1(operand, axis=_axis(axis, ndim), reverse=bool(reverse))
     fn.__name__ = prim.name
-    fn.__doc__ = f"Cumulative ``{prim.name}`` along ``axis``.\n\n    >>> lax.{prim.name}(x)  # doctest: +SKIP\n"
+    fn.__doc__ = (f"Cumulative ``{prim.name}`` along ``axis``.\n\n"
+                  f"    >>> lax.{prim.name}(fnp.array([1.0, 2.0, 3.0]))  # doctest: +SKIP\n")
     return fn
 
 
@@ -500,7 +584,11 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
 
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None):
-    """Vector/matrix product of rank-1/2 arrays (contracts lhs's last with rhs's first dim)."""
+    """Vector/matrix product of rank-1/2 arrays (contracts lhs's last with rhs's first dim).
+
+    >>> lax.dot(fnp.ones((2, 3)), fnp.ones(3))
+    Array([3., 3.], dtype=float64)
+    """
     lnd, rnd = get_aval(lhs).ndim, get_aval(rhs).ndim
     if not (1 <= lnd <= 2 and 1 <= rnd <= 2):
         raise TypeError(f"lax.dot requires rank-1 or rank-2 arrays, got ranks {lnd} and {rnd}")
@@ -523,12 +611,20 @@ def sort(operand, dimension=-1, is_stable=True, num_keys=1):
 
 
 def sort_key_val(keys, values, dimension=-1, is_stable=True):
-    """Sort ``keys`` and permute ``values`` alongside; returns ``(keys, values)``."""
+    """Sort ``keys`` and permute ``values`` alongside; returns ``(keys, values)``.
+
+    >>> lax.sort_key_val(fnp.array([3, 1, 2]), fnp.array([30, 10, 20]))
+    (Array([1, 2, 3], dtype=int64), Array([10, 20, 30], dtype=int64))
+    """
     return sort((keys, values), dimension, is_stable, 1)
 
 
 def top_k(operand, k):
-    """The ``k`` largest entries along the last axis and their indices (stable)."""
+    """The ``k`` largest entries along the last axis and their indices (stable).
+
+    >>> lax.top_k(fnp.array([1, 5, 3]), 2)
+    (Array([5, 3], dtype=int64), Array([1, 2], dtype=int32))
+    """
     aval = get_aval(operand)
     n = aval.shape[-1]
     if not 0 <= k <= n:

@@ -14,6 +14,7 @@ from ._core import array, asarray  # noqa: F401
 from .creation import *  # noqa: F401,F403
 from .editing import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
+from .joining import *  # noqa: F401,F403
 from .linalg_ops import *  # noqa: F401,F403
 from .misc import *  # noqa: F401,F403
 from .numerical import *  # noqa: F401,F403

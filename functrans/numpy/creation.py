@@ -49,17 +49,30 @@ def zeros(shape, dtype=None):
 
 
 def ones(shape, dtype=None):
-    """Array of ones (float64 by default)."""
+    """Array of ones (float64 by default).
+
+    >>> ones((2,), 'int8')
+    Array([1, 1], dtype=int8)
+    """
     return lax.full(_shape(shape), 1, _dtype(dtype, dtypes.default_float_dtype()))
 
 
 def empty(shape, dtype=None):
-    """Like :func:`zeros` (there is no uninitialized memory in functrans)."""
+    """Like :func:`zeros` (there is no uninitialized memory in functrans).
+
+    >>> empty(2)
+    Array([0., 0.], dtype=float64)
+    """
     return zeros(shape, dtype)
 
 
 def full(shape, fill_value, dtype=None):
-    """Array of ``shape`` filled with ``fill_value`` (an array broadcasts to ``shape``)."""
+    """Array of ``shape`` filled with ``fill_value`` (an array broadcasts to ``shape``).
+
+    >>> full((2, 2), 7)
+    Array([[7, 7],
+           [7, 7]], dtype=int64, weak_type=True)
+    """
     shape = _shape(shape)
     v = asarray(fill_value, dtype)
     if get_aval(v).shape:
@@ -74,23 +87,40 @@ def _like(a, dtype, shape):
 
 
 def zeros_like(a, dtype=None, shape=None):
-    """Zeros with the shape and dtype of ``a``."""
+    """Zeros with the shape and dtype of ``a``.
+
+    >>> zeros_like(fnp.array([1.5, 2.5]))
+    Array([0., 0.], dtype=float64)
+    """
     s, d = _like(a, dtype, shape)
     return lax.full(s, 0, d)
 
 
 def ones_like(a, dtype=None, shape=None):
-    """Ones with the shape and dtype of ``a``."""
+    """Ones with the shape and dtype of ``a``.
+
+    >>> ones_like(fnp.array([1, 2]), dtype='float32')
+    Array([1., 1.], dtype=float32)
+    """
     s, d = _like(a, dtype, shape)
     return lax.full(s, 1, d)
 
 
 def empty_like(a, dtype=None, shape=None):
+    """Like :func:`zeros_like` (there is no uninitialized memory in functrans).
+
+    >>> empty_like(fnp.array([1, 2]))
+    Array([0, 0], dtype=int64)
+    """
     return zeros_like(a, dtype, shape)
 
 
 def full_like(a, fill_value, dtype=None, shape=None):
-    """``fill_value`` with the shape and dtype of ``a``."""
+    """``fill_value`` with the shape and dtype of ``a``.
+
+    >>> full_like(fnp.array([1, 2]), 9)
+    Array([9, 9], dtype=int64)
+    """
     s, d = _like(a, dtype, shape)
     return full(s, fill_value, d)
 
@@ -245,11 +275,23 @@ def eye(N, M=None, k=0, dtype=None):
 
 
 def identity(n, dtype=None):
+    """The ``n x n`` identity matrix.
+
+    >>> identity(2, 'int32')
+    Array([[1, 0],
+           [0, 1]], dtype=int32)
+    """
     return eye(n, dtype=dtype)
 
 
 def tri(N, M=None, k=0, dtype=None):
-    """Ones at and below diagonal ``k``."""
+    """Ones at and below diagonal ``k``.
+
+    >>> tri(3, k=-1)
+    Array([[0., 0., 0.],
+           [1., 0., 0.],
+           [1., 1., 0.]], dtype=float64)
+    """
     M = N if M is None else M
     d = _dtype(dtype, dtypes.default_float_dtype())
     rows = lax.broadcasted_iota(dtypes.int64, (N, M), 0)
@@ -272,17 +314,31 @@ def _tri_mask(a, k, lower):
 
 
 def tril(m, k=0):
-    """Lower triangle of the last two axes (zero above diagonal ``k``)."""
+    """Lower triangle of the last two axes (zero above diagonal ``k``).
+
+    >>> tril(fnp.array([[1, 2], [3, 4]]))
+    Array([[1, 0],
+           [3, 4]], dtype=int64)
+    """
     return _tri_mask(m, k, True)
 
 
 def triu(m, k=0):
-    """Upper triangle of the last two axes (zero below diagonal ``k``)."""
+    """Upper triangle of the last two axes (zero below diagonal ``k``).
+
+    >>> triu(fnp.array([[1, 2], [3, 4]]))
+    Array([[1, 2],
+           [0, 4]], dtype=int64)
+    """
     return _tri_mask(m, k, False)
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
-    """Diagonal ``offset`` of the plane ``(axis1, axis2)``, as the last axis of the result."""
+    """Diagonal ``offset`` of the plane ``(axis1, axis2)``, as the last axis of the result.
+
+    >>> diagonal(fnp.array([[1, 2], [3, 4]]), offset=1)
+    Array([2], dtype=int64)
+    """
     from .indexing import getitem
     from .shape_ops import moveaxis
     a = asarray(a)
@@ -299,13 +355,22 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    """Sum along a diagonal."""
+    """Sum along a diagonal.
+
+    >>> trace(fnp.array([[1, 2], [3, 4]]))
+    Array(5, dtype=int64)
+    """
     from .reductions import sum
     return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype, out=out)
 
 
 def diag(v, k=0):
-    """Extract diagonal ``k`` of a matrix, or build a matrix with ``v`` on diagonal ``k``."""
+    """Extract diagonal ``k`` of a matrix, or build a matrix with ``v`` on diagonal ``k``.
+
+    >>> diag(fnp.array([1, 2]))
+    Array([[1, 0],
+           [0, 2]], dtype=int64)
+    """
     v = asarray(v)
     nd = get_aval(v).ndim
     if nd == 2:
@@ -320,6 +385,12 @@ def diag(v, k=0):
 
 
 def diagflat(v, k=0):
+    """The flattened input as the diagonal ``k`` of a square matrix.
+
+    >>> diagflat(fnp.array([[1, 2]]))
+    Array([[1, 0],
+           [0, 2]], dtype=int64)
+    """
     from .shape_ops import ravel
     return diag(ravel(v), k)
 
@@ -363,7 +434,7 @@ def indices(dimensions, dtype=None, sparse=False):
         out.append(r if sparse else broadcast_to_shape(r, dims))
     if sparse:
         return tuple(out)
-    from .shape_ops import stack
+    from .joining import stack
     return stack(out) if out else zeros((0,), d)
 
 

@@ -21,7 +21,7 @@ from ..core import dtypes
 from ..core.array import Array
 from ..core.trace import Tracer, get_aval
 from ._core import asarray, convert, normalize_axis
-from . import shape_ops, ufuncs
+from . import joining, shape_ops, ufuncs
 
 __all__ = ["block", "insert", "delete", "choose", "compress", "extract", "trim_zeros",
            "unravel_index", "ravel_multi_index", "packbits", "unpackbits"]
@@ -49,7 +49,7 @@ def _gather_layout(arr, values, ids):
     from .indexing import take
     flat = shape_ops.ravel(arr)
     if values is not None:
-        flat = shape_ops.concatenate([flat, shape_ops.ravel(values)])
+        flat = joining.concatenate([flat, shape_ops.ravel(values)])
     n = get_aval(arr).size
     src = np.where(ids >= 0, ids, n - 1 - ids).astype(np.int64)
     return shape_ops.reshape(take(flat, asarray(src.ravel()), mode="clip"), ids.shape)
@@ -89,7 +89,7 @@ def block(arrays):
     def assemble(x, level):
         if type(x) is list:
             parts = [assemble(v, level + 1) for v in x]
-            return shape_ops.concatenate(parts, axis=-(depth - level))
+            return joining.concatenate(parts, axis=-(depth - level))
         x = asarray(x)
         s = get_aval(x).shape
         return shape_ops.reshape(x, (1,) * (ndim - len(s)) + s)

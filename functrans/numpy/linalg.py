@@ -236,7 +236,8 @@ def multi_dot(arrays, *, out=None):
     Array([12., 12.], dtype=float64)
     """
     from .linalg_ops import dot
-    from .shape_ops import atleast_2d, reshape
+    from .joining import atleast_2d
+    from .shape_ops import reshape
     arrays = [asarray(a) for a in arrays]
     n = len(arrays)
     if n < 2:

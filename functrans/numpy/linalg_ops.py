@@ -90,7 +90,11 @@ def matmul(a, b, out=None, *, preferred_element_type=None):
 
 def dot(a, b, out=None, *, preferred_element_type=None):
     """NumPy's dot: products of scalars, inner products, matrix products, and sums over the last
-    axis of ``a`` and second-to-last of ``b``."""
+    axis of ``a`` and second-to-last of ``b``.
+
+    >>> dot(fnp.array([[1, 2], [3, 4]]), fnp.array([1, 1]))
+    Array([3, 7], dtype=int64)
+    """
     from .ufuncs import multiply
     unsupported_out("dot", out)
     a, b = asarray(a), asarray(b)
@@ -145,7 +149,11 @@ def vecdot(x1, x2, /, *, axis=-1):
 
 
 def inner(a, b):
-    """Sum product over the last axes."""
+    """Sum product over the last axes.
+
+    >>> inner(fnp.array([1, 2]), fnp.array([3, 4]))
+    Array(11, dtype=int64)
+    """
     from .ufuncs import multiply
     a, b = asarray(a), asarray(b)
     na, nb = get_aval(a).ndim, get_aval(b).ndim
@@ -157,7 +165,12 @@ def inner(a, b):
 
 
 def outer(a, b, out=None):
-    """Outer product of flattened inputs."""
+    """Outer product of flattened inputs.
+
+    >>> outer(fnp.array([1, 2]), fnp.array([3, 4]))
+    Array([[3, 4],
+           [6, 8]], dtype=int64)
+    """
     from .shape_ops import ravel, reshape
     from .ufuncs import multiply
     a, b = ravel(a), ravel(b)
@@ -195,7 +208,11 @@ def vecmat(x1, x2, /):
 
 
 def tensordot(a, b, axes=2):
-    """Sum products over ``axes`` (an int N = last N of a with first N of b, or two lists)."""
+    """Sum products over ``axes`` (an int N = last N of a with first N of b, or two lists).
+
+    >>> tensordot(fnp.ones((2, 3)), fnp.ones((3, 4)), axes=1).shape
+    (2, 4)
+    """
     a, b = asarray(a), asarray(b)
     na, nb = get_aval(a).ndim, get_aval(b).ndim
     if isinstance(axes, (int, np.integer)):
@@ -215,7 +232,11 @@ def tensordot(a, b, axes=2):
 
 
 def kron(a, b):
-    """Kronecker product."""
+    """Kronecker product.
+
+    >>> kron(fnp.array([1, 2]), fnp.array([1, 10]))
+    Array([ 1, 10,  2, 20], dtype=int64)
+    """
     from .shape_ops import reshape
     from .ufuncs import multiply
     a, b = asarray(a), asarray(b)
@@ -236,7 +257,8 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     Array([0, 0, 1], dtype=int64)
     """
     from ._core import promote
-    from .shape_ops import broadcast_arrays, moveaxis, stack
+    from .joining import stack
+    from .shape_ops import broadcast_arrays, moveaxis
     from .ufuncs import multiply, negative, subtract
     if axis is not None:
         axisa = axisb = axisc = axis

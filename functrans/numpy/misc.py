@@ -16,7 +16,7 @@ from ..core import dtypes
 from ..core.array import Array
 from ..core.trace import Tracer, get_aval
 from ._core import (_operand, asarray, convert, normalize_axis, result_dtype, unsupported_out)
-from . import reductions, shape_ops, ufuncs
+from . import joining, reductions, shape_ops, ufuncs
 
 __all__ = ["round", "around", "round_", "nan_to_num", "isclose", "allclose", "array_equal",
            "array_equiv", "sinc", "i0", "real", "imag", "angle", "iscomplexobj", "isrealobj",
@@ -356,8 +356,24 @@ def isdtype(dtype, kind):
     return bool(np.isdtype(np.dtype(dtype), kind))
 
 
-iinfo = dtypes.iinfo
-finfo = dtypes.finfo
+def iinfo(int_type):
+    """Machine limits of an integer dtype (NumPy's ``iinfo``).
+
+    >>> iinfo("int8").max
+    127
+    """
+    return dtypes.iinfo(_dtype_of(int_type))
+
+
+def finfo(dtype):
+    """Machine limits of a floating-point dtype (NumPy's ``finfo``).
+
+    >>> float(finfo("float16").eps)
+    0.0009765625
+    """
+    return dtypes.finfo(_dtype_of(dtype))
+
+
 dtype = np.dtype
 
 
@@ -512,7 +528,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
         raise ValueError(f"fnp.piecewise: with {n} condition(s), either {n} or {n + 1} "
                          f"functions are expected, got {len(funclist)}")
     if len(funclist) == n + 1:
-        rest = P.not_p.bind1(reductions.any(shape_ops.stack(conds), axis=0)) if n else \
+        rest = P.not_p.bind1(reductions.any(joining.stack(conds), axis=0)) if n else \
             lax.full(xs, True, dtypes.bool_)
         conds.append(rest)
     out = lax.full(xs, 0, get_aval(x).dtype)
@@ -543,7 +559,7 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     flat = shape_ops.reshape(moved, (-1, get_aval(moved).shape[-1]))
     results = [asarray(func1d(flat[i], *args, **kwargs))
                for i in range(get_aval(flat).shape[0])]
-    stacked = shape_ops.stack(results)
+    stacked = joining.stack(results)
     rshape = get_aval(results[0]).shape
     out = shape_ops.reshape(stacked, outer + rshape)
     # The function's output dimensions replace ``axis``.

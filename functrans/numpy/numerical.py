@@ -16,7 +16,7 @@ from .. import lax
 from ..core import dtypes
 from ..core.trace import get_aval
 from ._core import asarray, convert, normalize_axis, result_dtype
-from . import reductions, shape_ops, ufuncs
+from . import joining, reductions, shape_ops, ufuncs
 from .ufuncs import add, multiply, subtract, true_divide
 
 __all__ = ["interp", "convolve", "correlate", "cov", "corrcoef", "trapezoid",
@@ -62,8 +62,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         x, xp = ufuncs.remainder(x, period), ufuncs.remainder(xp, period)
         order = argsort(xp)
         xp, fp = _take(xp, order), _take(fp, order)
-        xp = shape_ops.concatenate([subtract(xp[-1:], period), xp, add(xp[0:1], period)])
-        fp = shape_ops.concatenate([fp[-1:], fp, fp[0:1]])
+        xp = joining.concatenate([subtract(xp[-1:], period), xp, add(xp[0:1], period)])
+        fp = joining.concatenate([fp[-1:], fp, fp[0:1]])
         n += 2
     left = fp[0] if left is None else convert(asarray(left), d)
     right = fp[n - 1] if right is None else convert(asarray(right), d)
@@ -186,16 +186,16 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         dtype = result_dtype(m, dtypes.default_float_dtype()) if y is None else \
             result_dtype(m, y, dtypes.default_float_dtype())
     dtype = dtypes.canonicalize_dtype(dtype)
-    X = convert(shape_ops.atleast_2d(m), dtype)
+    X = convert(joining.atleast_2d(m), dtype)
     if not rowvar and get_aval(m).ndim != 1:
         X = shape_ops.transpose(X)
     if get_aval(X).shape[0] == 0:
         return lax.full((0, 0), 0, dtypes.default_float_dtype())
     if y is not None:
-        yy = convert(shape_ops.atleast_2d(y), dtype)
+        yy = convert(joining.atleast_2d(y), dtype)
         if not rowvar and get_aval(yy).shape[0] != 1:
             yy = shape_ops.transpose(yy)
-        X = shape_ops.concatenate([X, yy], axis=0)
+        X = joining.concatenate([X, yy], axis=0)
     if ddof is None:
         ddof = 0 if bias else 1
     nobs = get_aval(X).shape[1]
@@ -412,7 +412,7 @@ def _gradient_axis(f, ax, h, edge_order, n):
                    multiply(c2, s(n - 1, n)))
     d = get_aval(f).dtype
     parts = [convert(p, d) for p in (first, interior, last)]
-    return shape_ops.concatenate(parts, axis=ax)
+    return joining.concatenate(parts, axis=ax)
 
 
 def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
@@ -445,7 +445,7 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
     n = get_aval(p).shape[axis]
     head = convert(lax.slice_in_dim(p, 0, min(1, n), 1, axis), dtype)
     tail = add(lax.slice_in_dim(p, min(1, n), n, 1, axis), reductions.cumsum(ph_correct, axis))
-    return shape_ops.concatenate([head, convert(tail, dtype)], axis=axis)
+    return joining.concatenate([head, convert(tail, dtype)], axis=axis)
 
 
 def histogram_bin_edges(a, bins=10, range=None, weights=None):
@@ -558,7 +558,7 @@ def polyval(p, x):
 
 
 def _poly_pair(name, a1, a2, op):
-    a1, a2 = shape_ops.atleast_1d(asarray(a1)), shape_ops.atleast_1d(asarray(a2))
+    a1, a2 = joining.atleast_1d(asarray(a1)), joining.atleast_1d(asarray(a2))
     n1, n2 = get_aval(a1).shape[0], get_aval(a2).shape[0]
     if n1 < n2:
         a1 = lax.pad(a1, lax.full((), 0, get_aval(a1).dtype), [(n2 - n1, 0, 0)])
@@ -601,7 +601,7 @@ def polymul(a1, a2, *, trim_leading_zeros=False):
     >>> polymul(fnp.array([1, 1]), fnp.array([1, -1]))
     Array([ 1,  0, -1], dtype=int64)
     """
-    a1, a2 = shape_ops.atleast_1d(asarray(a1)), shape_ops.atleast_1d(asarray(a2))
+    a1, a2 = joining.atleast_1d(asarray(a1)), joining.atleast_1d(asarray(a2))
     a1, a2 = (lax.full((1,), 0, get_aval(a).dtype) if get_aval(a).shape[0] == 0 else a
               for a in (a1, a2))
     if trim_leading_zeros:
@@ -636,7 +636,7 @@ def polyint(p, m=1, k=None):
     m = int(m)
     if m < 0:
         raise ValueError("fnp.polyint: order of integral must be positive (see polyder)")
-    k = shape_ops.atleast_1d(asarray(np.zeros(m) if k is None else k))
+    k = joining.atleast_1d(asarray(np.zeros(m) if k is None else k))
     nk = get_aval(k).shape[0]
     if nk == 1 and m > 1:
         k = multiply(k[0], np.ones(m))
@@ -646,7 +646,7 @@ def polyint(p, m=1, k=None):
     for i in range(m):
         n = get_aval(p).shape[0]
         scaled = true_divide(p, asarray(np.arange(n, 0, -1, dtype=dtypes.default_int_dtype())))
-        p = shape_ops.concatenate([scaled, shape_ops.reshape(k[i], (1,))])
+        p = joining.concatenate([scaled, shape_ops.reshape(k[i], (1,))])
     return p
 
 
@@ -658,7 +658,7 @@ def poly(seq_of_zeros):
     Array([ 1., -3.,  2.], dtype=float64)
     """
     from numpy.lib._type_check_impl import mintypecode
-    z = shape_ops.atleast_1d(asarray(seq_of_zeros))
+    z = joining.atleast_1d(asarray(seq_of_zeros))
     s = get_aval(z).shape
     if len(s) == 2 and s[0] == s[1] and s[0] != 0:
         raise NotImplementedError("fnp.poly of a matrix needs its eigenvalues; functrans has "
@@ -671,7 +671,7 @@ def poly(seq_of_zeros):
         return asarray(1.0)
     a = lax.full((1,), 1, dt)
     for i in range(s[0]):
-        a = convolve(a, shape_ops.stack([lax.full((), 1, dt), ufuncs.negative(z[i])]))
+        a = convolve(a, joining.stack([lax.full((), 1, dt), ufuncs.negative(z[i])]))
     return a
 
 
@@ -693,7 +693,7 @@ def vander(x, N=None, increasing=False):
     cols = [lax.full((n, 1), 1, dt)] if N > 0 else []
     if N > 1:
         cols.append(reductions.cumprod(shape_ops.broadcast_to(x[:, None], (n, N - 1)), axis=1))
-    v = shape_ops.concatenate(cols, axis=1) if cols else lax.full((n, 0), 0, dt)
+    v = joining.concatenate(cols, axis=1) if cols else lax.full((n, 0), 0, dt)
     return v if increasing else shape_ops.flip(v, axis=1)
 
 

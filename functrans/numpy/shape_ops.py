@@ -1,8 +1,9 @@
-"""Shape manipulation with NumPy's names: reshape, transpose, stack/concatenate, split, tile,
-repeat, flip, roll, pad, where, ...
+"""Shape manipulation with NumPy's names: reshape, transpose, moveaxis, squeeze, broadcasting,
+tile, repeat, flip, roll, pad, where, clip, diff, ... (joining and splitting live in
+``joining``).
 
-    >>> stack([fnp.zeros(2), fnp.ones(2)], axis=1).shape
-    (2, 2)
+    >>> moveaxis(fnp.ones((2, 3, 4)), 0, -1).shape
+    (3, 4, 2)
 """
 from __future__ import annotations
 
@@ -22,25 +23,52 @@ from ._core import (asarray, broadcast_operands, broadcast_shapes as _bshapes,
 
 __all__ = ["reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "moveaxis",
            "swapaxes", "squeeze", "expand_dims", "broadcast_to", "broadcast_arrays",
-           "broadcast_shapes", "concatenate", "concat", "stack", "vstack", "hstack", "dstack",
-           "column_stack", "row_stack", "split", "array_split", "hsplit", "vsplit", "dsplit",
-           "tile", "repeat", "flip", "fliplr", "flipud", "roll", "rot90", "pad", "atleast_1d",
-           "atleast_2d", "atleast_3d", "where", "select", "clip", "shape", "ndim", "size",
-           "append", "diff", "ediff1d", "unstack", "astype", "copy", "resize", "rollaxis"]
+           "broadcast_shapes", "tile", "repeat", "flip", "fliplr", "flipud", "roll", "rot90",
+           "pad", "where", "select", "clip", "shape", "ndim", "size", "diff", "ediff1d", "astype",
+           "copy", "resize", "rollaxis"]
+
+_JOINING = ("concatenate", "concat", "stack", "unstack", "vstack", "hstack", "dstack",
+            "column_stack", "row_stack", "split", "array_split", "hsplit", "vsplit", "dsplit",
+            "append", "atleast_1d", "atleast_2d", "atleast_3d")
+
+
+def __getattr__(name):
+    # The joining functions moved to ``joining``; importing them lazily avoids a cycle.
+    if name in _JOINING:
+        from . import joining
+        return getattr(joining, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _concatenate(*args, **kwargs):
+    from .joining import concatenate
+    return concatenate(*args, **kwargs)
 
 
 def shape(a):
-    """Shape of ``a`` as a tuple."""
+    """Shape of ``a`` as a tuple.
+
+    >>> shape(fnp.ones((2, 3)))
+    (2, 3)
+    """
     return get_aval(asarray(a)).shape
 
 
 def ndim(a):
-    """Rank of ``a``."""
+    """Rank of ``a``.
+
+    >>> ndim(fnp.ones((2, 3)))
+    2
+    """
     return get_aval(asarray(a)).ndim
 
 
 def size(a, axis=None):
-    """Number of elements (along ``axis`` if given)."""
+    """Number of elements (along ``axis`` if given).
+
+    >>> size(fnp.ones((2, 3)), axis=1)
+    3
+    """
     s = shape(a)
     return math.prod(s) if axis is None else s[normalize_axis(axis, len(s))]
 
@@ -76,7 +104,11 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 
 
 def ravel(a, order="C"):
-    """Flatten to 1-D (row-major)."""
+    """Flatten to 1-D (row-major).
+
+    >>> ravel(fnp.array([[1, 2], [3, 4]]))
+    Array([1, 2, 3, 4], dtype=int64)
+    """
     a = asarray(a)
     return reshape(a, (get_aval(a).size,), order)
 
@@ -98,11 +130,20 @@ def transpose(a, axes=None):
 
 
 def permute_dims(a, axes):
+    """Permute dimensions to ``axes`` (Array-API name of :func:`transpose`).
+
+    >>> permute_dims(fnp.ones((2, 3, 4)), (2, 0, 1)).shape
+    (4, 2, 3)
+    """
     return transpose(a, axes)
 
 
 def matrix_transpose(x):
-    """Swap the last two axes."""
+    """Swap the last two axes.
+
+    >>> matrix_transpose(fnp.ones((5, 2, 3))).shape
+    (5, 3, 2)
+    """
     x = asarray(x)
     nd = get_aval(x).ndim
     if nd < 2:
@@ -129,6 +170,11 @@ def moveaxis(a, source, destination):
 
 
 def rollaxis(a, axis, start=0):
+    """Move ``axis`` to position ``start`` (prefer :func:`moveaxis`).
+
+    >>> rollaxis(fnp.ones((2, 3, 4)), 2).shape
+    (4, 2, 3)
+    """
     a = asarray(a)
     nd = get_aval(a).ndim
     axis = normalize_axis(axis, nd)
@@ -139,7 +185,11 @@ def rollaxis(a, axis, start=0):
 
 
 def swapaxes(a, axis1, axis2):
-    """Swap two axes."""
+    """Swap two axes.
+
+    >>> swapaxes(fnp.ones((2, 3, 4)), 0, 2).shape
+    (4, 3, 2)
+    """
     a = asarray(a)
     nd = get_aval(a).ndim
     perm = list(range(nd))
@@ -149,7 +199,11 @@ def swapaxes(a, axis1, axis2):
 
 
 def squeeze(a, axis=None):
-    """Remove size-1 axes (all of them, or those in ``axis``)."""
+    """Remove size-1 axes (all of them, or those in ``axis``).
+
+    >>> squeeze(fnp.ones((1, 3, 1))).shape
+    (3,)
+    """
     a = asarray(a)
     s = get_aval(a).shape
     if axis is None:
@@ -164,7 +218,11 @@ def squeeze(a, axis=None):
 
 
 def expand_dims(a, axis):
-    """Insert size-1 axes at positions ``axis`` of the result."""
+    """Insert size-1 axes at positions ``axis`` of the result.
+
+    >>> expand_dims(fnp.ones(3), (0, -1)).shape
+    (1, 3, 1)
+    """
     a = asarray(a)
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     return lax.expand_dims(a, tuple(axes))
@@ -181,182 +239,31 @@ def broadcast_to(array, shape):
 
 
 def broadcast_shapes(*shapes):
+    """The shape NumPy broadcasting gives these shapes.
+
+    >>> broadcast_shapes((2, 1), (3,))
+    (2, 3)
+    """
     return _bshapes("broadcast_shapes", *shapes)
 
 
 def broadcast_arrays(*args):
-    """Broadcast arrays against each other."""
+    """Broadcast arrays against each other.
+
+    >>> [a.shape for a in broadcast_arrays(fnp.ones(3), fnp.ones((2, 1)))]
+    [(2, 3), (2, 3)]
+    """
     arrays = [asarray(a) for a in args]
     shape = _bshapes("broadcast_arrays", *[get_aval(a).shape for a in arrays])
     return [broadcast_to_shape(a, shape) for a in arrays]
 
 
-def concatenate(arrays, axis=0, dtype=None):
-    """Join arrays along an existing axis (``axis=None`` flattens first).
-
-    >>> concatenate([fnp.zeros(2), fnp.ones(1)])
-    Array([0., 0., 1.], dtype=float64)
-    """
-    arrays = [asarray(a) for a in arrays]
-    if not arrays:
-        raise ValueError("need at least one array to concatenate")
-    if axis is None:
-        arrays = [ravel(a) for a in arrays]
-        axis = 0
-    nd = get_aval(arrays[0]).ndim
-    if nd == 0:
-        raise ValueError("zero-dimensional arrays cannot be concatenated")
-    if any(get_aval(a).ndim != nd for a in arrays):
-        raise ValueError("all the input arrays must have the same number of dimensions, got "
-                         + ", ".join(get_aval(a).str_short() for a in arrays))
-    axis = normalize_axis(axis, nd)
-    s0 = get_aval(arrays[0]).shape
-    for i, a in enumerate(arrays[1:], 1):
-        s = get_aval(a).shape
-        for d in range(nd):
-            if d != axis and s[d] != s0[d]:
-                raise ValueError(
-                    "fnp.concatenate: all the input array dimensions except for the "
-                    f"concatenation axis {axis} must match exactly, but along dimension {d}, the "
-                    f"array at index 0 has size {s0[d]} and the array at index {i} has size "
-                    f"{s[d]} (shapes {s0} and {s})")
-    arrays = promote(*arrays)
-    if dtype is not None:
-        arrays = [convert(a, dtypes.canonicalize_dtype(dtype)) for a in arrays]
-    return lax.concatenate(arrays, axis)
-
-
-concat = concatenate
-
-
-def stack(arrays, axis=0, out=None, dtype=None):
-    """Join arrays along a new axis.
-
-    >>> stack([fnp.zeros(3), fnp.ones(3)]).shape
-    (2, 3)
-    """
-    arrays = [asarray(a) for a in arrays]
-    if not arrays:
-        raise ValueError("need at least one array to stack")
-    shapes = {get_aval(a).shape for a in arrays}
-    if len(shapes) > 1:
-        raise ValueError(f"all input arrays must have the same shape, got {sorted(shapes)}")
-    axis = normalize_axis(axis, get_aval(arrays[0]).ndim + 1)
-    return concatenate([expand_dims(a, axis) for a in arrays], axis, dtype)
-
-
-def unstack(x, /, *, axis=0):
-    x = asarray(x)
-    axis = normalize_axis(axis, get_aval(x).ndim)
-    return tuple(lax.index_in_dim(x, i, axis, keepdims=False)
-                 for i in range(get_aval(x).shape[axis]))
-
-
-def atleast_1d(*arys):
-    out = [asarray(a) if get_aval(asarray(a)).ndim >= 1 else reshape(a, (1,)) for a in arys]
-    return out[0] if len(out) == 1 else out
-
-
-def atleast_2d(*arys):
-    out = []
-    for a in arys:
-        a = asarray(a)
-        nd = get_aval(a).ndim
-        out.append(a if nd >= 2 else reshape(a, (1,) * (2 - nd) + get_aval(a).shape))
-    return out[0] if len(out) == 1 else out
-
-
-def atleast_3d(*arys):
-    out = []
-    for a in arys:
-        a = asarray(a)
-        s = get_aval(a).shape
-        if len(s) == 0:
-            a = reshape(a, (1, 1, 1))
-        elif len(s) == 1:
-            a = reshape(a, (1, s[0], 1))
-        elif len(s) == 2:
-            a = reshape(a, s + (1,))
-        out.append(a)
-    return out[0] if len(out) == 1 else out
-
-
-def vstack(tup, dtype=None):
-    return concatenate([atleast_2d(a) for a in tup], 0, dtype)
-
-
-row_stack = vstack
-
-
-def hstack(tup, dtype=None):
-    arrs = [atleast_1d(a) for a in tup]
-    return concatenate(arrs, 0 if get_aval(arrs[0]).ndim == 1 else 1, dtype)
-
-
-def dstack(tup, dtype=None):
-    return concatenate([atleast_3d(a) for a in tup], 2, dtype)
-
-
-def column_stack(tup):
-    arrs = []
-    for a in tup:
-        a = asarray(a)
-        arrs.append(reshape(a, (-1, 1)) if get_aval(a).ndim < 2 else a)
-    return concatenate(arrs, 1)
-
-
-def _split_points(n, indices_or_sections, strict):
-    if isinstance(indices_or_sections, (int, np.integer)):
-        k = int(indices_or_sections)
-        if k <= 0:
-            raise ValueError("number sections must be larger than 0")
-        if strict and n % k:
-            raise ValueError("array split does not result in an equal division")
-        q, r = divmod(n, k)
-        sizes = [q + 1] * r + [q] * (k - r)
-        return list(np.cumsum([0] + sizes))
-    pts = [builtins.min(builtins.max(int(i) if i >= 0 else int(i) + n, 0), n)
-           for i in indices_or_sections]
-    return [0] + pts + [n]
-
-
-def split(ary, indices_or_sections, axis=0):
-    """Split into equal sections or at ``indices``.
-
-    >>> [a.tolist() for a in split(fnp.arange(4), 2)]
-    [[0, 1], [2, 3]]
-    """
-    return _split(ary, indices_or_sections, axis, strict=True)
-
-
-def array_split(ary, indices_or_sections, axis=0):
-    """Like :func:`split` but allows unequal sections."""
-    return _split(ary, indices_or_sections, axis, strict=False)
-
-
-def _split(ary, indices_or_sections, axis, strict):
-    a = asarray(ary)
-    s = get_aval(a).shape
-    axis = normalize_axis(axis, len(s))
-    pts = _split_points(s[axis], indices_or_sections, strict)
-    return [lax.slice_in_dim(a, int(lo), int(builtins.max(lo, hi)), 1, axis)
-            for lo, hi in zip(pts[:-1], pts[1:])]
-
-
-def hsplit(ary, indices_or_sections):
-    return split(ary, indices_or_sections, 0 if ndim(ary) == 1 else 1)
-
-
-def vsplit(ary, indices_or_sections):
-    return split(ary, indices_or_sections, 0)
-
-
-def dsplit(ary, indices_or_sections):
-    return split(ary, indices_or_sections, 2)
-
-
 def tile(A, reps):
-    """Repeat the whole array ``reps`` times along each axis."""
+    """Repeat the whole array ``reps`` times along each axis.
+
+    >>> tile(fnp.array([1, 2]), 2)
+    Array([1, 2, 1, 2], dtype=int64)
+    """
     a = asarray(A)
     reps = (reps,) if isinstance(reps, (int, np.integer)) else tuple(reps)
     s = get_aval(a).shape
@@ -444,21 +351,41 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
 
 
 def flip(m, axis=None):
-    """Reverse the order of elements along ``axis`` (all axes by default)."""
+    """Reverse the order of elements along ``axis`` (all axes by default).
+
+    >>> flip(fnp.array([1, 2, 3]))
+    Array([3, 2, 1], dtype=int64)
+    """
     m = asarray(m)
     return lax.rev(m, normalize_axes(axis, get_aval(m).ndim))
 
 
 def fliplr(m):
+    """Reverse the order of columns (axis 1).
+
+    >>> fliplr(fnp.array([[1, 2], [3, 4]]))
+    Array([[2, 1],
+           [4, 3]], dtype=int64)
+    """
     return flip(m, 1)
 
 
 def flipud(m):
+    """Reverse the order of rows (axis 0).
+
+    >>> flipud(fnp.array([[1, 2], [3, 4]]))
+    Array([[3, 4],
+           [1, 2]], dtype=int64)
+    """
     return flip(m, 0)
 
 
 def roll(a, shift, axis=None):
-    """Roll elements cyclically by static ``shift`` along ``axis``."""
+    """Roll elements cyclically by static ``shift`` along ``axis``.
+
+    >>> roll(fnp.array([1, 2, 3, 4]), 1)
+    Array([4, 1, 2, 3], dtype=int64)
+    """
     a = asarray(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), get_aval(a).shape)
@@ -472,13 +399,18 @@ def roll(a, shift, axis=None):
             continue
         k = int(sh) % n
         if k:
-            a = concatenate([lax.slice_in_dim(a, n - k, n, 1, ax),
+            a = _concatenate([lax.slice_in_dim(a, n - k, n, 1, ax),
                              lax.slice_in_dim(a, 0, n - k, 1, ax)], ax)
     return a
 
 
 def rot90(m, k=1, axes=(0, 1)):
-    """Rotate by 90 degrees ``k`` times in the plane of ``axes``."""
+    """Rotate by 90 degrees ``k`` times in the plane of ``axes``.
+
+    >>> rot90(fnp.array([[1, 2], [3, 4]]))
+    Array([[2, 4],
+           [1, 3]], dtype=int64)
+    """
     m = asarray(m)
     k %= 4
     ax0, ax1 = (normalize_axis(x, get_aval(m).ndim) for x in axes)
@@ -600,7 +532,11 @@ def _wrap_int_scalars(x, y):
 
 
 def select(condlist, choicelist, default=0):
-    """The first choice whose condition holds, elementwise (else ``default``)."""
+    """The first choice whose condition holds, elementwise (else ``default``).
+
+    >>> select([fnp.array([True, False]), fnp.array([False, True])], [1, 2], default=0)
+    Array([1, 2], dtype=int64, weak_type=True)
+    """
     if len(condlist) != len(choicelist):
         raise ValueError("list of cases must be same length as list of conditions")
     out = default
@@ -635,21 +571,12 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):
     return a
 
 
-def append(arr, values, axis=None):
-    """``values`` appended to ``arr`` along ``axis`` (both flattened when None).
-
-    >>> append(fnp.array([1, 2]), [3, 4])
-    Array([1, 2, 3, 4], dtype=int64)
-    """
-    arr, values = asarray(arr), asarray(values)
-    values = convert(values, get_aval(values).dtype)  # NumPy makes arrays: no weak scalars
-    if axis is None:
-        return concatenate([ravel(arr), ravel(values)])
-    return concatenate([arr, values], axis)
-
-
 def diff(a, n=1, axis=-1, prepend=None, append=None):
-    """n-th discrete difference along ``axis``."""
+    """n-th discrete difference along ``axis``.
+
+    >>> diff(fnp.array([1, 4, 9, 16]))
+    Array([3, 5, 7], dtype=int64)
+    """
     from .ufuncs import not_equal, subtract
     a = asarray(a)
     if get_aval(a).ndim == 0:
@@ -677,7 +604,7 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
             shp[axis] = 1
             q = broadcast_to(q, tuple(shp))
         parts.append(q)
-    a = concatenate(parts, axis) if len(parts) > 1 else a
+    a = _concatenate(parts, axis) if len(parts) > 1 else a
     op = not_equal if get_aval(a).dtype == dtypes.bool_ else subtract
     for _ in range(n):
         m = get_aval(a).shape[axis]
@@ -705,21 +632,34 @@ def ediff1d(ary, to_end=None, to_begin=None):
         return convert(v, dtype)
     parts = ([extra(to_begin, "to_begin")] if to_begin is not None else []) + [d] + (
         [extra(to_end, "to_end")] if to_end is not None else [])
-    return concatenate(parts) if len(parts) > 1 else d
+    return _concatenate(parts) if len(parts) > 1 else d
 
 
 def astype(x, dtype, /, *, copy=False):
-    """Cast to ``dtype``."""
+    """Cast to ``dtype``.
+
+    >>> astype(fnp.array([1.7, -1.7]), 'int32')
+    Array([ 1, -1], dtype=int32)
+    """
     return convert(asarray(x), dtypes.canonicalize_dtype(dtype))
 
 
 def copy(a, order=None):
-    """A copy of ``a`` (arrays are immutable, so this is ``a`` itself)."""
+    """A copy of ``a`` (arrays are immutable, so this is ``a`` itself).
+
+    >>> copy(fnp.array([1, 2]))
+    Array([1, 2], dtype=int64)
+    """
     return asarray(a)
 
 
 def resize(a, new_shape):
-    """Repeat ``a`` cyclically to fill ``new_shape``."""
+    """Repeat ``a`` cyclically to fill ``new_shape``.
+
+    >>> resize(fnp.array([1, 2, 3]), (2, 2))
+    Array([[1, 2],
+           [3, 1]], dtype=int64)
+    """
     a = ravel(asarray(a))
     new_shape = (new_shape,) if isinstance(new_shape, (int, np.integer)) else tuple(new_shape)
     total = math.prod(new_shape)

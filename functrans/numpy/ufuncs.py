@@ -526,7 +526,11 @@ bitwise_right_shift = _make(np.right_shift, _right_shift, "bitwise_right_shift")
 
 
 def divmod(x1, x2, out=None):
-    """``(floor_divide(x1, x2), remainder(x1, x2))``."""
+    """``(floor_divide(x1, x2), remainder(x1, x2))``.
+
+    >>> divmod(fnp.array([7, -7]), 2)
+    (Array([ 3, -4], dtype=int64), Array([1, 1], dtype=int64))
+    """
     unsupported_out("divmod", out)
     return floor_divide(x1, x2), remainder(x1, x2)
 
