@@ -55,7 +55,7 @@ def asarray(a, dtype=None, order=None, *, copy=None):
             return Array._wrap(np.asarray(a, dtype=dtype))
         return Array._wrap(np.asarray(a, dtype=d), True)
     elif t is list or t is tuple:
-        out = _from_sequence(a)
+        out = _from_sequence(a, dtype)
     elif t is complex:
         dtypes.python_scalar_dtype(a)  # raises the unsupported-dtype error
         raise AssertionError
@@ -87,7 +87,7 @@ def array(object, dtype=None, copy=True, order=None, ndmin=0):
     return out
 
 
-def _from_sequence(seq):
+def _from_sequence(seq, dtype=None):
     leaves = []
 
     def collect(s):
@@ -98,13 +98,16 @@ def _from_sequence(seq):
             leaves.append(s)
     collect(seq)
     if not any(is_array(x) for x in leaves):
-        value = np.asarray(seq)
+        # With a dtype, NumPy converts each value directly (out-of-range Python ints raise).
+        value = np.asarray(seq) if dtype is None else np.asarray(seq, dtype)
         if value.dtype == object:
             raise dtypes.UnsupportedDtypeError(
                 "cannot convert a ragged or non-numeric nested sequence to a functrans array")
         return Array(value)
-    # Sequences holding arrays/tracers: stack them (Python scalars among them are weak).
-    items = [asarray(x) if type(x) not in (list, tuple) else _from_sequence(x) for x in seq]
+    # Sequences holding arrays/tracers: stack them. As in NumPy's array coercion, Python
+    # scalars among them are strong (int64/float64), not weak.
+    items = [_from_sequence(x) if type(x) in (list, tuple) else
+             Array(np.asarray(x)) if type(x) in _PY_SCALARS else asarray(x) for x in seq]
     items = promote(*items)
     shapes = {get_aval(x).shape for x in items}
     if len(shapes) > 1:
