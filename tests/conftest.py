@@ -2,6 +2,9 @@
 import os
 
 import numpy as np
+
+# Type-check every jaxpr the suite traces or optimizes (set before functrans is imported).
+os.environ.setdefault("FUNCTRANS_CHECK_JAXPRS", "1")
 import pytest
 from hypothesis import HealthCheck, settings
 

@@ -10,6 +10,7 @@ Flags are read on every use, so they can be flipped at run time::
 from __future__ import annotations
 
 import contextlib
+import os
 
 _DEFAULTS = {
     # NumPy semantics by default: float64/int64 defaults, 64-bit values kept as they are.
@@ -21,6 +22,9 @@ _DEFAULTS = {
     "disable_jit": False,
     # Check on every trace exit that no tracer escaped (slower tracing, clearer errors).
     "check_tracer_leaks": False,
+    # Type-check every jaxpr right after it is traced and after jit's optimization passes.
+    # The test suite turns this on (FUNCTRANS_CHECK_JAXPRS=1) so every traced program is checked.
+    "check_jaxprs": os.environ.get("FUNCTRANS_CHECK_JAXPRS", "") not in ("", "0"),
     # Maximum number of compiled executables a single jitted function keeps.
     "jit_cache_size": 64,
 }

@@ -3,7 +3,8 @@
     { lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = mul b 2.0:f32[] in (c,) }
 
 A jaxpr prints on one line when it fits in 80 columns, else one equation per line. Variables get
-names a..z, ba, bb, ... in order of first appearance, shared across nested jaxprs.
+names a..z, ba, bb, ... in order of first appearance, shared across nested jaxprs; an equation
+output nothing reads prints as ``_`` and takes no name.
 """
 from __future__ import annotations
 
@@ -47,8 +48,8 @@ def _atom(x, names) -> str:
     return pp_literal(x) if isinstance(x, Literal) else names(x)
 
 
-def _binder(v, names) -> str:
-    return f"{names(v)}:{v.aval.str_short()}"
+def _binder(v, names, unused=frozenset()) -> str:
+    return f"{'_' if v in unused else names(v)}:{v.aval.str_short()}"
 
 
 def _param_value(v, names, col) -> str:
@@ -69,10 +70,11 @@ def _param_value(v, names, col) -> str:
     return str(v)
 
 
-def pp_eqn(eqn, names=None, col=0) -> str:
-    """One equation; ``col`` is the column where it starts (for line-fitting)."""
+def pp_eqn(eqn, names=None, col=0, unused=frozenset()) -> str:
+    """One equation; ``col`` is the column where it starts (for line-fitting); outputs in
+    ``unused`` print as ``_``."""
     names = names or _Names()
-    outs = " ".join(_binder(v, names) for v in eqn.outputs)
+    outs = " ".join(_binder(v, names, unused) for v in eqn.outputs)
     params = eqn.params
     hide = getattr(eqn.prim, "print_params", None)
     if hide is not None:
@@ -96,7 +98,10 @@ def _jaxpr(jaxpr: Jaxpr, names, col) -> str:
     args = " ".join(_binder(v, names) for v in jaxpr.invars)
     header = f"{{ lambda {consts}; {args}. let" if consts else f"{{ lambda ; {args}. let"
     eqn_col = col + 4
-    eqns = [pp_eqn(e, names, eqn_col) for e in jaxpr.eqns]
+    read = {x for e in jaxpr.eqns for x in e.inputs if not isinstance(x, Literal)}
+    read.update(x for x in jaxpr.outvars if not isinstance(x, Literal))
+    unused = {v for e in jaxpr.eqns for v in e.outputs if v not in read}
+    eqns = [pp_eqn(e, names, eqn_col, unused) for e in jaxpr.eqns]
     outs = ", ".join(_atom(v, names) for v in jaxpr.outvars)
     tail = f"in ({outs},) }}" if len(jaxpr.outvars) == 1 else f"in ({outs}) }}"
     one = f"{header} {'; '.join(eqns)} {tail}" if eqns else f"{header}  {tail}"

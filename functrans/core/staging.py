@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from .avals import ShapedArray
+from .config import config
 from .ir import Eqn, Jaxpr, Literal, Var, source_info
 from .trace import Trace, Tracer, current_trace, get_aval, new_trace, to_numpy
 
@@ -86,7 +87,11 @@ def trace_to_jaxpr(fun, in_avals, name="make_jaxpr") -> Jaxpr:
     with new_trace(trace):
         args = [trace.new_arg(a) for a in in_avals]
         outs = fun(*args)
-        return trace.to_jaxpr(list(outs))
+        jaxpr = trace.to_jaxpr(list(outs))
+    if config.check_jaxprs:
+        from .check import check_jaxpr
+        check_jaxpr(jaxpr)
+    return jaxpr
 
 
 def hoist_tracer_consts(jaxpr: Jaxpr) -> tuple[Jaxpr, list]:

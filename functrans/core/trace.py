@@ -194,6 +194,18 @@ def _check_nans(prim, outs):
                 + (f" at {where}" if where else "") + " (debug_nans is on)")
 
 
+def _check_impl(prim, outs, out_avals):
+    """The impl must produce exactly what the type rule promises (checked in test runs)."""
+    if len(outs) != len(out_avals):
+        raise AssertionError(f"{prim}: impl returned {len(outs)} values, abstract_eval "
+                             f"{len(out_avals)}")
+    for i, (o, a) in enumerate(zip(outs, out_avals)):
+        shape, dtype = np.shape(o), np.asarray(o).dtype
+        if shape != tuple(a.shape) or dtype != a.dtype:
+            raise AssertionError(f"{prim}: impl output {i} is {dtype}{list(shape)}, "
+                                 f"abstract_eval says {a.str_short()}")
+
+
 class EvalTrace(Trace):
     """The root trace: runs impls on concrete values."""
 
@@ -219,6 +231,8 @@ class EvalTrace(Trace):
                     user = (user or []) + [x]
         out_avals = prim.abstract_eval(*avals, **params)
         outs = prim.impl(*vals, **params)
+        if config.check_jaxprs:
+            _check_impl(prim, outs, out_avals)
         result = []
         for o, a in zip(outs, out_avals):
             if type(o) is not np.ndarray or o.dtype != a.dtype:

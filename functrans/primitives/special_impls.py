@@ -150,7 +150,8 @@ def _vectorized(scalar_fn, sigs):
             ufunc = numba.vectorize(sigs, cache=True)(scalar_fn)
         if x.dtype == np.float16:  # Numba has no float16 math: compute in float32
             return ufunc(x.astype(np.float32)).astype(np.float16)
-        return ufunc(x)
+        # The float64 loop comes first, so float32 is computed in float64 and rounded once.
+        return ufunc(x).astype(x.dtype, copy=False)
 
     return apply
 

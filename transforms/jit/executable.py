@@ -6,6 +6,8 @@ NumPy impl): Numba has no float16 arithmetic on CPU.
 """
 from __future__ import annotations
 
+from functrans.core.check import check_jaxpr
+from functrans.core.config import config
 from functrans.core.eval import eval_jaxpr
 from functrans.core.ir import walk_jaxprs
 from functrans.core.memo import cache_on_jaxpr
@@ -38,6 +40,8 @@ class Interpreted:
 def executable_for(jaxpr, name):
     """A callable running ``jaxpr`` on concrete arguments (compiled when possible)."""
     optimized = optimize(jaxpr)
+    if config.check_jaxprs:
+        check_jaxpr(optimized)  # a pass that breaks typing is caught here, not in Numba
     if _has_float16(optimized):
         return Interpreted(optimized)
     return Kernel(optimized, name)
