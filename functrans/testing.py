@@ -163,7 +163,7 @@ def _leaves(x):
 
 def assert_close(got, want, *, ulps=0.0, atol=0.0, signed_zeros=True, what="result"):
     """``got`` has ``want``'s shape and dtype and its values: bit-exact for integers and bools,
-    and for floats ``|got - want| <= atol + ulps * eps * |want|`` with matching nan/inf
+    and for floats ``|got - want| <= atol + ulps * ulp(want)`` with matching nan/inf
     positions (``atol`` may be an array broadcasting against the values). Exact comparisons
     (``ulps == atol == 0``) also check the sign of zeros unless ``signed_zeros=False``.
     """
@@ -180,8 +180,10 @@ def assert_close(got, want, *, ulps=0.0, atol=0.0, signed_zeros=True, what="resu
         f"{what}: infinities differ\n got {g!r}\nwant {w!r}"
     fin = ~(wnan | winf)
     g64, w64 = g.astype(np.float64), w.astype(np.float64)
-    tol = np.broadcast_to(np.asarray(atol, np.float64), w.shape)[fin] \
-        + ulps * eps(w.dtype) * np.abs(w64[fin])
+    # An ulp is eps * |w| for normal numbers and the fixed subnormal spacing below them.
+    spacing = np.maximum(eps(w.dtype) * np.abs(w64[fin]),
+                         float(np.finfo(w.dtype).smallest_subnormal))
+    tol = np.broadcast_to(np.asarray(atol, np.float64), w.shape)[fin] + ulps * spacing
     assert np.isfinite(tol).all(), f"{what}: the tolerance for a finite value is not finite"
     err = np.abs(g64[fin] - w64[fin])
     bad = err > tol
