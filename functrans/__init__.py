@@ -13,6 +13,7 @@ from .core.array import Array  # noqa: F401
 from .core.check import check_jaxpr  # noqa: F401
 from .core.config import config  # noqa: F401
 from .core.dtypes import UnsupportedDtypeError  # noqa: F401
+from .core.eval import eval_jaxpr  # noqa: F401
 from .core.errors import (ConcretizationTypeError, TracerArrayConversionError,  # noqa: F401
                           UnexpectedTracerError)
 from .core.ir import Jaxpr  # noqa: F401

@@ -22,7 +22,7 @@ class ShapedArray:
 
     def __init__(self, shape, dtype, weak_type: bool = False):
         self.shape = tuple(shape)
-        self.dtype = dtype
+        self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
         self.weak_type = weak_type
         self._hash = None
 

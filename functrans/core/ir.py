@@ -39,7 +39,8 @@ class Literal:
         self.aval = aval
 
     def __repr__(self):
-        return f"Literal({self.val.item()!r}:{self.aval.str_short()})"
+        v = self.val.item() if self.val.size == 1 else self.val.tolist()  # tolist: ill-typed
+        return f"Literal({v!r}:{self.aval.str_short()})"
 
 
 class SourceInfo(NamedTuple):

@@ -38,7 +38,7 @@ def _encode(n: int) -> str:
 
 
 def pp_literal(lit: Literal) -> str:
-    v = lit.val.item()
+    v = lit.val.item() if lit.val.size == 1 else lit.val.tolist()  # the latter is ill-typed
     if isinstance(v, float):
         v = repr(v)
     return f"{v}:{lit.aval.str_short()}"

@@ -24,6 +24,14 @@ from .errors import ConcretizationTypeError, TracerArrayConversionError, Unexpec
 from .ir import source_info
 
 
+_PRIMITIVES: list = []
+
+
+def all_primitives() -> dict:
+    """Every primitive created so far, by name (tests check each one's rules)."""
+    return {p.name: p for p in _PRIMITIVES}
+
+
 class Primitive:
     """A named operation with a NumPy ``impl`` and an ``abstract_eval`` (its type rule).
 
@@ -40,6 +48,7 @@ class Primitive:
         self.traits = frozenset(traits)
         if print_params is not None:
             self.print_params = print_params
+        _PRIMITIVES.append(self)
 
     def bind(self, *args, **params) -> list:
         """Apply the primitive in the current trace; always returns a list of outputs."""

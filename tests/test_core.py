@@ -1,0 +1,432 @@
+"""The core: jaxpr text (golden strings from JAX), the type checker, make_jaxpr/eval_shape with
+pytrees and static arguments, the primitive set's type rules against their impls, and the
+errors for tracers used where they cannot be (concretization, leaks, unsupported dtypes).
+
+The golden strings are what ``jax.make_jaxpr`` prints for the same functions, less the
+``out_sharding``/``sharding`` params that functrans does not have.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+
+import functrans as ft
+import functrans.numpy as fnp
+from functrans import lax
+from functrans.core.avals import ShapedArray
+from functrans.core.check import JaxprTypeError
+from functrans.core.ir import Eqn, Jaxpr, Literal, Var
+from functrans.core.trace import all_primitives
+
+F32 = np.float32
+
+# ---- printer ---------------------------------------------------------------------------------
+
+GOLDEN = {
+    "sin_mul": (
+        lambda x: fnp.sin(x) * 2.0, (np.ones(3, F32),),
+        "{ lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = mul b 2.0:f32[] in (c,) }"),
+    "pytree_out": (
+        lambda x, y: (x + y, {"a": x * y}), (np.ones(2, np.int32), np.ones(2, np.int32)),
+        "{ lambda ; a:i32[2] b:i32[2]. let\n"
+        "    c:i32[2] = add a b\n"
+        "    d:i32[2] = mul a b\n"
+        "  in (c, d) }"),
+    "closure_const": (
+        lambda x: x + np.arange(3.0, dtype=F32), (np.ones(3, F32),),
+        "{ lambda a:f32[3]; b:f32[3]. let c:f32[3] = add b a in (c,) }"),
+    "params": (
+        lambda x: x.astype(F32) + 1, (np.ones(3, np.int32),),
+        "{ lambda ; a:i32[3]. let\n"
+        "    b:f32[3] = convert_element_type[new_dtype=float32 weak_type=False] a\n"
+        "    c:f32[3] = add b 1.0:f32[]\n"
+        "  in (c,) }"),
+    "nested_branches": (
+        lambda p, x: lax.cond(p, lambda v: v + 1.0, lambda v: v * 2.0, x),
+        (np.bool_(True), np.ones(3, F32)),
+        "{ lambda ; a:bool[] b:f32[3]. let\n"
+        "    c:i32[] = convert_element_type[new_dtype=int32 weak_type=False] a\n"
+        "    d:f32[3] = cond[\n"
+        "      branches=(\n"
+        "        { lambda ; e:f32[3]. let f:f32[3] = mul e 2.0:f32[] in (f,) }\n"
+        "        { lambda ; g:f32[3]. let h:f32[3] = add g 1.0:f32[] in (h,) }\n"
+        "      )\n"
+        "    ] c b\n"
+        "  in (d,) }"),
+    "nested_scan": (
+        lambda x: lax.scan(lambda c, v: (c + v, c * v), F32(0), x), (np.ones(3, F32),),
+        "{ lambda ; a:f32[3]. let\n"
+        "    b:f32[] c:f32[3] = scan[\n"
+        "      jaxpr={ lambda ; d:f32[] e:f32[]. let\n"
+        "          f:f32[] = add d e\n"
+        "          g:f32[] = mul d e\n"
+        "        in (f, g) }\n"
+        "      length=3\n"
+        "      num_carry=1\n"
+        "      num_consts=0\n"
+        "      reverse=False\n"
+        "    ] 0.0:f32[] a\n"
+        "  in (b, c) }"),
+    "unused_output": (
+        ft.grad(lambda x: fnp.sum(fnp.sin(x) ** 2)), (np.ones(3, F32),),
+        "{ lambda ; a:f32[3]. let\n"
+        "    b:f32[3] = sin a\n"
+        "    c:f32[3] = cos a\n"
+        "    d:f32[3] = integer_pow[y=2] b\n"
+        "    e:f32[3] = mul 2.0:f32[] b\n"
+        "    _:f32[] = reduce_sum[axes=(0,)] d\n"
+        "    f:f32[3] = broadcast_in_dim 1.0:f32[]\n"
+        "    g:f32[3] = mul f e\n"
+        "    h:f32[3] = mul g c\n"
+        "  in (h,) }"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_printer_matches_jax_text(name):
+    f, args, want = GOLDEN[name]
+    jaxpr = ft.make_jaxpr(f)(*args)
+    assert str(jaxpr) == want
+    ft.check_jaxpr(jaxpr.jaxpr if hasattr(jaxpr, "jaxpr") else jaxpr)
+
+
+def test_variable_names_continue_past_z():
+    def chain(x):
+        for _ in range(30):
+            x = fnp.sin(x)
+        return x
+    lines = str(ft.make_jaxpr(chain)(F32(1))).splitlines()
+    assert lines[0] == "{ lambda ; a:f32[]. let"
+    assert lines[26] == "    ba:f32[] = sin z"
+    assert lines[-1] == "  in (be,) }"
+    assert all(len(line) <= 80 for line in lines)
+
+
+def test_jaxpr_displays_in_jupyter():
+    jaxpr = ft.make_jaxpr(lambda x: x < 1)(F32(0))
+    html = jaxpr._repr_html_()
+    assert "<pre" in html and "lt a 1.0:f32[]" in html
+    assert "&lt;" not in str(jaxpr) and "<" not in html.replace("<pre", "").replace("</pre>", "") \
+        .replace(">", "")  # the text is escaped, so `lt`'s operands cannot break the markup
+
+
+# ---- check_jaxpr -----------------------------------------------------------------------------
+
+def _eqn(prim, ins, outs, **params):
+    return Eqn(prim, ins, outs, params, None)
+
+
+def test_check_jaxpr_accepts_traced_programs():
+    ft.check_jaxpr(ft.make_jaxpr(lambda x, y: fnp.dot(x, y) + 1)(np.ones((2, 3)), np.ones(3)))
+
+
+def test_check_jaxpr_rejects_use_before_definition():
+    a, b = Var(ShapedArray((3,), F32)), Var(ShapedArray((3,), F32))
+    prim = _prim("sin")
+    bad = Jaxpr([], [], [a], [a], [_eqn(prim, [b], [a])])
+    with pytest.raises(JaxprTypeError, match="used before it is defined"):
+        ft.check_jaxpr(bad)
+
+
+def test_check_jaxpr_rejects_double_binding():
+    a = Var(ShapedArray((3,), F32))
+    bad = Jaxpr([], [], [a], [a], [_eqn(_prim("sin"), [a], [a])])
+    with pytest.raises(JaxprTypeError, match="bound twice"):
+        ft.check_jaxpr(bad)
+
+
+def test_check_jaxpr_rejects_wrong_output_type():
+    a, b = Var(ShapedArray((3,), F32)), Var(ShapedArray((3,), np.dtype(np.float64)))
+    bad = Jaxpr([], [], [a], [b], [_eqn(_prim("sin"), [a], [b])])
+    with pytest.raises(JaxprTypeError, match=r"f64\[3\] does not match the type rule's f32\[3\]"):
+        ft.check_jaxpr(bad)
+
+
+def test_check_jaxpr_rejects_ill_typed_equation():
+    a, b = Var(ShapedArray((3,), F32)), Var(ShapedArray((2,), F32))
+    c = Var(ShapedArray((3,), F32))
+    bad = Jaxpr([], [], [a, b], [c], [_eqn(_prim("add"), [a, b], [c])])
+    with pytest.raises(JaxprTypeError, match=r"add.*f32\[3\].*f32\[2\]"):
+        ft.check_jaxpr(bad)
+
+
+def test_check_jaxpr_rejects_non_scalar_literal_and_bad_const():
+    a, b = Var(ShapedArray((3,), F32)), Var(ShapedArray((3,), F32))
+    lit = Literal(np.ones(3, F32), ShapedArray((3,), F32))
+    with pytest.raises(JaxprTypeError, match="literal"):
+        ft.check_jaxpr(Jaxpr([], [], [a], [b], [_eqn(_prim("add"), [a, lit], [b])]))
+    k = Var(ShapedArray((3,), F32))
+    with pytest.raises(JaxprTypeError, match="const of type"):
+        ft.check_jaxpr(Jaxpr([k], [np.ones(4, F32)], [a], [a], []))
+
+
+def test_check_jaxpr_checks_inside_sub_jaxprs():
+    jaxpr = ft.make_jaxpr(lambda p, x: lax.cond(p, lambda v: v + 1.0, lambda v: v, x))(
+        True, np.ones(3, F32))
+    cond = jaxpr.eqns[-1]
+    branch = cond.params["branches"][0]
+    v = Var(ShapedArray((3,), F32))
+    broken = branch.replace(outvars=[v])  # an output that nothing defines
+    bad = jaxpr.replace(eqns=[*jaxpr.eqns[:-1], cond.replace(
+        params={**cond.params, "branches": (broken, *cond.params["branches"][1:])})])
+    with pytest.raises(JaxprTypeError, match="used before it is defined"):
+        ft.check_jaxpr(bad)
+
+
+# ---- make_jaxpr / eval_shape -----------------------------------------------------------------
+
+class Point(NamedTuple):
+    x: object
+    y: object
+
+
+@dataclasses.dataclass
+class Params:
+    w: object
+    b: object
+
+
+ft.tree_util.register_dataclass(Params, data_fields=["w", "b"], meta_fields=[])
+
+
+def test_make_jaxpr_takes_and_returns_pytrees():
+    def f(p: Point, params: Params, none):
+        assert none is None
+        return {"out": p.x * params.w + params.b, "pair": (p.y, None)}
+    jaxpr = ft.make_jaxpr(f)(Point(np.ones(2), np.zeros(3)), Params(np.ones(2), 1.0), None)
+    assert [str(v.aval) for v in jaxpr.invars] == [
+        "ShapedArray(f64[2])", "ShapedArray(f64[3])", "ShapedArray(f64[2])",
+        "ShapedArray(f64[], weak_type=True)"]
+    assert len(jaxpr.outvars) == 2
+    out = ft.eval_jaxpr(jaxpr, np.ones(2), np.zeros(3), np.full(2, 2.0), 1.0)
+    np.testing.assert_array_equal(out[0], [3.0, 3.0])
+
+
+def test_make_jaxpr_static_argnums_and_return_shape():
+    def f(x, n):
+        return x ** n if n > 1 else x
+    jaxpr, shape = ft.make_jaxpr(f, static_argnums=1, return_shape=True)(np.ones(3, F32), 3)
+    assert "integer_pow[y=3]" in str(jaxpr)
+    assert (shape.shape, shape.dtype) == ((3,), np.dtype(F32))
+
+
+def test_eval_shape_runs_nothing():
+    calls = []
+
+    def f(x, y):
+        calls.append(type(x))
+        return {"z": fnp.dot(x, y), "s": fnp.sum(x)}
+    out = ft.eval_shape(f, ft.ShapeDtypeStruct((4, 5), F32), np.ones(5, F32))
+    assert out["z"].shape == (4,) and out["z"].dtype == np.float32
+    assert out["s"].shape == () and calls and not issubclass(calls[0], (np.ndarray, ft.Array))
+
+
+def test_tracers_carry_their_aval_and_concrete_value_when_known():
+    seen = {}
+
+    def f(x):
+        seen["aval"] = x.aval.str_short()
+        return x
+    ft.make_jaxpr(f)(np.ones((2, 2), np.int16))
+    assert seen["aval"] == "i16[2,2]"
+    # grad's tracers wrap concrete values, so Python control flow on them works (as in JAX)...
+    assert ft.grad(lambda x: x * x if x > 0 else -x)(3.0) == 6.0
+    assert ft.grad(lambda x: x * x if x > 0 else -x)(-3.0) == -1.0
+    # ...while under make_jaxpr the value is abstract.
+    with pytest.raises(ft.ConcretizationTypeError):
+        ft.make_jaxpr(ft.grad(lambda x: x * x if x > 0 else -x))(3.0)
+
+
+# ---- every primitive's type rule against its impl --------------------------------------------
+
+def _all_primitives():
+    return all_primitives()
+
+
+def _prim(name):
+    return _all_primitives()[name]
+
+
+def _aval(x):
+    x = np.asarray(x)
+    return ShapedArray(x.shape, x.dtype)
+
+
+_f = np.linspace(0.1, 0.9, 6, dtype=F32).reshape(2, 3)
+_i = np.arange(6, dtype=np.int32).reshape(2, 3)
+_b = _i % 2 == 0
+_u = _i.astype(np.uint32)
+
+# name -> (operands, params). Elementwise ones get defaults below.
+STRUCTURAL = {
+    "broadcast_in_dim": ([_f], dict(shape=(4, 2, 3), broadcast_dimensions=(1, 2))),
+    "concatenate": ([_f, _f], dict(dimension=1)),
+    "dot_general": ([_f, _f.T.copy()], dict(dimension_numbers=(((1,), (0,)), ((), ())),
+                                            precision=None, preferred_element_type=None)),
+    "dynamic_slice": ([_f, np.int32(1), np.int32(1)], dict(slice_sizes=(1, 2))),
+    "dynamic_update_slice": ([_f, _f[:1, :2].copy(), np.int32(1), np.int32(0)], {}),
+    "iota": ([], dict(dtype=np.dtype(np.int32), shape=(2, 3), dimension=1)),
+    "pad": ([_f, F32(0)], dict(padding_config=((1, 0, 1), (0, 2, 0)))),
+    "reshape": ([_f], dict(new_sizes=(3, 2))),
+    "rev": ([_f], dict(dimensions=(0,))),
+    "slice": ([_f], dict(start_indices=(0, 1), limit_indices=(2, 3), strides=(1, 2))),
+    "squeeze": ([_f[:1]], dict(dimensions=(0,))),
+    "transpose": ([_f], dict(permutation=(1, 0))),
+    "sort": ([_f, _i], dict(dimension=1, is_stable=True, num_keys=1)),
+    "argmax": ([_f], dict(axes=(1,), index_dtype=np.dtype(np.int32))),
+    "argmin": ([_f], dict(axes=(0,), index_dtype=np.dtype(np.int64))),
+    "reduce_sum": ([_f], dict(axes=(0, 1))),
+    "reduce_prod": ([_i], dict(axes=(1,))),
+    "reduce_max": ([_f], dict(axes=(0,))),
+    "reduce_min": ([_u], dict(axes=(1,))),
+    "reduce_and": ([_b], dict(axes=(0,))),
+    "reduce_or": ([_b], dict(axes=(1,))),
+    "cumsum": ([_i], dict(axis=1, reverse=False)),
+    "cumprod": ([_f], dict(axis=0, reverse=True)),
+    "cummax": ([_f], dict(axis=1, reverse=False)),
+    "cummin": ([_i], dict(axis=0, reverse=False)),
+    "cumlogsumexp": ([_f], dict(axis=1, reverse=False)),
+}
+ELEMENTWISE_PARAMS = {
+    "integer_pow": dict(y=3),
+    "convert_element_type": dict(new_dtype=np.dtype(np.int16), weak_type=False),
+    "bitcast_convert_type": dict(new_dtype=np.dtype(np.int32)),
+    "round": dict(rounding_method=0),
+}
+ELEMENTWISE_ARGS = {  # operands that are in the primitive's domain
+    "acosh": [_f + 1], "polygamma": [np.full((2, 3), 1, F32), _f], "zeta": [_f + 2, _f],
+    "select_n": [_b, _f, _f], "fma": [_f, _f, _f],
+    "shift_left": [_i, _i], "shift_right_arithmetic": [_i, _i], "shift_right_logical": [_u, _u],
+    "and": [_i, _i], "or": [_b, _b], "xor": [_u, _u], "not": [_i], "population_count": [_u],
+    "rem": [_i + 1, _i + 1],
+}
+# Primitives whose behaviour is a sub-program: their type rules are checked on every traced
+# program by check_jaxpr (the suite enables it), their evaluation in their own tests.
+HIGHER_ORDER = {"cond", "while", "scan", "jit", "checkpoint", "custom_jvp_call",
+                "custom_vjp_call", "custom_lin"}
+# Collectives only have a meaning under a named axis (vmap/pmap): no impl outside one.
+COLLECTIVES = {"psum", "pmax", "pmin", "all_gather", "all_to_all", "ppermute", "psum_scatter",
+               "axis_index"}
+INDEXING = {"gather", "scatter", "scatter-add", "scatter-mul", "scatter-min", "scatter-max"}
+
+
+def _example(name, prim):
+    if name in STRUCTURAL:
+        return STRUCTURAL[name]
+    params = ELEMENTWISE_PARAMS.get(name, {})
+    if name in ELEMENTWISE_ARGS:
+        return ELEMENTWISE_ARGS[name], params
+    for arity in (1, 2):
+        try:
+            prim.abstract_eval(*[_aval(_f)] * arity, **params)
+            return [_f] * arity, params
+        except TypeError:
+            continue
+    raise AssertionError(f"no example operands for {name}")
+
+
+def test_every_primitive_has_a_type_rule_check():
+    names = set(_all_primitives())
+    covered = set(STRUCTURAL) | HIGHER_ORDER | COLLECTIVES | INDEXING | {
+        n for n, p in _all_primitives().items() if "elementwise" in p.traits}
+    assert names <= covered, f"primitives without an example: {sorted(names - covered)}"
+
+
+@pytest.mark.parametrize("name", sorted(set(_all_primitives()) - HIGHER_ORDER - COLLECTIVES
+                                         - INDEXING))
+def test_type_rule_matches_impl(name):
+    prim = _all_primitives()[name]
+    args, params = _example(name, prim)
+    want = prim.abstract_eval(*[_aval(a) for a in args], **params)
+    with np.errstate(all="ignore"):
+        got = prim.impl(*[np.asarray(a) for a in args], **params)
+    assert [(np.shape(g), np.asarray(g).dtype) for g in got] == \
+        [(tuple(w.shape), w.dtype) for w in want]
+
+
+@pytest.mark.parametrize("index", [
+    (np.array([1, 0, 1]),), (slice(None), np.array([[0, 2]])), (np.array([2, 0]), np.array([1, 3])),
+    (Ellipsis, np.array([3, 3, 0]))])
+def test_gather_and_scatter_type_rules_match_impls(index):
+    x = fnp.asarray(np.arange(12.0).reshape(3, 4).astype(F32))
+    for f in (lambda a: a[index], lambda a: a.at[index].add(1.0),
+              lambda a: a.at[index].max(2.0), lambda a: a.at[index].set(0.0),
+              lambda a: a.at[index].mul(3.0), lambda a: a.at[index].min(-1.0)):
+        jaxpr = ft.make_jaxpr(f)(x)
+        assert {e.prim.name for e in jaxpr.eqns} & INDEXING
+        # eval_jaxpr runs each impl, which test runs check against the type rule.
+        np.testing.assert_array_equal(ft.eval_jaxpr(jaxpr, x)[0], f(x))
+
+
+# ---- errors at the user's call ---------------------------------------------------------------
+
+def test_python_branch_on_tracer_names_the_line_and_the_fix():
+    def f(x):
+        if x > 0:  # the line the error must name
+            return x
+        return -x
+    with pytest.raises(ft.ConcretizationTypeError) as e:
+        ft.make_jaxpr(f)(1.0)
+    msg = str(e.value)
+    assert "test_core.py:" in msg and "(in f)" in msg
+    line = int(msg.split("test_core.py:")[1].split()[0])
+    assert "if x > 0" in open(__file__).read().splitlines()[line - 1]
+    assert "lax.cond" in msg and "fnp.where" in msg
+
+
+def test_int_and_float_of_tracer_raise_concretization_errors():
+    for conv in (int, float, bool, lambda t: range(t)):
+        with pytest.raises(ft.ConcretizationTypeError, match="f64"):
+            ft.make_jaxpr(lambda x: conv(x))(1.0)
+
+
+def test_leaked_tracer_raises_when_used():
+    box = []
+
+    def f(x):
+        box.append(x * 2)
+        return x
+    ft.make_jaxpr(f)(1.0)
+    with pytest.raises(ft.UnexpectedTracerError, match="leaked tracer f64"):
+        fnp.sin(box[0])
+    with pytest.raises(ft.UnexpectedTracerError, match="already finished"):
+        ft.jit(lambda y: y + box[0])(1.0)
+
+
+def test_shape_mismatch_names_the_shapes():
+    with pytest.raises(ValueError, match=r"fnp.add: .* shapes \(2, 3\) \(4,\)"):
+        fnp.ones((2, 3)) + fnp.ones(4)
+    with pytest.raises(ValueError, match=r"fnp.matmul: .*shapes \(2, 3\) and \(2, 3\)"):
+        ft.make_jaxpr(lambda a, b: a @ b)(np.ones((2, 3)), np.ones((2, 3)))
+
+
+@pytest.mark.parametrize("bad", [np.array(["a", "b"]), np.array([object(), 1], dtype=object),
+                                 np.array([b"x"]), np.array(["2020-01-01"], "datetime64[D]")])
+def test_unsupported_dtypes_are_rejected_clearly(bad):
+    with pytest.raises(TypeError, match=str(bad.dtype).replace("[", r"\[")):
+        fnp.asarray(bad)
+    with pytest.raises(TypeError, match="dtype"):
+        ft.make_jaxpr(lambda x: x)(bad)
+
+
+def test_x64_disabled_canonicalizes_to_32_bits():
+    with ft.config.override(enable_x64=False):
+        assert fnp.ones(3).dtype == np.float32
+        assert fnp.arange(3).dtype == np.int32
+        assert fnp.asarray(np.ones(2, np.float64)).dtype == np.float32
+        jaxpr = ft.make_jaxpr(lambda x: x * 2)(np.ones(2))
+        assert str(jaxpr) == "{ lambda ; a:f32[2]. let b:f32[2] = mul a 2.0:f32[] in (b,) }"
+    assert fnp.ones(3).dtype == np.float64
+
+
+def test_array_is_immutable_and_converts_without_copying():
+    a = fnp.arange(4.0)
+    with pytest.raises(TypeError, match="immutable|at\\["):
+        a[0] = 1.0
+    v = np.asarray(a)
+    assert np.shares_memory(v, np.asarray(a)) and not v.flags.writeable
+    assert repr(a) == "Array([0., 1., 2., 3.], dtype=float64)"
+    np.testing.assert_array_equal(a.at[1].set(9.0), [0, 9, 2, 3])
