@@ -116,7 +116,44 @@ CASES = {
     "softmax": (ft.nn.softmax, (U(-1, 1, (4,)),)),
     "norm": (fnp.linalg.norm, (U(0.5, 1, (3,)),)),
     "mean_var": (lambda x: fnp.var(x) + fnp.mean(x) ** 2, (U(-1, 1, (5,)),)),
+    "digamma": (lax.digamma, (U(0.5, 4),)),
+    "polygamma": (lambda x: lax.polygamma(fnp.full_like(x, 1.0), x), (U(0.5, 3),)),
+    "zeta": (lambda q: lax.zeta(fnp.full_like(q, 3.0), q), (U(0.5, 3),)),
+    "fma": (lax.fma, (U(-1, 1), U(-1, 1), U(-1, 1))),
+    # Piecewise constant: zero derivatives, checked where finite differences agree (off steps).
+    "floor_ceil_round": (lambda x: x * (fnp.floor(x) + fnp.ceil(x) * 2 + fnp.round(x) * 3),
+                         (np.array([-1.3, 0.2, 1.6]),)),
+    # A gradient's fan-in (add_any) differentiated again.
+    "add_any": (lambda x: ft.grad(lambda v: fnp.sum(v * fnp.sin(v)))(x), (U(-2, 2),)),
+    "iota": (lambda x: x * lax.iota("float64", 3), (U(-1, 1),)),
+    # One ulp away from x: the derivative of x in x, none in the direction.
+    "nextafter": (lambda x, y: lax.nextafter(x, y) * x, (U(0.5, 1), U(2, 3))),
 }
+
+
+def _indicator_features(x):
+    """Functions of x that are locally constant: comparisons, bitwise ops, argmax/argmin,
+    all/any, bitcasts, sign."""
+    bits = lax.bitcast_convert_type(x, "int64")
+    pos, big = x > 0.1, x >= 1.0
+    b = [lax.ne(x, 0.5), lax.eq(x, 0.5), lax.lt(x, 0.0), lax.le(x, 0.0), lax.ge(x, 0.0),
+         pos & big, pos | big, pos ^ big, ~pos, fnp.all(pos) & pos, fnp.any(big) | pos]
+    ints = [fnp.argmax(x) + fnp.argmin(x) + fnp.zeros(x.shape, "int64"),
+            # Sign and exponent bits only: the mantissa's change under finite differences.
+            lax.shift_left(lax.shift_right_logical(bits, 63), 1),
+            lax.shift_right_arithmetic(bits, 63), lax.population_count(bits >> 52)]
+    floats = [fnp.sign(x)]
+    return sum(fnp.asarray(v, "float64") * (i + 1) for i, v in enumerate(b + ints + floats))
+
+
+def test_locally_constant_primitives_have_zero_derivatives():
+    x = np.array([-1.2, 0.3, 0.7, 1.9])
+    feats = np.asarray(_indicator_features(x))
+    g = ft.grad(lambda v: fnp.sum(v * _indicator_features(v)))(x)
+    np.testing.assert_array_equal(g, feats)  # d/dx [x * c(x)] = c(x) where c is constant
+    check_grads(_indicator_features, (x,), order=2)
+    _, t = ft.jvp(_indicator_features, (x,), (np.ones(4),))
+    np.testing.assert_array_equal(t, np.zeros(4))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -215,3 +252,30 @@ def test_integer_inputs_get_zero_tangents():
     assert float(y) == 6.0 and float(t) == 3.0
     g = ft.grad(f, argnums=0)(2.0, 3)
     assert float(g) == 3.0
+
+
+# Control flow and custom rules have their own derivative tests; collectives too (test_vmap).
+TESTED_ELSEWHERE = {"cond": "test_control_flow", "while": "test_control_flow",
+                    "scan": "test_control_flow", "custom_jvp_call": "test_custom_rules",
+                    "custom_vjp_call": "test_custom_rules", "custom_lin": "test_custom_rules",
+                    "checkpoint": "test_custom_rules", "jit": "test_jit_api"}
+COLLECTIVES = {"psum", "pmax", "pmin", "all_gather", "axis_index", "ppermute", "psum_scatter",
+               "all_to_all"}
+
+
+def test_every_primitive_has_a_derivative_test():
+    from functrans.core.ir import walk_jaxprs
+    from functrans.core.trace import all_primitives
+    seen = set()
+
+    def walk(jaxpr):
+        for e in jaxpr.eqns:
+            seen.add(e.prim.name)
+            for sub in walk_jaxprs(e.params):
+                walk(sub)
+    for f, args in CASES.values():
+        walk(ft.make_jaxpr(f)(*args))
+    walk(ft.make_jaxpr(_indicator_features)(np.ones(4)))
+    assert set(TESTED_ELSEWHERE) | COLLECTIVES <= set(all_primitives())
+    missing = set(all_primitives()) - seen - set(TESTED_ELSEWHERE) - COLLECTIVES
+    assert not missing, f"primitives without a derivative test: {sorted(missing)}"

@@ -71,6 +71,49 @@ CASES = {
 }
 
 
+
+def _elementwise_cases():
+    """One case per elementwise primitive, operands mapped into its domain first."""
+    pos = lambda x: fnp.abs(x) + 0.5  # noqa: E731
+    unit = lambda x: fnp.tanh(x) * 0.9  # noqa: E731
+    domain = {"log": pos, "log1p": pos, "sqrt": pos, "rsqrt": pos, "lgamma": pos,
+              "digamma": pos, "acosh": lambda x: fnp.abs(x) + 1.0, "asin": unit, "acos": unit,
+              "atanh": unit, "erf_inv": unit}
+    unary = ["neg", "abs", "sign", "floor", "ceil", "round", "is_finite", "exp", "exp2", "log",
+             "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan", "asin", "acos", "atan",
+             "sinh", "cosh", "asinh", "acosh", "atanh", "sqrt", "rsqrt", "cbrt", "square",
+             "erf", "erfc", "erf_inv", "lgamma", "digamma"]
+    cases = {f"ew_{n}": (lambda x, fn=getattr(lax, n), d=domain.get(n, lambda v: v): fn(d(x)),
+                         (R(2, 3),)) for n in unary}
+    binary = ["sub", "div", "max", "min", "atan2", "nextafter", "eq", "ne", "lt", "le", "gt",
+              "ge"]
+    cases.update({f"ew_{n}": (getattr(lax, n), (R(2, 3), R(2, 3))) for n in binary})
+    cases.update({
+        "ew_rem": (lambda x, y: lax.rem(x, pos(y)), (R(2, 3), R(2, 3))),
+        "ew_pow": (lambda x, y: lax.pow(pos(x), y), (R(2, 3), R(2, 3))),
+        "ew_polygamma": (lambda x: lax.polygamma(fnp.ones_like(x), pos(x)), (R(2, 3),)),
+        "ew_zeta": (lambda s, q: lax.zeta(pos(s) + 1.5, pos(q)), (R(2, 3), R(2, 3))),
+        "ew_fma": (lax.fma, (R(2, 3), R(2, 3), R(2, 3))),
+        "ew_bitwise": (lambda a, b: (a & b) ^ (a | ~b), (I(100, 4), I(100, 4))),
+        "ew_shifts": (lambda a, n: lax.shift_left(a, n) + lax.shift_right_logical(a, n)
+                      - lax.shift_right_arithmetic(-a, n), (I(1000, 4), I(8, 4))),
+        "ew_population_count": (lax.population_count, (I(1 << 40, 4),)),
+        "ew_bitcast": (lambda x: lax.bitcast_convert_type(x, "int64"), (R(3),)),
+        "reduce_min": (lambda x: fnp.min(x, axis=1), (R(2, 3),)),
+        "reduce_or": (lambda x: fnp.any(x > 1, axis=0), (R(2, 3),)),
+        "argmin": (lambda x: fnp.argmin(x, axis=0), (R(2, 3),)),
+        "cumprod": (lambda x: fnp.cumprod(x, axis=1), (R(3, 2),)),
+        "cummin": (lambda x: lax.cummin(x, 0), (R(3, 2),)),
+        "cumlogsumexp": (lambda x: lax.cumlogsumexp(x, 1, reverse=True), (R(3, 2),)),
+        "scatter_min": (lambda x, idx, u: x.at[idx].min(u), (R(5), I(5, 3), R(3))),
+        "grad_fan_in": (ft.grad(lambda x: fnp.sum(x * fnp.sin(x))), (R(3),)),
+    })
+    return cases
+
+
+CASES.update(_elementwise_cases())
+
+
 def _loop(f, args, in_axes, size, out_axis=0):
     outs = []
     for b in range(size):
@@ -238,3 +281,30 @@ def test_vmap_errors_name_the_problem():
         ft.vmap(fnp.sin, out_axes=None)(R(3))
     with pytest.raises(TypeError, match="in_axes must be ints"):
         ft.vmap(fnp.sin, in_axes="0")
+
+
+# Control flow and custom rules are batched in their own tests (batched predicates included);
+# collectives in test_collectives_match_numpy (vmap replaces them, so no jaxpr holds them).
+TESTED_ELSEWHERE = {"cond": "test_control_flow", "while": "test_control_flow",
+                    "scan": "test_control_flow", "custom_jvp_call": "test_custom_rules",
+                    "custom_vjp_call": "test_custom_rules", "custom_lin": "test_custom_rules",
+                    "checkpoint": "test_custom_rules", "jit": "test_vmap_of_jvp_and_jit"}
+COLLECTIVES = {"psum", "pmax", "pmin", "all_gather", "axis_index", "ppermute", "psum_scatter",
+               "all_to_all"}
+
+
+def test_every_primitive_has_a_batching_test():
+    from functrans.core.ir import walk_jaxprs
+    from functrans.core.trace import all_primitives
+    seen = set()
+
+    def walk(jaxpr):
+        for e in jaxpr.eqns:
+            seen.add(e.prim.name)
+            for sub in walk_jaxprs(e.params):
+                walk(sub)
+    for f, args in CASES.values():
+        walk(ft.make_jaxpr(f)(*[fnp.asarray(a) for a in args]))
+    assert set(TESTED_ELSEWHERE) | COLLECTIVES <= set(all_primitives())
+    missing = set(all_primitives()) - seen - set(TESTED_ELSEWHERE) - COLLECTIVES
+    assert not missing, f"primitives without a batching test: {sorted(missing)}"

@@ -383,12 +383,15 @@ def _select(pred, on_true, on_false):
     return select_n_p.bind1(pred, on_false, on_true)
 
 
-for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, nextafter_p, not_p,
+for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, not_p,
            population_count_p, and_p, or_p, xor_p, shift_left_p, shift_right_arithmetic_p,
            shift_right_logical_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p, bitcast_convert_type_p,
            stop_gradient_p):
     defjvp_zero(_p)
 
+# nextafter(x, y) is x moved by one ulp: as a function of real x it follows x (finite
+# differences at any step above an ulp agree), and it does not depend on y's value.
+defjvp(nextafter_p, lambda g, ans, x, y: g, None)
 defjvp(abs_p, lambda g, ans, x: _mul(g, sign_p.bind1(x)))
 defjvp(exp_p, lambda g, ans, x: _mul(g, ans))
 defjvp(exp2_p, lambda g, ans, x: _mul(g, _mul(ans, _c(np.log(2), ans))))
