@@ -113,6 +113,13 @@ def _same_dtype(fn):
     return oracle
 
 
+def _gammaln(x):
+    """SciPy's gammaln, except for subnormal x where it overflows to inf: there lgamma(x) =
+    -log|x| - euler_gamma * x + O(x^2), i.e. -log|x| to double precision."""
+    with np.errstate(all="ignore"):
+        return np.where(np.abs(x) < 1e-300, -np.log(np.abs(x)), sp.gammaln(x))
+
+
 def _erfinv_deriv(y):
     return np.sqrt(np.pi) / 2 * np.exp(sp.erfinv(y) ** 2)
 
@@ -182,7 +189,7 @@ UNARY = {
         x.view(np.dtype(f"u{x.dtype.itemsize}"))).astype(x.dtype), INT),
     "logistic": (_same_dtype(sp.expit), F, 3),
     "erf": (_erf_oracle(False), F, 2), "erfc": (_erf_oracle(True), F, 2),
-    "lgamma": (_same_dtype(sp.gammaln), F, 4, lambda x: 1 + np.abs(x * sp.psi(x))),
+    "lgamma": (_same_dtype(_gammaln), F, 4, lambda x: 1 + np.abs(x * sp.psi(x))),
     "digamma": (_same_dtype(sp.psi), F, 16, lambda x: 1 + np.abs(x * sp.polygamma(1, x))),
     "erf_inv": (_same_dtype(sp.erfinv), F, 8, lambda y: np.abs(y * _erfinv_deriv(y))),
 }
