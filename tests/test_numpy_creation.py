@@ -3,8 +3,9 @@
 All results must equal NumPy's bit for bit: the constructors fill, count or copy, and
 linspace/logspace/geomspace run NumPy's own sequence of operations (arange * step + start with
 the endpoint set exactly; a base-10 logspace of magnitudes for geomspace), so there is
-nothing to round differently -- except geomspace's log10, see ``_geomspace_ulps``. ``empty``/``empty_like`` are zeros (NumPy leaves the memory
-uninitialized; functrans arrays are always defined), so only their shape and dtype are NumPy's.
+nothing to round differently -- except geomspace's log10, see ``_geomspace_ulps``.
+``empty``/``empty_like`` are zeros (NumPy leaves the memory uninitialized; functrans arrays are
+always defined), so only their shape and dtype are NumPy's.
 """
 from __future__ import annotations
 

@@ -7,9 +7,6 @@ rank 0 where NumPy allows it) and the static arguments (negative axes, tuples, .
 """
 from __future__ import annotations
 
-import math
-import warnings
-
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st

@@ -189,8 +189,8 @@ def ufunc_operands(name: str, ufunc: np.ufunc, args, dtype=None, keep_scalars=Tr
     if dtype is not None:
         dtype = dtypes.canonicalize_dtype(dtype, what=f"fnp.{name} dtype=")
     try:
-        in_dtypes, out_dtype = resolve_loop(ufunc, keys, dtypes.default_int_dtype() == dtypes.int64,
-                                            dtype)
+        x64 = dtypes.default_int_dtype() == dtypes.int64
+        in_dtypes, out_dtype = resolve_loop(ufunc, keys, x64, dtype)
     except (TypeError, np.exceptions.DTypePromotionError) as e:
         raise TypeError(f"fnp.{name} does not support inputs of types ({_shown(keys)}): {e}"
                         ) from None

@@ -176,7 +176,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         raise ValueError(f"fnp.linspace: number of samples, {num}, must be non-negative")
     div = (num - 1) if endpoint else num
     dt = _linspace_dtype(start, stop)
-    out_dtype = dt if dtype is None else dtypes.canonicalize_dtype(dtype, what="fnp.linspace dtype=")
+    out_dtype = dt if dtype is None else dtypes.canonicalize_dtype(
+        dtype, what="fnp.linspace dtype=")
     start, stop = convert(asarray(start), dt), convert(asarray(stop), dt)
     delta = subtract(stop, start)
     shape = get_aval(delta).shape
@@ -296,7 +297,8 @@ def tri(N, M=None, k=0, dtype=None):
     d = _dtype(dtype, dtypes.default_float_dtype())
     rows = lax.broadcasted_iota(dtypes.int64, (N, M), 0)
     cols = lax.broadcasted_iota(dtypes.int64, (N, M), 1)
-    return convert(P.le_p.bind1(cols, P.add_p.bind1(rows, lax.ops._convert_weak(k, dtypes.int64))), d)
+    shifted = P.add_p.bind1(rows, lax.ops._convert_weak(k, dtypes.int64))
+    return convert(P.le_p.bind1(cols, shifted), d)
 
 
 def _tri_mask(a, k, lower):
@@ -569,7 +571,8 @@ class _Grid:
 mgrid = _Grid(False)
 mgrid.__doc__ = """Dense coordinate grids: ``mgrid[0:2, 0:3].shape == (2, 2, 3)``."""
 ogrid = _Grid(True)
-ogrid.__doc__ = """Open coordinate grids: ``[g.shape for g in ogrid[0:2, 0:3]] == [(2, 1), (1, 3)]``."""
+ogrid.__doc__ = """Open coordinate grids:
+``[g.shape for g in ogrid[0:2, 0:3]] == [(2, 1), (1, 3)]``."""
 
 
 def asanyarray(a, dtype=None, order=None):

@@ -66,11 +66,13 @@ def _block_depths(x, path=()):
                              "cannot be empty")
         depths = [_block_depths(v, path + (i,)) for i, v in enumerate(x)]
         first = depths[0][0]
+
+        def where(i):
+            return "arrays" + "".join(f"[{j}]" for j in path + (i,))
         for i, (d, _) in enumerate(depths):
             if d != first:
-                raise ValueError(f"fnp.block: list depths are mismatched: arrays{''.join(f'[{j}]' for j in path + (0,))} "
-                                 f"has depth {first - len(path) - 1} but arrays"
-                                 f"{''.join(f'[{j}]' for j in path + (i,))} has depth "
+                raise ValueError(f"fnp.block: list depths are mismatched: {where(0)} has depth "
+                                 f"{first - len(path) - 1} but {where(i)} has depth "
                                  f"{d - len(path) - 1}")
         return first, max(nd for _, nd in depths)
     return len(path), get_aval(asarray(x)).ndim
@@ -304,7 +306,8 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
                          f"length {len(dims)}")
     modes = (mode,) * len(dims) if isinstance(mode, str) else tuple(mode)
     if order not in ("C", "F"):
-        raise ValueError(f"fnp.ravel_multi_index: only 'C' or 'F' order is permitted")
+        raise ValueError(f"fnp.ravel_multi_index: only 'C' or 'F' order is permitted, got "
+                         f"{order!r}")
     d = dtypes.default_int_dtype()
     coords = shape_ops.broadcast_arrays(*coords)
     total = None

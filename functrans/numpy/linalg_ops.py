@@ -14,8 +14,8 @@ from .. import lax
 from .. import primitives as P
 from ..core.trace import get_aval
 from ..core import dtypes
-from ._core import (_shown, unsupported_out, _type_key, asarray, broadcast_shapes, broadcast_to_shape, convert,
-                    normalize_axis, resolve_loop)
+from ._core import (_shown, _type_key, asarray, broadcast_shapes, broadcast_to_shape, convert,
+                    normalize_axis, resolve_loop, unsupported_out)
 
 __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "einsum_path",
            "kron", "cross", "vecdot", "matvec", "vecmat"]
@@ -49,8 +49,8 @@ def _with_preferred(a, b, preferred_element_type):
 
 def _check_contraction(name, sa, sb, ia, ib):
     if sa[ia] != sb[ib]:
-        raise ValueError(f"fnp.{name}: shapes {sa} and {sb} not aligned: {sa[ia]} (dim {ia % len(sa)}"
-                         f") != {sb[ib]} (dim {ib % len(sb)})")
+        raise ValueError(f"fnp.{name}: shapes {sa} and {sb} not aligned: {sa[ia]} "
+                         f"(dim {ia % len(sa)}) != {sb[ib]} (dim {ib % len(sb)})")
 
 
 def matmul(a, b, out=None, *, preferred_element_type=None):

@@ -89,12 +89,10 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
         y = float(y)
     elif type(y) not in (bool, float):
         y = convert(y, result_dtype(y, 1.0))  # inexact, as NumPy (abs(INT_MIN) overflows)
-    result = ufuncs.logical_or(
-        ufuncs.logical_and(ufuncs.less_equal(ufuncs.absolute(ufuncs.subtract(x, y)),
-                                             ufuncs.add(atol, ufuncs.multiply(rtol,
-                                                                              ufuncs.absolute(y)))),
-                           ufuncs.isfinite(y)),
-        ufuncs.equal(x, y))
+    tol = ufuncs.add(atol, ufuncs.multiply(rtol, ufuncs.absolute(y)))
+    within = ufuncs.less_equal(ufuncs.absolute(ufuncs.subtract(x, y)), tol)
+    result = ufuncs.logical_or(ufuncs.logical_and(within, ufuncs.isfinite(y)),
+                               ufuncs.equal(x, y))
     if equal_nan:
         result = ufuncs.logical_or(result, ufuncs.logical_and(ufuncs.isnan(x), ufuncs.isnan(y)))
     return asarray(result)

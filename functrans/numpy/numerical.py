@@ -48,8 +48,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         raise ValueError("fnp.interp: xp and fp must be 1-d sequences")
     n = get_aval(xp).shape[0]
     if get_aval(fp).shape[0] != n:
-        raise ValueError(f"fnp.interp: fp and xp are not of the same length ({get_aval(fp).shape[0]}"
-                         f" and {n})")
+        raise ValueError(f"fnp.interp: fp and xp are not of the same length "
+                         f"({get_aval(fp).shape[0]} and {n})")
     if n == 0:
         raise ValueError("fnp.interp: array of sample points is empty")
     d = dtypes.default_float_dtype()

@@ -548,7 +548,8 @@ def modf(x, out=None):
     frac = P.sub_p.bind1(x, whole)
     # inf - inf would be nan; NumPy gives a zero fraction with x's sign.
     frac = lax.select(_isinf(x), lax.full_like(x, 0), frac)
-    return convert(copysign_float(frac, x), get_aval(x).dtype, weak), convert(whole, get_aval(x).dtype, weak)
+    d = get_aval(x).dtype
+    return convert(copysign_float(frac, x), d, weak), convert(whole, d, weak)
 
 
 _ALL += ["power", "pow", "divmod", "modf"]
