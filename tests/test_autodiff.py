@@ -14,6 +14,8 @@ import functrans.numpy as fnp
 from functrans import lax
 from functrans.transforms.autodiff.check import check_grads
 
+from primitive_coverage import assert_every_primitive_covered, primitives_in
+
 rng = np.random.default_rng(0)
 
 
@@ -254,28 +256,7 @@ def test_integer_inputs_get_zero_tangents():
     assert float(g) == 3.0
 
 
-# Control flow and custom rules have their own derivative tests; collectives too (test_vmap).
-TESTED_ELSEWHERE = {"cond": "test_control_flow", "while": "test_control_flow",
-                    "scan": "test_control_flow", "custom_jvp_call": "test_custom_rules",
-                    "custom_vjp_call": "test_custom_rules", "custom_lin": "test_custom_rules",
-                    "checkpoint": "test_custom_rules", "jit": "test_jit_api"}
-COLLECTIVES = {"psum", "pmax", "pmin", "all_gather", "axis_index", "ppermute", "psum_scatter",
-               "all_to_all"}
-
 
 def test_every_primitive_has_a_derivative_test():
-    from functrans.core.ir import walk_jaxprs
-    from functrans.core.trace import all_primitives
-    seen = set()
-
-    def walk(jaxpr):
-        for e in jaxpr.eqns:
-            seen.add(e.prim.name)
-            for sub in walk_jaxprs(e.params):
-                walk(sub)
-    for f, args in CASES.values():
-        walk(ft.make_jaxpr(f)(*args))
-    walk(ft.make_jaxpr(_indicator_features)(np.ones(4)))
-    assert set(TESTED_ELSEWHERE) | COLLECTIVES <= set(all_primitives())
-    missing = set(all_primitives()) - seen - set(TESTED_ELSEWHERE) - COLLECTIVES
-    assert not missing, f"primitives without a derivative test: {sorted(missing)}"
+    programs = list(CASES.values()) + [(_indicator_features, (np.ones(4),))]
+    assert_every_primitive_covered(primitives_in(programs), "a derivative test")

@@ -21,6 +21,8 @@ from functrans.core.check import JaxprTypeError
 from functrans.core.ir import Eqn, Jaxpr, Literal, Var
 from functrans.core.trace import all_primitives
 
+from primitive_coverage import COLLECTIVES, TESTED_ELSEWHERE
+
 F32 = np.float32
 
 # ---- printer ---------------------------------------------------------------------------------
@@ -305,11 +307,8 @@ ELEMENTWISE_ARGS = {  # operands that are in the primitive's domain
 }
 # Primitives whose behaviour is a sub-program: their type rules are checked on every traced
 # program by check_jaxpr (the suite enables it), their evaluation in their own tests.
-HIGHER_ORDER = {"cond", "while", "scan", "jit", "checkpoint", "custom_jvp_call",
-                "custom_vjp_call", "custom_lin"}
 # Collectives only have a meaning under a named axis (vmap/pmap): no impl outside one.
-COLLECTIVES = {"psum", "pmax", "pmin", "all_gather", "all_to_all", "ppermute", "psum_scatter",
-               "axis_index"}
+HIGHER_ORDER = set(TESTED_ELSEWHERE)
 INDEXING = {"gather", "scatter", "scatter-add", "scatter-mul", "scatter-min", "scatter-max"}
 
 

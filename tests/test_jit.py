@@ -18,6 +18,8 @@ import functrans as ft
 import functrans.numpy as fnp
 from functrans import lax
 
+from primitive_coverage import assert_every_primitive_covered, primitives_in
+
 FLOATS = ("float32", "float64")
 INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 
@@ -261,42 +263,16 @@ def test_remaining_primitives(dtype):
         _assert_close(k, got[k], want[k], k in ("bitcast", "permuted", "scattered", "transposed"))
 
 
-# Higher-order primitives have their own jit tests; collectives never reach the lowering
-# (vmap replaces them by ordinary primitives first: see test_remaining_primitives).
-TESTED_ELSEWHERE = {
-    "cond": "test_control_flow", "while": "test_control_flow", "scan": "test_control_flow",
-    "custom_jvp_call": "test_custom_rules", "custom_vjp_call": "test_custom_rules",
-    "custom_lin": "test_custom_rules", "checkpoint": "test_jit_api", "jit": "test_jit_api",
-}
-# vmap batches collectives away while tracing, so no jaxpr holds them: _remaining_ops runs each.
-COLLECTIVES = {"psum", "pmax", "pmin", "all_gather", "axis_index", "ppermute", "psum_scatter",
-               "all_to_all"}
-
 
 def test_every_primitive_is_compiled_by_some_test():
-    from functrans.core.ir import walk_jaxprs
-    from functrans.core.trace import all_primitives
-
-    seen = set(UNARY_FLOAT) | set(BINARY_FLOAT) | set(UNARY_INT) | set(BINARY_INT)
-
-    def walk(jaxpr):
-        for e in jaxpr.eqns:
-            seen.add(e.prim.name)
-            for sub in walk_jaxprs(e.params):
-                walk(sub)
     x = np.ones(4, "float32")
     programs = [(_all_ops([], []), (x, x)), (_conversions, (x,)), (_remaining_ops, (x, x))]
     programs += [(f, [fnp.asarray(a) for a in args]) for f, args in CASES.values()]
     programs.append((lambda v: {"r": fnp.any(v > 1, 0), "a": fnp.argmin(v), "m": fnp.max(v)}, (x,)))
     programs.append((lambda v, i: (v.at[i].min(0.0), fnp.sort(v), v[::-1]),
                      (x, np.array([1, 2]))))
-    for f, args in programs:
-        walk(ft.make_jaxpr(f)(*args))
-    for name in set(TESTED_ELSEWHERE) | COLLECTIVES:
-        assert name in all_primitives()  # keep the tables honest when primitives are renamed
-    missing = set(all_primitives()) - seen - set(TESTED_ELSEWHERE) - COLLECTIVES
-    assert not missing, f"primitives no jit test compiles: {sorted(missing)}"
-
+    seen = primitives_in(programs) | set(UNARY_FLOAT + BINARY_FLOAT + UNARY_INT + BINARY_INT)
+    assert_every_primitive_covered(seen, "a jit test")
 
 def test_collective_outside_its_axis_raises_clearly():
     with pytest.raises(NameError, match="unbound axis name 'i'.*vmap"):

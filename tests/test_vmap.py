@@ -13,6 +13,8 @@ import functrans as ft
 import functrans.numpy as fnp
 from functrans import lax
 
+from primitive_coverage import assert_every_primitive_covered, primitives_in
+
 B = 3
 rng = np.random.default_rng(0)
 
@@ -283,28 +285,7 @@ def test_vmap_errors_name_the_problem():
         ft.vmap(fnp.sin, in_axes="0")
 
 
-# Control flow and custom rules are batched in their own tests (batched predicates included);
-# collectives in test_collectives_match_numpy (vmap replaces them, so no jaxpr holds them).
-TESTED_ELSEWHERE = {"cond": "test_control_flow", "while": "test_control_flow",
-                    "scan": "test_control_flow", "custom_jvp_call": "test_custom_rules",
-                    "custom_vjp_call": "test_custom_rules", "custom_lin": "test_custom_rules",
-                    "checkpoint": "test_custom_rules", "jit": "test_vmap_of_jvp_and_jit"}
-COLLECTIVES = {"psum", "pmax", "pmin", "all_gather", "axis_index", "ppermute", "psum_scatter",
-               "all_to_all"}
-
 
 def test_every_primitive_has_a_batching_test():
-    from functrans.core.ir import walk_jaxprs
-    from functrans.core.trace import all_primitives
-    seen = set()
-
-    def walk(jaxpr):
-        for e in jaxpr.eqns:
-            seen.add(e.prim.name)
-            for sub in walk_jaxprs(e.params):
-                walk(sub)
-    for f, args in CASES.values():
-        walk(ft.make_jaxpr(f)(*[fnp.asarray(a) for a in args]))
-    assert set(TESTED_ELSEWHERE) | COLLECTIVES <= set(all_primitives())
-    missing = set(all_primitives()) - seen - set(TESTED_ELSEWHERE) - COLLECTIVES
-    assert not missing, f"primitives without a batching test: {sorted(missing)}"
+    programs = [(f, [fnp.asarray(a) for a in args]) for f, args in CASES.values()]
+    assert_every_primitive_covered(primitives_in(programs), "a batching test")

@@ -168,6 +168,16 @@ def _ones_like(x):
     return Array._wrap(np.ones(a.shape, a.dtype))
 
 
+def _with_args_at(fun, args, kwargs, nums):
+    """``fun`` as a function of the arguments at positions ``nums`` only (the others fixed)."""
+    def partial_fun(*dyn_args):
+        full = list(args)
+        for i, a in zip(nums, dyn_args):
+            full[i] = a
+        return fun(*full, **kwargs)
+    return partial_fun
+
+
 def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,
                    reduce_axes=()):
     """``(fun(*args), grad(fun)(*args))`` in one pass.
@@ -191,11 +201,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
                     f"{nums[0] if len(nums) == 1 else nums} has a leaf of dtype {a.dtype}. Use "
                     "vjp, or set allow_int=True, to differentiate with respect to integers")
 
-        def partial_fun(*dyn_args):
-            full = list(args)
-            for i, a in zip(nums, dyn_args):
-                full[i] = a
-            return fun(*full, **kwargs)
+        partial_fun = _with_args_at(fun, args, kwargs, nums)
 
         res = vjp(partial_fun, *dyn, has_aux=has_aux)
         ans, f_vjp = res[0], res[1]
@@ -261,11 +267,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
         nums = normalize_argnums(argnums, len(args), what)
         dyn = tuple(args[i] for i in nums)
 
-        def partial_fun(*dyn_args):
-            full = list(args)
-            for i, a in zip(nums, dyn_args):
-                full[i] = a
-            return fun(*full, **kwargs)
+        partial_fun = _with_args_at(fun, args, kwargs, nums)
 
         leaves, tree = tree_flatten(dyn)
         for leaf in leaves:
@@ -314,11 +316,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         nums = normalize_argnums(argnums, len(args), what)
         dyn = tuple(args[i] for i in nums)
 
-        def partial_fun(*dyn_args):
-            full = list(args)
-            for i, a in zip(nums, dyn_args):
-                full[i] = a
-            return fun(*full, **kwargs)
+        partial_fun = _with_args_at(fun, args, kwargs, nums)
 
         for leaf in tree_flatten(dyn)[0]:
             if not _is_float(get_aval(leaf)) and not allow_int:

@@ -147,16 +147,7 @@ def _gather(em, eqn):
     src = em.atom(x)
 
     def body(bidx):
-        js = []
-        conds = []
-        for r, a in zip(_index_reads(em, indices, bidx), axes):
-            n = x.aval.shape[a]
-            j = em.tmp(f"np.int64({r})")
-            if mode == "clip":
-                em.line(f"{j} = min(max({j}, 0), {n - 1})")
-            else:
-                conds.append(f"0 <= {j} < {n}")
-            js.append(j)
+        js, conds = _indices_in_bounds(em, indices, bidx, axes, x.aval.shape, mode)
 
         def inner(ridx):
             full = [None] * x.aval.ndim
@@ -173,6 +164,20 @@ def _gather(em, eqn):
                 em.line(f"{target} = {read}")
         _loops(em, [x.aval.shape[d] for d in rest], inner, "r")
     _loops(em, batch, body, "b")
+
+
+def _indices_in_bounds(em, indices, bidx, axes, shape, mode):
+    """Emit the index reads for one batch position: clipped into range (mode "clip"), or
+    returned with the conditions under which they are in range (dropped/filled otherwise)."""
+    js, conds = [], []
+    for r, a in zip(_index_reads(em, indices, bidx), axes):
+        j = em.tmp(f"np.int64({r})")
+        if mode == "clip":
+            em.line(f"{j} = min(max({j}, 0), {shape[a] - 1})")
+        else:
+            conds.append(f"0 <= {j} < {shape[a]}")
+        js.append(j)
+    return js, conds
 
 
 def _fill_value(dtype, fill):
@@ -201,15 +206,7 @@ def _scatter(combine):
         fl = x.aval.dtype.kind == "f"
 
         def body(bidx):
-            js, conds = [], []
-            for r, a in zip(_index_reads(em, indices, bidx), axes):
-                n = x.aval.shape[a]
-                j = em.tmp(f"np.int64({r})")
-                if mode == "clip":
-                    em.line(f"{j} = min(max({j}, 0), {n - 1})")
-                else:
-                    conds.append(f"0 <= {j} < {n}")
-                js.append(j)
+            js, conds = _indices_in_bounds(em, indices, bidx, axes, x.aval.shape, mode)
             if conds:
                 em.line(f"if {' and '.join(conds)}:")
                 em.level += 1

@@ -1,0 +1,38 @@
+"""Coverage of the primitive set by table-driven tests: which primitives a list of programs
+uses, and the check that every primitive is reached by some test of a transformation."""
+import functrans as ft
+from functrans.core.ir import walk_jaxprs
+from functrans.core.trace import all_primitives
+
+# Higher-order primitives are tested under every transformation in their own modules.
+TESTED_ELSEWHERE = {
+    "cond": "test_control_flow", "while": "test_control_flow", "scan": "test_control_flow",
+    "custom_jvp_call": "test_custom_rules", "custom_vjp_call": "test_custom_rules",
+    "custom_lin": "test_custom_rules", "checkpoint": "test_custom_rules", "jit": "test_jit_api",
+}
+# vmap replaces collectives by ordinary primitives while tracing, so no jaxpr holds them:
+# their tests run them under vmap (test_vmap.test_collectives_match_numpy and friends).
+COLLECTIVES = {"psum", "pmax", "pmin", "all_gather", "axis_index", "ppermute", "psum_scatter",
+               "all_to_all"}
+
+
+def primitives_in(programs) -> set:
+    """Names of the primitives in the jaxprs of ``(function, args)`` pairs, sub-jaxprs included."""
+    seen = set()
+
+    def walk(jaxpr):
+        for e in jaxpr.eqns:
+            seen.add(e.prim.name)
+            for sub in walk_jaxprs(e.params):
+                walk(sub)
+    for f, args in programs:
+        walk(ft.make_jaxpr(f)(*args))
+    return seen
+
+
+def assert_every_primitive_covered(seen, what: str) -> None:
+    """Every primitive is in ``seen``, tested elsewhere, or a collective."""
+    known = set(all_primitives())
+    assert set(TESTED_ELSEWHERE) | COLLECTIVES <= known  # keep the tables true after renames
+    missing = known - set(seen) - set(TESTED_ELSEWHERE) - COLLECTIVES
+    assert not missing, f"primitives without {what}: {sorted(missing)}"
