@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import operator
+from typing import NamedTuple
 
 import numpy as np
 
@@ -346,31 +347,49 @@ def unique_values(x):
     return unique(x)
 
 
-def unique_counts(x):
-    """``(values, counts)`` of the unique values.
+class UniqueCountsResult(NamedTuple):
+    values: Array
+    counts: Array
 
-    >>> unique_counts(fnp.array([2, 1, 2]))[1]
+
+class UniqueInverseResult(NamedTuple):
+    values: Array
+    inverse_indices: Array
+
+
+class UniqueAllResult(NamedTuple):
+    values: Array
+    indices: Array
+    inverse_indices: Array
+    counts: Array
+
+
+def unique_counts(x):
+    """``(values, counts)`` of the unique values, as a named tuple (NumPy's field names).
+
+    >>> unique_counts(fnp.array([2, 1, 2])).counts
     Array([1, 2], dtype=int64)
     """
-    return unique(x, return_counts=True)
+    return UniqueCountsResult(*unique(x, return_counts=True))
 
 
 def unique_inverse(x):
     """``(values, inverse)``: ``values[inverse]`` rebuilds ``x``.
 
-    >>> unique_inverse(fnp.array([2, 1, 2]))[1]
+    >>> unique_inverse(fnp.array([2, 1, 2])).inverse_indices
     Array([1, 0, 1], dtype=int64)
     """
-    return unique(x, return_inverse=True)
+    return UniqueInverseResult(*unique(x, return_inverse=True))
 
 
 def unique_all(x):
     """``(values, indices, inverse, counts)``.
 
-    >>> unique_all(fnp.array([2, 1, 2]))[1]
+    >>> unique_all(fnp.array([2, 1, 2])).indices
     Array([1, 0], dtype=int64)
     """
-    return unique(x, return_index=True, return_inverse=True, return_counts=True)
+    return UniqueAllResult(*unique(x, return_index=True, return_inverse=True,
+                                   return_counts=True))
 
 
 def _concrete_set_op(name, fn, *arrays, **kw):
@@ -423,7 +442,13 @@ def isin(element, test_elements, assume_unique=False, invert=False):
     return P.not_p.bind1(r) if invert else r
 
 
-in1d = isin
+def in1d(ar1, ar2, assume_unique=False, invert=False):
+    """``isin`` of the flattened ``ar1`` (NumPy 1's spelling; always 1-D).
+
+    >>> in1d(fnp.array([[1, 2], [3, 2]]), [2])
+    Array([False,  True, False,  True], dtype=bool)
+    """
+    return isin(ravel(ar1), ar2, assume_unique=assume_unique, invert=invert)
 
 
 def bincount(x, weights=None, minlength=0, *, length=None):
