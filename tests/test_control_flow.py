@@ -214,3 +214,16 @@ def test_errors_name_the_mismatch():
 def test_weak_typed_carries_take_the_body_dtype():
     out = lax.fori_loop(0, 3, lambda i, c: c + fnp.float32(0.5), 0.0)
     assert out.dtype == np.float32 and float(out) == 1.5
+
+
+def test_fori_loop_index_is_weak_default_int():
+    # Under x64 the index is int64, so sums past 2**31 do not wrap...
+    n = 100_000
+    want = sum(i * i for i in range(n))
+    assert int(lax.fori_loop(0, n, lambda i, s: s + i * i, 0)) == want
+    assert int(ft.jit(lambda: lax.fori_loop(0, n, lambda i, s: s + i * i, 0))()) == want
+    # ...and it is weakly typed, so an int32 or float32 carry keeps its dtype.
+    assert lax.fori_loop(0, 5, lambda i, s: s + i, np.int32(0)).dtype == np.int32
+    assert lax.fori_loop(0, 5, lambda i, s: s + i, np.float32(0)).dtype == np.float32
+    with ft.config.override(enable_x64=False):
+        assert lax.fori_loop(0, 5, lambda i, s: s + i, 0).dtype == np.int32

@@ -13,6 +13,8 @@ import numpy as np
 
 from .. import primitives as P
 from ..core.api_util import fun_name
+from ..core import dtypes
+from ..core.array import Array
 from ..core.avals import ShapedArray
 from ..core.eval import eval_jaxpr
 from ..core.staging import hoist_tracer_consts, trace_to_jaxpr
@@ -213,11 +215,15 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     lo, hi = _static_int(lower), _static_int(upper)
     if lo is not None and hi is not None:
         n = max(hi - lo, 0)
-        i0 = np.asarray(lo, np.int64 if lo >= 2**31 or hi >= 2**31 else np.int32)[()]
+        # Python-int bounds make a weakly typed index of the default int dtype (as in JAX): it
+        # neither overflows at 2**31 under x64 nor changes the dtype of an int32 carry.
+        wide = lo >= 2**31 or hi >= 2**31
+        i0 = Array._wrap(np.asarray(lo, np.int64 if wide else dtypes.default_int_dtype()),
+                         weak_type=True)
 
         def step(carry, _):
             i, val = carry
-            return (i + np.ones((), get_aval(i).dtype)[()], body_fun(i, val)), None
+            return (i + 1, body_fun(i, val)), None  # i + 1 keeps the index weakly typed
 
         (_, result), _ = scan(step, (i0, init_val), None, length=n)
         return result
