@@ -429,3 +429,22 @@ def test_array_is_immutable_and_converts_without_copying():
     assert np.shares_memory(v, np.asarray(a)) and not v.flags.writeable
     assert repr(a) == "Array([0., 1., 2., 3.], dtype=float64)"
     np.testing.assert_array_equal(a.at[1].set(9.0), [0, 9, 2, 3])
+
+
+def test_weak_types_survive_transformations_as_in_jax():
+    """A Python scalar in gives a weakly typed result out, through every interpreter, so it
+    promotes the same way afterwards (float32 + weak float64 stays float32)."""
+    x32 = np.ones(2, F32)
+
+    def weak(a):
+        assert isinstance(a, ft.Array) and a.weak_type, repr(a)
+        assert (a + x32).dtype == np.float32
+
+    weak(ft.grad(lambda x: x * x)(3.0))
+    weak(ft.jit(ft.grad(lambda x: x * x))(3.0))
+    weak(ft.jit(lambda x: x * 2)(3.0))
+    weak(ft.vjp(lambda x: x * 2, 1.0)[1](1.0)[0])
+    weak(lax.cond(True, lambda v: v + 1, lambda v: v - 1, 10.0))
+    weak(ft.eval_jaxpr(ft.make_jaxpr(lambda v: v * 2)(3.0), 4.0)[0])
+    strong = ft.grad(lambda x: x * x)(np.float64(3.0))
+    assert not strong.weak_type and (strong + x32).dtype == np.float64

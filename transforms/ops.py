@@ -11,7 +11,7 @@ from typing import Callable
 
 zeros: Callable  # zeros(aval) -> array of that type
 add_any: Callable  # add_any(x, y) -> x + y (cotangent/tangent accumulation)
-convert: Callable  # convert(x, dtype) -> x as dtype
+convert: Callable  # convert(x, dtype, weak_type=False) -> x as dtype
 broadcast: Callable  # broadcast(x, shape, broadcast_dimensions) -> broadcast_in_dim
 moveaxis: Callable  # moveaxis(x, src, dst)
 select: Callable  # select(pred, on_true, on_false) with pred broadcastable

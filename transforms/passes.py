@@ -9,13 +9,20 @@
 - :func:`transpose_dots`: fold a transpose of a matrix product into the product;
 - :func:`dce`: drop equations whose results are unused.
 
-    >>> optimize(jaxpr)   # all of them, in a sensible order
+    >>> jaxpr = ft.make_jaxpr(lambda x: x * 1.0 + fnp.sin(x) * fnp.sin(x))(np.ones(3))
+    >>> print(optimize(jaxpr))   # all of them, in a sensible order
+    { lambda ; a:f64[3]. let
+        b:f64[3] = sin a
+        c:f64[3] = mul b b
+        d:f64[3] = add a c
+      in (d,) }
 """
 from __future__ import annotations
 
 import numpy as np
 
 from functrans.core.ir import Eqn, Jaxpr, Literal, Var, walk_jaxprs
+from functrans.core.trace import all_primitives
 
 # Call-like primitives: name of the param holding the body jaxpr, and how many leading
 # inputs are not passed to it.
@@ -223,7 +230,7 @@ def fold_constants(jaxpr: Jaxpr) -> Jaxpr:
                 and not getattr(eqn.prim, "named_axis_rule", False)):
             try:
                 with set_current_trace(EVAL_TRACE):
-                    outs = eqn.prim.bind(*[x.val for x in inputs], **eqn.params)
+                    outs = eqn.prim.bind(*[x.bound for x in inputs], **eqn.params)
             except Exception:
                 outs = None
             if outs is not None:
@@ -281,7 +288,23 @@ def _optimize_nested(jaxpr: Jaxpr) -> Jaxpr:
     j = cse(j)
     j = transpose_dots(j)
     j = dce(j)
-    return _map_subjaxprs(j, _optimize_nested)
+    return _keep_weak_outputs(jaxpr, _map_subjaxprs(j, _optimize_nested))
+
+
+def _keep_weak_outputs(original: Jaxpr, jaxpr: Jaxpr) -> Jaxpr:
+    """Simplification may forward a value in place of a weak-type-only conversion of it; the
+    outputs keep the original types, weak types included (they decide later promotions)."""
+    outvars, eqns = list(jaxpr.outvars), list(jaxpr.eqns)
+    for k, (old, new) in enumerate(zip(original.outvars, jaxpr.outvars)):
+        if old.aval.weak_type != new.aval.weak_type:
+            out = Var(old.aval)
+            eqns.append(Eqn(all_primitives()["convert_element_type"], [new], [out],
+                            {"new_dtype": old.aval.dtype, "weak_type": old.aval.weak_type},
+                            None))
+            outvars[k] = out
+    if len(eqns) == len(jaxpr.eqns):
+        return jaxpr
+    return jaxpr.replace(eqns=eqns, outvars=outvars)
 
 
 def _map_subjaxprs(jaxpr: Jaxpr, fn) -> Jaxpr:

@@ -1,6 +1,7 @@
 """Helpers every transformation's public API shares: pytree flattening of functions, static
 arguments, and abstract values of user inputs with clear errors.
 
+    >>> from functrans.tree_util import tree_structure
     >>> flat_f, out_tree = flatten_fun(lambda d: (d["x"], 1), tree_structure(({"x": 0},)))
     >>> flat_f(5), out_tree()
     ([5, 1], PyTreeDef((*, *)))

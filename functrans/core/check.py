@@ -1,6 +1,6 @@
 """``check_jaxpr``: a type checker for Jaxprs, run in tests after every transformation.
 
-    >>> check_jaxpr(make_jaxpr(lambda x: x + 1)(1.0))   # raises JaxprTypeError if ill-typed
+    >>> check_jaxpr(ft.make_jaxpr(lambda x: x + 1)(1.0))   # raises JaxprTypeError if ill-typed
 """
 from __future__ import annotations
 

@@ -3,8 +3,8 @@
 Because evaluation re-binds primitives, running ``eval_jaxpr`` under any transformation applies
 that transformation to the program: this is how interpreters compose::
 
-    >>> eval_jaxpr(make_jaxpr(lambda x: x * 2)(3.0), 4.0)
-    [Array(8., dtype=float64)]
+    >>> eval_jaxpr(ft.make_jaxpr(lambda x: x * 2)(3.0), 4.0)
+    [Array(8., dtype=float64, weak_type=True)]
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def eval_jaxpr(jaxpr: Jaxpr, *args) -> list:
     env.update(zip(jaxpr.invars, args))
 
     def read(x):
-        return x.val if type(x) is Literal else env[x]
+        return x.bound if type(x) is Literal else env[x]
 
     for eqn in jaxpr.eqns:
         outs = eqn.prim.bind(*map(read, eqn.inputs), **eqn.params)

@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .array import Array
 from .avals import ShapedArray
 
 
@@ -32,11 +33,14 @@ class Var:
 class Literal:
     """A scalar constant inlined into an equation (printed as ``2.0:f32[]``)."""
 
-    __slots__ = ("val", "aval")
+    __slots__ = ("val", "aval", "bound")
 
     def __init__(self, val, aval: ShapedArray):
         self.val = np.asarray(val, dtype=aval.dtype)
         self.aval = aval
+        # What interpreters bind: a weak literal (a Python scalar in the program) stays weak,
+        # so re-evaluating a jaxpr gives the same types as the traced program.
+        self.bound = Array._wrap(self.val, True) if aval.weak_type else self.val
 
     def __repr__(self):
         v = self.val.item() if self.val.size == 1 else self.val.tolist()  # tolist: ill-typed

@@ -1,6 +1,6 @@
 """Staging: record every primitive applied to tracers into a Jaxpr (omnistaging).
 
-    >>> jaxpr = trace_to_jaxpr(lambda x: [x * x], [ShapedArray((3,), dtypes.float32)])
+    >>> jaxpr = trace_to_jaxpr(lambda x: [x * x], [ShapedArray((3,), np.dtype("float32"))])
     >>> print(jaxpr)
     { lambda ; a:f32[3]. let b:f32[3] = mul a a in (b,) }
 """

@@ -210,7 +210,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     scan (reverse-differentiable); with traced bounds a while_loop.
 
     >>> lax.fori_loop(0, 3, lambda i, acc: acc * 2 + i, 1)
-    Array(9, dtype=int64, weak_type=True)
+    Array(12, dtype=int64, weak_type=True)
     """
     lo, hi = _static_int(lower), _static_int(upper)
     if lo is not None and hi is not None:
@@ -245,7 +245,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     carry and the stacked ``y``s.
 
     >>> lax.scan(lambda c, x: (c + x, c * x), 0, fnp.arange(4))
-    (Array(6, dtype=int64, weak_type=True), Array([0, 1, 3, 6], dtype=int64))
+    (Array(6, dtype=int64), Array([0, 0, 2, 9], dtype=int64))
     """
     x_leaves, x_tree = tree_flatten(xs)
     lengths = {get_aval(x).shape[0] if get_aval(x).shape else None for x in x_leaves}

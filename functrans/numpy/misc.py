@@ -31,7 +31,7 @@ def round(a, decimals=0, out=None):
     integers with negative ``decimals`` go through float64 and back).
 
     >>> round(fnp.array([0.5, 1.5, 2.675]), 2)
-    Array([0.5 , 1.5 , 2.67], dtype=float64)
+    Array([0.5 , 1.5 , 2.68], dtype=float64)
     """
     unsupported_out("round", out)
     a = asarray(a)

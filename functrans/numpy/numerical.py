@@ -420,7 +420,7 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
     ``period`` along ``axis``.
 
     >>> unwrap(fnp.array([0.0, 3.0, 6.5]))
-    Array([ 0.        ,  3.        ,  0.21681469], dtype=float64)
+    Array([0.        , 3.        , 0.21681469], dtype=float64)
     """
     p = asarray(p)
     nd = get_aval(p).ndim

@@ -496,7 +496,7 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     ``nonzero(condition)``.
 
     >>> where(fnp.array([True, False]), 1.0, 0.0)
-    Array([1., 0.], dtype=float64)
+    Array([1., 0.], dtype=float64, weak_type=True)
     """
     if x is None and y is None:
         from .sorting import nonzero

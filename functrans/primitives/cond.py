@@ -6,7 +6,9 @@ outputs of the same types. Rules: JVP (branches differentiated alike), partial e
 linear operands), batching (an unbatched index keeps the branch; a batched one evaluates every
 branch and selects, like JAX)::
 
-    >>> lax.cond(x > 0, lambda v: v * 2, lambda v: -v, x)  # doctest: +SKIP
+    >>> x = fnp.array([1.0, -2.0])
+    >>> ft.vmap(lambda v: lax.cond(v > 0, lambda v: v * 2, lambda v: -v, v))(x)
+    Array([2., 2.], dtype=float64)
 """
 from __future__ import annotations
 

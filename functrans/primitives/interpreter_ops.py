@@ -17,8 +17,8 @@ def zeros(aval):
     return broadcast_in_dim_p.bind1(zero, shape=aval.shape, broadcast_dimensions=())
 
 
-def convert(x, dtype):
-    return convert_element_type_p.bind1(x, new_dtype=np.dtype(dtype), weak_type=False)
+def convert(x, dtype, weak_type=False):
+    return convert_element_type_p.bind1(x, new_dtype=np.dtype(dtype), weak_type=weak_type)
 
 
 def broadcast(x, shape, broadcast_dimensions):

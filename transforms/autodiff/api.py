@@ -6,7 +6,7 @@ jacrev, hessian.
 
     >>> import functrans as ft, functrans.numpy as fnp
     >>> ft.grad(lambda x: fnp.sin(x) * x)(0.0)
-    Array(0., dtype=float64)
+    Array(0., dtype=float64, weak_type=True)
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from functrans.core.eval import eval_jaxpr
 from functrans.core.trace import current_trace, get_aval, new_trace
 from functrans.tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
 
+from .. import ops
 from .jvp import Zero, instantiate, jvp_flat, tangent_aval
 from .partial_eval import PartialEvalTrace
 from .transpose import backward_pass
@@ -104,7 +105,7 @@ def linearize(fun, *primals, has_aux=False):
 
     >>> y, f_jvp = ft.linearize(fnp.sin, 0.0)
     >>> f_jvp(2.0)
-    Array(2., dtype=float64)
+    Array(2., dtype=float64, weak_type=True)
     """
     what = f"linearize({fun_name(fun)})"
     p_flat, in_tree = tree_flatten(primals)
@@ -129,7 +130,7 @@ def vjp(fun, *primals, has_aux=False):
 
     >>> y, f_vjp = ft.vjp(fnp.sin, 0.0)
     >>> f_vjp(1.0)
-    (Array(1., dtype=float64),)
+    (Array(1., dtype=float64, weak_type=True),)
     """
     what = f"vjp({fun_name(fun)})"
     p_flat, in_tree = tree_flatten(primals)
@@ -153,6 +154,11 @@ def vjp(fun, *primals, has_aux=False):
                             [c if _is_float(a) else Zero(a) for c, a in zip(ct_flat, out_avals)])
         it = iter(cts)
         flat_cts = [instantiate(next(it)) if m else _zeros(a) for m, a in zip(mask, in_avals)]
+        # As in JAX, a cotangent has its primal's type, weak type included (a Python float in,
+        # a weakly typed gradient out), so it promotes like the primal did.
+        flat_cts = [ops.convert(c, a.dtype, weak_type=True)
+                    if a.weak_type and not get_aval(c).weak_type else c
+                    for c, a in zip(flat_cts, in_avals)]
         return tree_unflatten(in_tree, flat_cts)
 
     out = tree_unflatten(out_tree, p_out)
@@ -165,7 +171,7 @@ def _zeros(aval):
 
 def _ones_like(x):
     a = get_aval(x)
-    return Array._wrap(np.ones(a.shape, a.dtype))
+    return Array._wrap(np.ones(a.shape, a.dtype), a.weak_type)
 
 
 def _with_args_at(fun, args, kwargs, nums):
@@ -183,7 +189,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     """``(fun(*args), grad(fun)(*args))`` in one pass.
 
     >>> ft.value_and_grad(lambda x: x ** 2)(3.0)
-    (Array(9., dtype=float64, weak_type=True), Array(6., dtype=float64))
+    (Array(9., dtype=float64, weak_type=True), Array(6., dtype=float64, weak_type=True))
     """
     what = f"grad({fun_name(fun)})"
     if holomorphic:
@@ -226,7 +232,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
     """Gradient of a scalar-valued ``fun`` with respect to argument(s) ``argnums``.
 
     >>> ft.grad(lambda x, y: x * y, argnums=(0, 1))(2.0, 3.0)
-    (Array(3., dtype=float64), Array(2., dtype=float64))
+    (Array(3., dtype=float64, weak_type=True), Array(2., dtype=float64, weak_type=True))
     """
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, reduce_axes)
 

@@ -7,7 +7,12 @@ jaxpr's constants, the *residuals*. ``linearize`` runs the JVP trace on top of i
 primals and unknown tangents, which splits a JVP into primal work (done now) and a linear
 tangent program (a jaxpr over the tangents)::
 
+    >>> j = ft.make_jaxpr(lambda a, b: fnp.sin(a) * b)(1.0, 2.0)
     >>> jaxpr_known, jaxpr_unknown, out_unknowns, num_res = partial_eval_jaxpr(j, [False, True])
+    >>> print(jaxpr_known)        # sin(a) runs now; its result is the residual
+    { lambda ; a:f64[]. let b:f64[] = sin a in (b,) }
+    >>> print(jaxpr_unknown)      # the staged rest: residual first, then b
+    { lambda ; a:f64[] b:f64[]. let c:f64[] = mul a b in (c,) }
 """
 from __future__ import annotations
 

@@ -7,6 +7,22 @@ tangent computation, so the residuals are the inputs only::
 
     >>> f = ft.checkpoint(lambda x: fnp.sin(fnp.sin(x)))
     >>> print(ft.make_jaxpr(ft.grad(f))(1.0))     # the backward pass recomputes sin(x)
+    { lambda ; a:f64[]. let
+        b:f64[] = sin a
+        _:f64[] = sin b
+        c:f64[] = checkpoint[
+          differentiated=True
+          jaxpr={ lambda ; d:f64[] e:f64[]. let
+              f:f64[] = sin d
+              g:f64[] = cos d
+              h:f64[] = cos f
+              i:f64[] = mul e h
+              j:f64[] = mul i g
+            in (j,) }
+          prevent_cse=True
+        ] a 1.0:f64[]
+        k:f64[] = convert_element_type[new_dtype=float64 weak_type=True] c
+      in (k,) }
 """
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
 """Helpers primitive families use to define their JVP and transpose rules.
 
-    >>> defjvp(sin_p, lambda g, ans, x: mul(g, cos(x)))       # d sin = cos
-    >>> deflinear(neg_p, lambda cts, x: [neg(cts[0])])         # linear: JVP + transpose
+Used by the primitive families, e.g. (elementwise.py)::
+
+    defjvp(sin_p, lambda g, ans, x: mul(g, cos(x)))       # d sin = cos
+    deflinear(neg_p, lambda cts, x: [neg(cts[0])])         # linear: JVP + transpose
 """
 from __future__ import annotations
 

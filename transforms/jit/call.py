@@ -5,6 +5,12 @@ other interpreter transforms the jaxpr and binds ``jit`` again, so ``grad(jit(f)
 ``jit(vmap(f))``, ``vmap(jit(f))`` and jit inside jit all stay compiled::
 
     >>> print(ft.make_jaxpr(ft.jit(fnp.sin))(1.0))
+    { lambda ; a:f64[]. let
+        b:f64[] = jit[
+          jaxpr={ lambda ; c:f64[]. let d:f64[] = sin c in (d,) }
+          name=sin
+        ] a
+      in (b,) }
 """
 from __future__ import annotations
 

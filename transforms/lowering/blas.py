@@ -1,7 +1,11 @@
 """Matrix multiply for generated kernels: BLAS ``?gemm`` from the OpenBLAS that NumPy ships,
 called by symbol from Numba (cacheable), with a loop fallback when no BLAS symbol is found.
 
-    >>> gemm64(a, b, c)   # c[:] = a @ b for C-contiguous float64 matrices, inside @njit code
+    >>> a, b, c = np.ones((2, 3)), np.ones((3, 2)), np.empty((2, 2))
+    >>> gemm64(a, b, c)   # c[:] = a @ b for C-contiguous float64 matrices, also inside @njit
+    >>> c
+    array([[3., 3.],
+           [3., 3.]])
 """
 from __future__ import annotations
 

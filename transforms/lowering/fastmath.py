@@ -94,7 +94,6 @@ _stock_jit = numba.njit(error_model="numpy", nogil=True)
 
 
 def _stock_unary(fn, dt):
-    one = dt(1)
     if fn == "logistic":
         return _poly.make_logistic(dt, _stock_jit(lambda x: math.exp(x)))
     if fn == "exp2":

@@ -614,7 +614,7 @@ def _cos_f64(x):
 def _make_tanh(dt, expm1_core, tiny, cap):
     """tanh(x) = e / (e + 2) with e = expm1(2|x|): no cancellation for small |x|; |x| is
     capped where tanh rounds to 1."""
-    one, two, capv, tinyv = dt(1), dt(2), dt(cap), dt(tiny)
+    two, capv, tinyv = dt(2), dt(cap), dt(tiny)
 
     def tanh(x):
         ax = abs(x)
