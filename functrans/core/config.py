@@ -34,14 +34,16 @@ class Config:
     """Holds the process-wide flags; read them as attributes (``config.enable_x64``)."""
 
     def __init__(self):
-        object.__setattr__(self, "_values", dict(_DEFAULTS))
+        object.__setattr__(self, "_values", {})
+        for name, value in _DEFAULTS.items():
+            self.update(name, value)
 
-    def __getattr__(self, name):
-        try:
-            return self._values[name]
-        except KeyError:
-            raise AttributeError(f"functrans.config has no flag {name!r}; "
-                                 f"known flags: {sorted(_DEFAULTS)}") from None
+    def __getattr__(self, name):  # only reached for names that are not flags
+        raise AttributeError(f"functrans.config has no flag {name!r}; "
+                             f"known flags: {sorted(_DEFAULTS)}")
+
+    def __setattr__(self, name, value):
+        raise AttributeError("set flags with functrans.config.update(name, value)")
 
     def update(self, name: str, value) -> None:
         """Set flag ``name`` process-wide, e.g. ``ft.config.update("enable_x64", False)``."""
@@ -50,6 +52,8 @@ class Config:
             raise AttributeError(f"functrans.config has no flag {name!r}; "
                                  f"known flags: {sorted(_DEFAULTS)}")
         self._values[name] = value
+        # Flags are plain attributes: eager evaluation reads some on every primitive.
+        object.__setattr__(self, name, value)
 
     @contextlib.contextmanager
     def override(self, **flags):
