@@ -77,14 +77,8 @@ def _private_dir():
 
 
 def _decorator(parallel: bool) -> str:
-    opts = fastmath.kernel_options()
-    # Without 'arcp': it lets LLVM turn 1/sqrt(x) and divisions into reciprocal estimates,
-    # which are 1 ulp off and give nan for 0 and inf. Without 'contract': fusing a*b + c into
-    # one FMA rounds differently from NumPy (and breaks error-free arithmetic such as exact
-    # two-product steps); arithmetic then matches eager evaluation bit for bit, at no
-    # measurable cost here.
-    kept = set(opts["fastmath"]) - {"arcp", "contract"}
-    flags = "{" + ", ".join(repr(f) for f in sorted(kept)) + "}"
+    opts = fastmath.kernel_options()  # its flags say why each is (not) there
+    flags = "{" + ", ".join(repr(f) for f in sorted(opts["fastmath"])) + "}"
     extra = ", parallel=True" if parallel else ""
     return (f"@nb.njit(cache=True, nogil=True, error_model={opts['error_model']!r}, "
             f"fastmath={flags}{extra})")

@@ -63,9 +63,12 @@ __all__ = [
 ROUTES = ("auto", "libmvec", "portable", "off")
 """Values of FUNCTRANS_FASTMATH and :func:`set_route`."""
 
-KERNEL_FASTMATH_FLAGS = frozenset({"contract", "afn", "arcp", "nsz", "reassoc"})
+KERNEL_FASTMATH_FLAGS = frozenset({"afn", "nsz", "reassoc"})
 """LLVM fast-math flags for kernels. Not ``fastmath=True``: its ``nnan``/``ninf`` flags let
-LLVM assume no nan or inf exists, which breaks nan propagation and overflow to inf."""
+LLVM assume no nan or inf exists, which breaks nan propagation and overflow to inf. Not
+``arcp``: it turns 1/sqrt(x) and divisions into reciprocal estimates (1 ulp off, nan for 0
+and inf). Not ``contract``: fusing a*b + c into one FMA rounds differently from NumPy, so
+arithmetic would no longer match eager evaluation bit for bit (no measurable speed cost)."""
 
 
 def kernel_options(**overrides) -> dict:
