@@ -35,18 +35,25 @@ def init_mlp(sizes, dtype, seed=0):
             for m, n in zip(sizes[:-1], sizes[1:])]
 
 
-def mlp_loss(params, x, y):
-    h = x
-    for w, b in params[:-1]:
-        h = fnp.maximum(h @ w + b, 0.0)
-    w, b = params[-1]
-    logits = h @ w + b
-    logz = ft.scipy.special.logsumexp(logits, axis=1, keepdims=True)
-    return -fnp.mean(fnp.sum(y * (logits - logz), axis=1))
+def make_mlp_loss(xnp, logsumexp):
+    """The ReLU MLP's softmax cross-entropy written against a NumPy-like module, so the same
+    code gives the functrans version and the JAX one (``make_mlp_loss(jnp, ...)``)."""
+    def loss(params, x, y):
+        h = x
+        for w, b in params[:-1]:
+            h = xnp.maximum(h @ w + b, 0.0)
+        w, b = params[-1]
+        logits = h @ w + b
+        logz = logsumexp(logits, axis=1, keepdims=True)
+        return -xnp.mean(xnp.sum(y * (logits - logz), axis=1))
+    return loss
 
 
-def mlp_value_and_grad_numpy(params, x, y):
-    """Hand-written forward and backward pass (ReLU MLP + softmax cross-entropy)."""
+mlp_loss = make_mlp_loss(fnp, ft.scipy.special.logsumexp)
+
+
+def _relu_forward(params, x):
+    """Inputs of each layer (``acts``), pre-activations of the hidden ones, last hidden."""
     acts, pre = [x], []
     h = x
     for w, b in params[:-1]:
@@ -54,6 +61,12 @@ def mlp_value_and_grad_numpy(params, x, y):
         pre.append(z)
         h = np.maximum(z, 0)
         acts.append(h)
+    return acts, pre, h
+
+
+def mlp_value_and_grad_numpy(params, x, y):
+    """Hand-written forward and backward pass (ReLU MLP + softmax cross-entropy)."""
+    acts, pre, h = _relu_forward(params, x)
     w, b = params[-1]
     logits = h @ w + b
     m = logits.max(1, keepdims=True)
@@ -76,13 +89,7 @@ def mlp_value_and_grad_numpy(params, x, y):
 
 def per_example_grads_numpy(params, x, y):
     """Per-example gradients of a ReLU MLP, batched by hand with einsum."""
-    acts, pre = [x], []
-    h = x
-    for w, b in params[:-1]:
-        z = h @ w + b
-        pre.append(z)
-        h = np.maximum(z, 0)
-        acts.append(h)
+    acts, pre, h = _relu_forward(params, x)
     logits = h @ params[-1][0] + params[-1][1]
     e = np.exp(logits - logits.max(1, keepdims=True))
     g = e / e.sum(1, keepdims=True) * y.sum(1, keepdims=True) - y

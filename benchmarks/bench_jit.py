@@ -21,10 +21,10 @@ import functrans as ft
 import functrans.numpy as fnp
 
 try:
-    from .bench_autodiff import init_mlp, mlp_loss, mlp_value_and_grad_numpy
+    from .bench_autodiff import init_mlp, make_mlp_loss, mlp_loss, mlp_value_and_grad_numpy
     from .timing import fmt, maybe_jax, median_time, table
 except ImportError:  # run as a script
-    from bench_autodiff import init_mlp, mlp_loss, mlp_value_and_grad_numpy
+    from bench_autodiff import init_mlp, make_mlp_loss, mlp_loss, mlp_value_and_grad_numpy
     from timing import fmt, maybe_jax, median_time, table
 
 
@@ -77,14 +77,7 @@ def check_and_time():
              median_time(lambda: mlp_value_and_grad_numpy(params, xb, yb))),
             ("functrans jit(value_and_grad)", median_time(lambda: step(pa, xb, yb)))]
     if jax:
-        def jloss(p, x, y):
-            h = x
-            for w, bb in p[:-1]:
-                h = jnp.maximum(h @ w + bb, 0.0)
-            w, bb = p[-1]
-            logits = h @ w + bb
-            logz = jax.scipy.special.logsumexp(logits, axis=1, keepdims=True)
-            return -jnp.mean(jnp.sum(y * (logits - logz), axis=1))
+        jloss = make_mlp_loss(jnp, jax.scipy.special.logsumexp)
         jstep = jax.jit(jax.value_and_grad(jloss))
         pj = [(jnp.asarray(w), jnp.asarray(bb)) for w, bb in params]
         xj, yj = jnp.asarray(xb), jnp.asarray(yb)

@@ -15,7 +15,7 @@ import numpy as np
 from functrans.core.ir import Literal, Var
 
 from .plan import REDUCTIONS, Group, Op, plan, unit_reshape
-from .unrolled import emit_unrolled, is_small, wants_unrolled
+from .unrolled import combine, emit_unrolled, is_small, wants_unrolled
 from .scalar import dtype_ctor, scalar_rules
 
 BLOCK = 4096  # reduction block: summed in the input precision, blocks summed in float64
@@ -467,16 +467,7 @@ class _Reduction:
         return self.em.const(v, d)
 
     def combine(self, a, b):
-        k, fl = self.kind, self.in_dtype.kind == "f"
-        if k == "sum":
-            return f"{a} + {b}"
-        if k == "prod":
-            return f"{a} * {b}"
-        if k == "max":
-            return f"rt.fmax({a}, {b})" if fl else f"max({a}, {b})"
-        if k == "min":
-            return f"rt.fmin({a}, {b})" if fl else f"min({a}, {b})"
-        return f"{a} & {b}" if k == "and" else f"{a} | {b}"
+        return combine(self.kind, a, b, self.in_dtype.kind == "f")
 
     def _arg_update(self, v, pos, acc, bi):
         em = self.em

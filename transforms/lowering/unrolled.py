@@ -132,7 +132,9 @@ _COMBINE = {"reduce_sum": "sum", "reduce_prod": "prod", "reduce_max": "max", "re
             "reduce_and": "and", "reduce_or": "or"}
 
 
-def _combine(kind, a, b, fl):
+def combine(kind, a, b, fl):
+    """Source text folding ``b`` into accumulator ``a`` for reduction ``kind`` (``fl``: float
+    operands, whose max/min propagate nan)."""
     if kind == "sum":
         return f"{a} + {b}"
     if kind == "prod":
@@ -164,7 +166,7 @@ def _reduce(em, eqn, ins):
             continue
         acc = ins[0][members[0]]
         for m in members[1:]:
-            acc = em.tmp(em.cast(_combine(kind, acc, ins[0][m], fl), out.dtype))
+            acc = em.tmp(em.cast(combine(kind, acc, ins[0][m], fl), out.dtype))
         res.append(acc)
     if not res:  # reducing an empty axis gives the identity
         from .emit import _Reduction
@@ -201,7 +203,7 @@ def _cumulative(em, eqn, ins):
         acc = None
         for m in order:
             acc = ins[0][m] if acc is None else em.tmp(em.cast(
-                _combine(kind, acc, ins[0][m], dt.kind == "f"), dt))
+                combine(kind, acc, ins[0][m], dt.kind == "f"), dt))
             res[m] = acc
     return [res]
 
