@@ -23,5 +23,10 @@ from .transforms.autodiff import (checkpoint, custom_jvp, custom_vjp, grad,  # n
                                   value_and_grad, vjp)
 from .transforms.batching import vmap  # noqa: F401
 from .transforms.jit import jit  # noqa: F401
+from .core.devices import (default_backend, device_count, devices, local_device_count,  # noqa: F401
+                           local_devices, process_count, process_index)
+from .placement import block_until_ready, device_put  # noqa: F401
+from .spmd import pmap, shard_map  # noqa: F401
+from . import distributed, sharding  # noqa: F401
 from . import testing  # noqa: F401,E402
 

@@ -18,7 +18,7 @@ from .avals import ShapedArray
 class Array:
     """An immutable n-dimensional array (the concrete value type of functrans)."""
 
-    __slots__ = ("_value", "_weak", "__weakref__")
+    __slots__ = ("_value", "_weak", "_sharding", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, value, weak_type: bool = False):
@@ -29,6 +29,7 @@ class Array:
             value.flags.writeable = False
         self._value = value
         self._weak = weak_type
+        self._sharding = None
 
     @classmethod
     def _wrap(cls, value: np.ndarray, weak_type: bool = False) -> "Array":
@@ -37,7 +38,38 @@ class Array:
         a = object.__new__(cls)
         a._value = value
         a._weak = weak_type
+        a._sharding = None  # None: uncommitted, on the default device
         return a
+
+    @property
+    def sharding(self):
+        """Where the array lives: a Sharding (``SingleDeviceSharding`` unless placed or
+        produced by pmap/shard_map)."""
+        from .mesh import default_sharding
+        return self._sharding if self._sharding is not None else default_sharding()
+
+    def devices(self) -> set:
+        """The set of devices holding parts of this array."""
+        return set(self.sharding.device_set)
+
+    @property
+    def addressable_shards(self) -> list:
+        """This process's shards: each has ``.device``, ``.index`` (slices) and ``.data``.
+
+        >>> [s.data.shape for s in fnp.ones(4).addressable_shards]
+        [(4,)]
+        """
+        from .devices import processes
+        out = []
+        for dev, idx in self.sharding.devices_indices_map(self.shape).items():
+            if dev.process_index == processes.index:
+                out.append(Shard(dev, idx, Array._wrap(self._value[idx], self._weak)))
+        return out
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        from .devices import processes
+        return all(d.process_index == processes.index for d in self.sharding.device_set)
 
     @property
     def aval(self) -> ShapedArray:
@@ -124,5 +156,23 @@ class Array:
     def __deepcopy__(self, memo):
         return self
 
+    def _with_sharding(self, sharding) -> "Array":
+        """The same buffer, placed as ``sharding`` says (CPU devices share host memory)."""
+        a = Array._wrap(self._value, self._weak)
+        a._sharding = sharding
+        return a
+
     def __reduce__(self):
         return (Array, (np.array(self._value), self._weak))
+
+
+class Shard:
+    """One device's part of an Array."""
+
+    __slots__ = ("device", "index", "data")
+
+    def __init__(self, device, index, data):
+        self.device, self.index, self.data = device, index, data
+
+    def __repr__(self):
+        return f"Shard(device={self.device!r}, index={self.index}, data={self.data!r})"

@@ -4,7 +4,10 @@
 """
 from __future__ import annotations
 
+import contextlib
+
 from .avals import same_type
+from .axis_env import extend_axis_env
 from .ir import Jaxpr, Literal, walk_jaxprs
 from .printer import pp_eqn
 from .trace import get_aval
@@ -41,8 +44,9 @@ def check_jaxpr(jaxpr: Jaxpr) -> None:
     for eqn in jaxpr.eqns:
         where = f"in equation `{pp_eqn(eqn)}`" + (f" from {eqn.source}" if eqn.source else "")
         in_avals = [read(x, where) for x in eqn.inputs]
-        for sub in walk_jaxprs(eqn.params):
-            check_jaxpr(sub)  # sub-jaxprs are closed: they have their own scope
+        with _sub_axis_env(eqn):  # shard_map's body sees its mesh axes
+            for sub in walk_jaxprs(eqn.params):
+                check_jaxpr(sub)  # sub-jaxprs are closed: they have their own scope
         try:
             out_avals = eqn.prim.abstract_eval(*in_avals, **eqn.params)
         except Exception as e:
@@ -57,3 +61,13 @@ def check_jaxpr(jaxpr: Jaxpr) -> None:
             bind(v, where)
     for x in jaxpr.outvars:
         read(x, "outvars")
+
+
+@contextlib.contextmanager
+def _sub_axis_env(eqn):
+    """Bind the named axes a higher-order primitive gives its sub-jaxprs (``prim.sub_axes``)."""
+    with contextlib.ExitStack() as stack:
+        sub_axes = getattr(eqn.prim, "sub_axes", None)
+        for name, size in (sub_axes(eqn.params) if sub_axes else ()):
+            stack.enter_context(extend_axis_env(name, size))
+        yield

@@ -27,7 +27,28 @@ _DEFAULTS = {
     "check_jaxprs": os.environ.get("FUNCTRANS_CHECK_JAXPRS", "") not in ("", "0"),
     # Maximum number of compiled executables a single jitted function keeps.
     "jit_cache_size": 64,
+    # Logical CPU devices in this process (pmap/shard_map shards run on them in parallel).
+    # Unlike JAX, it can change at run time; arrays already placed keep their device.
+    "num_cpu_devices": None,
 }
+
+
+def _default_cpu_devices() -> int:
+    env = os.environ.get("FUNCTRANS_NUM_CPU_DEVICES", "")
+    if env:
+        return _check_device_count(env)
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+               else (os.cpu_count() or 1))
+
+
+def _check_device_count(value) -> int:
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        n = 0
+    if n < 1 or isinstance(value, float) and value != n:
+        raise ValueError(f"num_cpu_devices must be a positive integer, got {value!r}")
+    return n
 
 
 class Config:
@@ -51,6 +72,8 @@ class Config:
         if name not in _DEFAULTS:
             raise AttributeError(f"functrans.config has no flag {name!r}; "
                                  f"known flags: {sorted(_DEFAULTS)}")
+        if name == "num_cpu_devices":
+            value = _default_cpu_devices() if value is None else _check_device_count(value)
         self._values[name] = value
         # Flags are plain attributes: eager evaluation reads some on every primitive.
         object.__setattr__(self, name, value)

@@ -14,3 +14,4 @@ from .collectives import *  # noqa: F401,F403
 from .cond import cond_p  # noqa: F401
 from .scan import scan_p  # noqa: F401
 from .while_loop import while_p  # noqa: F401
+from .shard_map import shard_map_p  # noqa: F401

@@ -1,9 +1,10 @@
 """Collectives over named axes: psum, pmax, pmin, psum_scatter, all_gather, axis_index,
 ppermute, all_to_all.
 
-They only mean something inside ``vmap(..., axis_name=...)`` or ``pmap``: the batching rule of
-the trace that owns the name evaluates them across the batch (which is also what gives ``pmap``
-its single-device semantics and oracle). Outside, their type rule raises an unbound-axis error::
+They only mean something inside ``vmap(..., axis_name=...)``, ``pmap`` or ``shard_map``: under
+vmap the batching rule of the trace that owns the name evaluates them across the batch; in a
+shard running on a device their impl exchanges values with the other shards
+(``transforms.parallel.collectives``). Outside, their type rule raises an unbound-axis error::
 
     >>> ft.vmap(lambda x: lax.psum(x, "i"), axis_name="i")(fnp.arange(3.0))
     Array([3., 3., 3.], dtype=float64)
@@ -17,6 +18,7 @@ from ..core.axis_env import axis_size
 from ..core.trace import Primitive, get_aval
 from ..transforms.autodiff.rules import Zero, deflinear, is_zero
 from ..transforms.batching import batching_rules, bdim_at_front, moveaxis
+from ..transforms.parallel.collectives import device_collective
 from . import elementwise as E
 from . import reductions as R
 from . import structural as S
@@ -27,16 +29,16 @@ def _names(axis_name) -> tuple:
     return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
 
 
-def _unbound_impl(name):
-    def impl(*args, axis_name, **params):
-        axis_size(axis_name)  # raises the unbound-axis NameError
-        raise NameError(f"{name} needs an enclosing vmap/pmap binding {axis_name!r}")
+def _device_impl(name):
+    def impl(*args, **params):  # a shard on a device evaluates it (unbound names raise)
+        return device_collective(name, args, params)
     return impl
 
 
 def _collective(name, abstract_eval):
-    prim = Primitive(name, impl=_unbound_impl(name), abstract_eval=abstract_eval)
+    prim = Primitive(name, impl=_device_impl(name), abstract_eval=abstract_eval)
     prim.named_axis_rule = True  # the batch trace must see it even for unbatched operands
+    prim.host_only = True  # shards exchange values through the host, between kernels
     return prim
 
 

@@ -1,6 +1,7 @@
 """Executables for jaxprs: what ``jit`` runs under evaluation.
 
-The jaxpr is optimized (inlining, simplification, CSE, DCE) and compiled to one Numba kernel.
+The jaxpr is optimized (inlining, simplification, CSE, DCE) and compiled to one Numba kernel
+(or, when it holds collectives or a shard_map, to compiled segments around them).
 Programs with float16 values run on the reference interpreter instead (each primitive's
 NumPy impl): Numba has no float16 arithmetic on CPU.
 """
@@ -14,6 +15,7 @@ from functrans.core.memo import cache_on_jaxpr
 
 from ..lowering.compile import Kernel
 from ..passes import optimize
+from .segmented import Segmented, jaxpr_needs_host
 
 
 def _has_float16(jaxpr) -> bool:
@@ -42,6 +44,12 @@ def executable_for(jaxpr, name):
     optimized = optimize(jaxpr)
     if config.check_jaxprs:
         check_jaxpr(optimized)  # a pass that breaks typing is caught here, not in Numba
-    if _has_float16(optimized):
-        return Interpreted(optimized)
-    return Kernel(optimized, name)
+    return _compile(optimized, name)
+
+
+def _compile(jaxpr, name):
+    if jaxpr_needs_host(jaxpr):  # collectives, nested shard_map: see segmented.py
+        return Segmented(jaxpr, name, _compile)
+    if _has_float16(jaxpr):
+        return Interpreted(jaxpr)
+    return Kernel(jaxpr, name)

@@ -102,3 +102,29 @@ else:  # no BLAS found: plain loops (vectorized inner loop)
     gemm32 = gemm64 = _gemm_loops
 
 gemm_loops = _gemm_loops
+
+
+def _thread_limiter():
+    """OpenBLAS's per-thread thread-count setter, if the loaded OpenBLAS has one."""
+    libs_dir = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
+    for path in glob.glob(os.path.join(libs_dir, "libscipy_openblas*.so*")) + \
+            glob.glob(os.path.join(libs_dir, "libopenblas*.so*")):
+        try:
+            fn = ctypes.CDLL(path).openblas_set_num_threads_local
+        except (OSError, AttributeError):
+            continue
+        fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_int]
+        return fn
+    return None
+
+
+_set_threads_local = _thread_limiter()
+
+
+def limit_blas_threads_in_this_thread(n: int):
+    """Let BLAS calls made from the current thread use at most ``n`` threads (device threads
+    of pmap/shard_map: several shards already keep the cores busy). Returns the old limit,
+    or None where the BLAS has no per-thread setting."""
+    if _set_threads_local is None:
+        return None
+    return _set_threads_local(n)

@@ -1,0 +1,137 @@
+"""Devices and backends: what a program runs on.
+
+A *backend* (``"cpu"`` today) compiles jaxprs and owns a list of devices. CPU devices are
+logical: each runs its shard of a ``pmap``/``shard_map`` on its own thread, in parallel (the
+compiled kernels release the GIL). Their number is a run-time setting, one per core unless
+``FUNCTRANS_NUM_CPU_DEVICES`` or ``config.update("num_cpu_devices", n)`` says otherwise::
+
+    >>> from functrans.core.config import config
+    >>> with config.override(num_cpu_devices=2):
+    ...     devices()
+    [CpuDevice(id=0), CpuDevice(id=1)]
+
+Under ``functrans.distributed.initialize()`` (MPI) the devices of every process form one global
+list: ``devices()`` spans the processes, ``local_devices()`` is this process's part.
+"""
+from __future__ import annotations
+
+from .config import config
+
+
+class Device:
+    """One device: ``platform`` ("cpu"), a global ``id``, and the ``process_index`` owning it."""
+
+    __slots__ = ("platform", "id", "process_index", "local_index")
+
+    def __init__(self, platform: str, id: int, process_index: int = 0, local_index: int = 0):
+        self.platform, self.id = platform, id
+        self.process_index, self.local_index = process_index, local_index
+
+    @property
+    def device_kind(self) -> str:
+        return self.platform
+
+    def __repr__(self):
+        return f"{self.platform.capitalize()}Device(id={self.id})"
+
+    def __eq__(self, other):
+        return (type(other) is Device and self.platform == other.platform
+                and self.id == other.id)
+
+    def __hash__(self):
+        return hash((self.platform, self.id))
+
+
+class _Processes:
+    """This process's place among the processes of a distributed run (set by initialize())."""
+
+    index = 0
+    count = 1
+    local_device_counts: tuple = ()  # per process, under MPI
+    communicator = None  # an mpi4py communicator once initialized
+
+
+processes = _Processes()
+
+
+def _cpu_devices() -> list:
+    n_local = int(config.num_cpu_devices)
+    counts = processes.local_device_counts or (n_local,)
+    key = (counts, processes.index)
+    if _cache.get("key") != key:
+        devs, gid = [], 0
+        for p, n in enumerate(counts):
+            devs += [Device("cpu", gid + i, p, i) for i in range(n)]
+            gid += n
+        _cache["key"], _cache["devices"] = key, devs
+    return _cache["devices"]
+
+
+_cache: dict = {}
+_BACKENDS = {"cpu": _cpu_devices}
+
+
+def register_backend(name: str, list_devices) -> None:
+    """Make backend ``name`` available; ``list_devices()`` returns its global devices."""
+    _BACKENDS[name] = list_devices
+
+
+def available_backends() -> list:
+    return sorted(_BACKENDS)
+
+
+def check_backend(backend) -> str:
+    """The backend's name (the default one for None); a clear error for unknown names."""
+    name = "cpu" if backend is None else getattr(backend, "platform", backend)
+    if name not in _BACKENDS:
+        raise RuntimeError(f"unknown backend {name!r}; the available backends are "
+                           f"{available_backends()}")
+    return name
+
+
+def devices(backend=None) -> list:
+    """Every device of ``backend`` (default: cpu), across all processes.
+
+    >>> len(devices()) == device_count()
+    True
+    """
+    return list(_BACKENDS[check_backend(backend)]())
+
+
+def local_devices(process_index=None, backend=None) -> list:
+    """The devices owned by this process (or by ``process_index``).
+
+    >>> local_devices()[0].process_index
+    0
+    """
+    p = processes.index if process_index is None else process_index
+    return [d for d in devices(backend) if d.process_index == p]
+
+
+def device_count(backend=None) -> int:
+    """Number of devices across all processes."""
+    return len(devices(backend))
+
+
+def local_device_count(backend=None) -> int:
+    """Number of devices of this process."""
+    return len(local_devices(backend=backend))
+
+
+def process_index() -> int:
+    """This process's index in a distributed run (0 without MPI)."""
+    return processes.index
+
+
+def process_count() -> int:
+    """Number of processes in a distributed run (1 without MPI)."""
+    return processes.count
+
+
+def default_backend() -> str:
+    """The backend programs run on unless told otherwise."""
+    return "cpu"
+
+
+def default_device() -> Device:
+    return local_devices()[0]

@@ -1,0 +1,59 @@
+"""Many processes, many hosts: ``initialize()`` under ``mpiexec`` joins the processes.
+
+After it, ``ft.devices()`` lists the devices of every process (``ft.local_devices()`` this
+process's), ``ft.process_index()``/``ft.process_count()`` say where this process stands, and
+collectives of ``pmap``/``shard_map`` over devices of several processes exchange values through
+MPI (``mpi4py``; install the ``mpi`` extra, which also brings an ``mpiexec``). A script that
+calls ``initialize()`` runs unchanged as one process, with or without MPI installed::
+
+    $ mpiexec -n 2 python -m mpi4py my_script.py
+
+``python -m mpi4py`` makes an exception in one process abort the others instead of leaving them
+waiting.
+"""
+from __future__ import annotations
+
+from .core.config import config
+from .core.devices import processes
+
+
+def initialize(coordinator_address=None, num_processes=None, process_id=None,
+               local_device_ids=None) -> None:
+    """Join the processes of this MPI job (a no-op for a single process without MPI).
+
+    JAX's arguments are accepted for portability; MPI already knows the processes, so any
+    given ``num_processes``/``process_id`` must agree with it.
+
+    >>> initialize(); ft.process_count() >= 1
+    True
+    """
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        if num_processes not in (None, 1):
+            raise RuntimeError("functrans.distributed.initialize: several processes need "
+                               "mpi4py and an MPI implementation: pip install "
+                               "'functrans[mpi]' and start the script with mpiexec") from None
+        return
+    comm = MPI.COMM_WORLD
+    if num_processes is not None and num_processes != comm.Get_size():
+        raise ValueError(f"initialize: num_processes={num_processes}, but mpiexec started "
+                         f"{comm.Get_size()} processes")
+    if process_id is not None and process_id != comm.Get_rank():
+        raise ValueError(f"initialize: process_id={process_id}, but MPI says this is process "
+                         f"{comm.Get_rank()}")
+    n_local = int(config.num_cpu_devices)
+    processes.local_device_counts = tuple(comm.allgather(n_local))
+    processes.index, processes.count = comm.Get_rank(), comm.Get_size()
+    processes.communicator = comm if comm.Get_size() > 1 else None
+
+
+def is_initialized() -> bool:
+    """Whether ``initialize()`` joined several processes."""
+    return processes.communicator is not None
+
+
+def shutdown() -> None:
+    """Leave the distributed run: later programs use this process's devices only."""
+    processes.index, processes.count = 0, 1
+    processes.local_device_counts, processes.communicator = (), None

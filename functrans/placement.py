@@ -1,0 +1,53 @@
+"""Placing values on devices: ``device_put`` and ``block_until_ready``.
+
+On CPU every device shares the host's memory, so placing an array records where it lives
+(its ``sharding``) and shares the buffer; the shards of a sharded array are views of it::
+
+    >>> x = ft.device_put(fnp.ones(3), ft.devices()[0])
+    >>> x.devices() == {ft.devices()[0]}
+    True
+"""
+from __future__ import annotations
+
+from .core.array import Array
+from .core.devices import Device
+from .core.mesh import Sharding, SingleDeviceSharding
+from .core.trace import Tracer, get_aval
+from .tree_util import tree_map
+
+
+def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
+    """Place every array of the pytree ``x`` on ``device`` (a Device or a Sharding; None:
+    the default device).
+
+    >>> ft.device_put([1.0, fnp.arange(2)])[1]
+    Array([0, 1], dtype=int64)
+    """
+    if device is None:
+        sharding = None
+    elif isinstance(device, Device):
+        sharding = SingleDeviceSharding(device)
+    elif isinstance(device, Sharding):
+        sharding = device
+    else:
+        raise TypeError(f"device_put: expected a Device or a Sharding, got "
+                        f"{type(device).__name__}: {device!r}")
+
+    def put(v):
+        if isinstance(v, Tracer):
+            return v  # inside a transformation placement is the caller's business
+        a = v if type(v) is Array else Array(v, weak_type=get_aval(v).weak_type)
+        if sharding is not None:
+            sharding.devices_indices_map(a.shape)  # checks that the spec divides the shape
+        return a._with_sharding(sharding)
+    return tree_map(put, x)
+
+
+def block_until_ready(x):
+    """Wait until every array of ``x`` is computed and return ``x`` (functrans computes
+    synchronously, so this returns at once; kept for JAX programs).
+
+    >>> ft.block_until_ready(fnp.ones(2))
+    Array([1., 1.], dtype=float64)
+    """
+    return x

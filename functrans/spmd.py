@@ -1,0 +1,272 @@
+"""``pmap`` and ``shard_map``: run one program on many devices, with JAX's signatures.
+
+Both trace the per-shard program once per argument signature and bind the ``shard_map``
+primitive (``functrans.primitives.shard_map``), so they compose with every transformation
+(``grad(pmap(f))``, ``pmap(grad(f))``, ``vmap(pmap(f))``, ``jit(shard_map(...))``) and their
+collectives (``lax.psum`` ...) are real exchanges between device threads::
+
+    >>> ft.config.update("num_cpu_devices", 2)
+    >>> ft.pmap(lambda x: x / lax.psum(x, "i"), axis_name="i")(fnp.array([1.0, 3.0]))
+    Array([0.25, 0.75], dtype=float64)
+"""
+from __future__ import annotations
+
+import functools
+import threading
+
+import numpy as np
+
+from .core.api_util import fun_name, merge_static, split_static
+from .core.array import Array
+from .core.avals import ShapedArray
+from .core.axis_env import _env as _axis_env
+from .core.config import config
+from .core.devices import local_devices, processes
+from .core.mesh import Mesh, NamedSharding, PartitionSpec, canonical_spec, check_divisible
+from .core.staging import hoist_tracer_consts, trace_to_jaxpr
+from .core.trace import get_aval
+from .primitives.structural import squeeze_p
+from .primitives.shard_map import bind_shard_map, global_shape, mesh_axes
+from .transforms import ops
+from .transforms.batching import (_axis_size, _check_axes_spec, _leaf_labels,
+                                  _normalize_in_axis)
+from .tree_util import broadcast_prefix, tree_flatten, tree_unflatten
+
+
+class _AnonymousAxis:
+    """The axis of a pmap without ``axis_name``: no collective can name it."""
+
+    def __repr__(self):
+        return "<anonymous pmap axis>"
+
+
+class _TraceCache:
+    """Per-signature traced per-shard programs (like jit's cache), safe across threads."""
+
+    def __init__(self):
+        self.entries, self.lock = {}, threading.Lock()
+
+    def get(self, key, make):
+        entry = self.entries.get(key)
+        if entry is None:
+            with self.lock:
+                entry = self.entries.get(key)
+                if entry is None:
+                    entry = make()
+                    if not entry[1]:  # closures over outer tracers can't be reused
+                        self.entries[key] = entry
+                        if len(self.entries) > config.jit_cache_size:
+                            self.entries.pop(next(iter(self.entries)))
+        return entry
+
+
+def _trace_per_shard(body, block_avals, mesh, name):
+    with mesh_axes(mesh):
+        jaxpr = trace_to_jaxpr(body, list(block_avals), name=name)
+    return hoist_tracer_consts(jaxpr)
+
+
+def _replicated(x) -> tuple:
+    return ((),) * get_aval(x).ndim
+
+
+def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnums=(),
+         devices=None, backend=None, axis_size=None, donate_argnums=(),
+         global_arg_shapes=None):
+    """Map ``fun`` over a leading (or ``in_axes``) axis, one slice per device, in parallel.
+
+    The mapped size must not exceed the number of (local) devices; collectives over
+    ``axis_name`` communicate between the devices. The result is sharded over them.
+
+    >>> ft.pmap(lambda x: x * 2)(fnp.arange(2.0))
+    Array([0., 2.], dtype=float64)
+    """
+    what = f"pmap({fun_name(fun)})"
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+    _check_axes_spec(in_axes, what, "in_axes")
+    _check_axes_spec(out_axes, what, "out_axes")
+    if backend not in (None, "cpu"):
+        from .core.devices import check_backend
+        check_backend(backend)
+    static = (static_broadcasted_argnums,) if isinstance(static_broadcasted_argnums, int) \
+        else tuple(static_broadcasted_argnums)
+    name = axis_name if axis_name is not None else _AnonymousAxis()
+    cache = _TraceCache()
+
+    @functools.wraps(fun)
+    def pmapped(*args, **kwargs):
+        dyn_args, dyn_kwargs, static_args, _ = split_static(args, kwargs, static, ())
+        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        try:
+            axes = broadcast_prefix((in_axes, 0), (dyn_args, dyn_kwargs),
+                                    what=f"{what} in_axes")
+        except ValueError as e:
+            raise ValueError(f"{what}: in_axes {in_axes!r} does not match the arguments: {e}"
+                             ) from None
+        labels = _leaf_labels(fun, dyn_args, dyn_kwargs)
+        axes = [_normalize_in_axis(a, x, lab, what) for a, x, lab in zip(axes, leaves, labels)]
+        n = _axis_size(leaves, axes, labels, axis_size, what)
+        devs = _pmap_devices(devices, n, what)
+        mesh = Mesh(np.array(devs, dtype=object), (name,))
+        xs = [x if a is None else ops.moveaxis(x, a, 0) if a else x
+              for x, a in zip(leaves, axes)]
+        avals = [get_aval(x) for x in xs]
+        blocks = [a if ax is None else ShapedArray((1,) + tuple(a.shape[1:]), a.dtype,
+                                                   a.weak_type) for a, ax in zip(avals, axes)]
+        key = (in_tree, tuple(avals), tuple(a is None for a in axes), static_args,
+               config.key(), _axis_env.frames, mesh)
+        out_store = {}
+
+        def body(*bs):
+            ins = [b if ax is None else squeeze_p.bind1(b, dimensions=(0,))
+                   for b, ax in zip(bs, axes)]
+            a, k = tree_unflatten(in_tree, ins)
+            out = fun(*merge_static(a, static_args), **k)
+            out_leaves, tree = tree_flatten(out)
+            try:
+                o_axes = broadcast_prefix(out_axes, out, what=f"{what} out_axes")
+            except ValueError as e:
+                raise ValueError(f"{what}: out_axes {out_axes!r} does not match the outputs: "
+                                 f"{e}") from None
+            out_store["tree"], out_store["axes"] = tree, o_axes
+            return [o if ax is None else ops.broadcast(o, (1,) + get_aval(o).shape, tuple(
+                range(1, get_aval(o).ndim + 1))) for o, ax in zip(out_leaves, o_axes)]
+
+        def make():
+            jaxpr, consts = _trace_per_shard(body, blocks, mesh, f"pmap({fun_name(fun)})")
+            return jaxpr, consts, out_store["tree"], out_store["axes"]
+
+        jaxpr, consts, out_tree, o_axes = cache.get(key, make)
+        in_specs = [_replicated(c) for c in consts] + [
+            _replicated(x) if ax is None else ((name,),) + ((),) * (get_aval(x).ndim - 1)
+            for x, ax in zip(xs, axes)]
+        out_specs = [((),) * a.ndim if ax is None else ((name,),) + ((),) * (a.ndim - 1)
+                     for a, ax in zip(jaxpr.out_avals, o_axes)]
+        outs = bind_shard_map(list(consts) + xs, jaxpr=jaxpr, mesh=mesh, in_specs=in_specs,
+                              out_specs=out_specs, name=f"pmap({fun_name(fun)})")
+        result = []
+        for o, ax in zip(outs, o_axes):
+            if ax is not None:
+                nd = get_aval(o).ndim
+                if not -nd <= ax < nd:
+                    raise ValueError(f"{what}: out_axes {ax} is out of range for an output "
+                                     f"of rank {nd}")
+                if ax % nd:
+                    o = ops.moveaxis(o, 0, ax % nd)
+                elif type(o) is Array:
+                    o = o._with_sharding(NamedSharding(mesh, PartitionSpec(name)))
+            result.append(o)
+        return tree_unflatten(out_tree, result)
+
+    return pmapped
+
+
+def _pmap_devices(devices, n, what):
+    if devices is not None:
+        devs = list(devices)
+        if len(devs) != n:
+            raise ValueError(f"{what}: the mapped axis has size {n} but {len(devs)} devices "
+                             "were given; they must match")
+        return devs
+    devs = local_devices()
+    if n > len(devs):
+        raise ValueError(f"{what}: the mapped axis has size {n}, more than the {len(devs)} "
+                         f"available devices; use a size <= {len(devs)} (vmap inside pmap "
+                         "for more), or raise ft.config.update('num_cpu_devices', n)")
+    if n < 1:
+        raise ValueError(f"{what}: the mapped axis has size 0; pmap needs at least one slice")
+    return devs[:n]
+
+
+def shard_map(f, mesh: Mesh, in_specs, out_specs, check_rep=True, auto=frozenset()):
+    """Run ``f`` on every device of ``mesh`` on its block of each argument.
+
+    ``in_specs``/``out_specs`` are pytree prefixes of the arguments/outputs made of
+    ``PartitionSpec``s: per dimension, the mesh axes splitting it. Inside ``f`` collectives
+    over the mesh axes (``lax.psum(x, "x")``) combine the shards. An output whose spec leaves
+    out a mesh axis must be the same on every shard along it (the shard at index 0 gives it).
+
+    >>> mesh = ft.sharding.make_mesh((2,), ("x",))
+    >>> ft.shard_map(lambda b: lax.psum(b.sum(), "x"), mesh=mesh, in_specs=P("x"),
+    ...              out_specs=P())(fnp.arange(4.0))
+    Array(6., dtype=float64)
+    """
+    if not isinstance(mesh, Mesh):
+        raise TypeError(f"shard_map: mesh must be a functrans.sharding.Mesh, got "
+                        f"{type(mesh).__name__}")
+    what = f"shard_map({fun_name(f)})"
+    cache = _TraceCache()
+
+    @functools.wraps(f)
+    def sharded(*args):
+        leaves, in_tree = tree_flatten(args)
+        try:
+            specs = broadcast_prefix(in_specs, args, what=f"{what} in_specs")
+        except ValueError as e:
+            raise ValueError(f"{what}: in_specs {in_specs!r} does not match the arguments: "
+                             f"{e}") from None
+        sizes = mesh.shape
+        labels = _leaf_labels(f, args, {})
+        avals, canon = [], []
+        for x, spec, label in zip(leaves, specs, labels):
+            a = get_aval(x)
+            c = canonical_spec(spec, a.ndim, f"{what} {label}")
+            _check_names(c, mesh, f"{what} {label}")
+            check_divisible(a.shape, c, sizes, f"{what} {label}")
+            avals.append(a)
+            canon.append(c)
+        blocks = [ShapedArray(tuple(d // _prod(n, sizes) for d, n in zip(a.shape, c)),
+                              a.dtype, a.weak_type) for a, c in zip(avals, canon)]
+        key = (in_tree, tuple(avals), tuple(canon), config.key(), _axis_env.frames)
+        out_store = {}
+
+        def body(*bs):
+            out = f(*tree_unflatten(in_tree, list(bs)))
+            out_leaves, out_store["tree"] = tree_flatten(out)
+            try:
+                o_specs = broadcast_prefix(out_specs, out, what=f"{what} out_specs")
+            except ValueError as e:
+                raise ValueError(f"{what}: out_specs {out_specs!r} does not match the "
+                                 f"outputs: {e}") from None
+            out_store["specs"] = [canonical_spec(s, get_aval(o).ndim, f"{what} output {i}")
+                                  for i, (o, s) in enumerate(zip(out_leaves, o_specs))]
+            for i, s in enumerate(out_store["specs"]):
+                _check_names(s, mesh, f"{what} output {i}")
+            return out_leaves
+
+        def make():
+            jaxpr, consts = _trace_per_shard(body, blocks, mesh, what)
+            return jaxpr, consts, out_store["tree"], out_store["specs"]
+
+        jaxpr, consts, out_tree, o_specs = cache.get(key, make)
+        outs = bind_shard_map(list(consts) + leaves, jaxpr=jaxpr, mesh=mesh,
+                              in_specs=[_replicated(c) for c in consts] + canon,
+                              out_specs=o_specs, name=what)
+        outs = [o._with_sharding(NamedSharding(mesh, PartitionSpec(*s)))
+                if type(o) is Array else o for o, s in zip(outs, o_specs)]
+        return tree_unflatten(out_tree, outs)
+
+    return sharded
+
+
+def _prod(names, sizes) -> int:
+    k = 1
+    for n in names:
+        k *= sizes[n]
+    return k
+
+
+def _check_names(spec, mesh, what):
+    seen = set()
+    for names in spec:
+        for n in names:
+            if n not in mesh.shape:
+                raise ValueError(f"{what}: the partition spec names axis {n!r}, which is not "
+                                 f"an axis of the mesh {mesh.axis_names}")
+            if n in seen:
+                raise ValueError(f"{what}: mesh axis {n!r} splits two dimensions")
+            seen.add(n)
+
+
+__all__ = ["pmap", "shard_map", "global_shape", "processes"]

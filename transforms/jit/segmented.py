@@ -1,0 +1,89 @@
+"""Programs that mix compiled code with work only the host can do.
+
+Collectives exchange values between shards running on other threads (or processes), and a
+``shard_map`` inside a program starts shards of its own: a Numba kernel cannot do either. Such
+equations (and control flow containing them) run on the host, binding their primitive; every
+maximal run of equations between them is compiled into one kernel as usual::
+
+    >>> ex = executable_for(ft.make_jaxpr(lambda x: x + 1)(1.0), "f")
+    >>> type(ex).__name__
+    'Kernel'
+"""
+from __future__ import annotations
+
+from functrans.core.ir import Jaxpr, Literal, Var, walk_jaxprs
+from functrans.core.trace import EVAL_TRACE, set_current_trace
+
+
+def needs_host(eqn) -> bool:
+    """True when ``eqn`` (or a program nested in it) has a host-only primitive."""
+    if getattr(eqn.prim, "host_only", False):
+        return True
+    return any(_jaxpr_needs_host(j) for j in walk_jaxprs(eqn.params))
+
+
+def _jaxpr_needs_host(jaxpr) -> bool:
+    return any(needs_host(e) for e in jaxpr.eqns)
+
+
+def jaxpr_needs_host(jaxpr) -> bool:
+    return _jaxpr_needs_host(jaxpr)
+
+
+class Segmented:
+    """Runs a jaxpr as compiled segments and host equations, in program order."""
+
+    def __init__(self, jaxpr: Jaxpr, name: str, compile_segment):
+        self.jaxpr, self.text = jaxpr, None
+        steps, run = [], []
+        for eqn in jaxpr.eqns:
+            if needs_host(eqn):
+                steps.append(run)
+                steps.append(eqn)
+                run = []
+            else:
+                run.append(eqn)
+        steps.append(run)
+        # Values a segment must hand on: read by a later step or returned.
+        self.steps = []
+        later_reads: set = {x for x in jaxpr.outvars if isinstance(x, Var)}
+        for step in reversed(steps):
+            if isinstance(step, list):
+                if step:
+                    self.steps.append(self._segment(step, later_reads, name, compile_segment))
+                    for e in step:
+                        later_reads.update(x for x in e.inputs if isinstance(x, Var))
+            else:
+                self.steps.append(step)
+                later_reads.update(x for x in step.inputs if isinstance(x, Var))
+        self.steps.reverse()
+
+    @staticmethod
+    def _segment(eqns, later_reads, name, compile_segment):
+        defined = {o for e in eqns for o in e.outputs}
+        ins, seen = [], set()
+        for e in eqns:
+            for x in e.inputs:
+                if isinstance(x, Var) and x not in defined and x not in seen:
+                    seen.add(x)
+                    ins.append(x)
+        outs = [o for e in eqns for o in e.outputs if o in later_reads]
+        sub = Jaxpr([], [], ins, outs, eqns)
+        return (compile_segment(sub, name), ins, outs)
+
+    def __call__(self, *args):
+        env = dict(zip(self.jaxpr.constvars, self.jaxpr.consts))
+        env.update(zip(self.jaxpr.invars, args))
+
+        def read(x):
+            return x.bound if type(x) is Literal else env[x]
+
+        with set_current_trace(EVAL_TRACE):
+            for step in self.steps:
+                if isinstance(step, tuple):
+                    kernel, ins, outs = step
+                    env.update(zip(outs, kernel(*map(read, ins))))
+                else:
+                    outs = step.prim.bind(*map(read, step.inputs), **step.params)
+                    env.update(zip(step.outputs, outs))
+        return [read(x) for x in self.jaxpr.outvars]

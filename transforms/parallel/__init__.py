@@ -1,0 +1,1 @@
+"""Running SPMD programs on devices: shard threads, rendezvous, collectives between shards."""

@@ -1,0 +1,81 @@
+"""Collectives between shards running on devices: what ``psum``, ``all_gather``, ``ppermute``
+... compute when a shard's program evaluates them (under ``vmap`` their batching rules compute
+them instead, in ``functrans.primitives.collectives``).
+
+Every collective is one exchange of all shards' values (see ``runtime.Rendezvous``); each
+shard then combines the values of its group in the same order, so every member of a group
+gets bit-identical results.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from functrans.core.axis_env import axis_size
+
+from .runtime import current_shard
+
+
+def _names(axis_name) -> tuple:
+    return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+
+
+def device_collective(name: str, args, params) -> list:
+    """Evaluate collective ``name`` for the shard the calling thread runs."""
+    names = _names(params["axis_name"])
+    ctx = current_shard()
+    if ctx is None or any(n not in ctx.sizes for n in names):
+        for n in names:
+            axis_size(n)  # raises the unbound-axis NameError when the name is not in scope
+        raise NameError(f"{name} over {params['axis_name']!r}: the axis is bound by tracing "
+                        "but no pmap/shard_map is running it on devices")
+    if name == "axis_index":
+        return [np.asarray(ctx.position(names), np.int32)]
+    (x,) = args
+    values = ctx.exchange(x)
+    group = ctx.group(names)
+    xs = [values[g] for g in group]
+    me = group.index(ctx.global_index)
+    return [_COMBINE[name](xs, me, x, **{k: v for k, v in params.items() if k != "axis_name"})]
+
+
+def _psum(xs, me, x):
+    return np.sum(np.stack(xs), axis=0, dtype=x.dtype)
+
+
+def _pmax(xs, me, x):
+    return np.max(np.stack(xs), axis=0)
+
+
+def _pmin(xs, me, x):
+    return np.min(np.stack(xs), axis=0)
+
+
+def _all_gather(xs, me, x, *, axis, tiled):
+    return np.concatenate(xs, axis) if tiled else np.stack(xs, axis)
+
+
+def _psum_scatter(xs, me, x, *, scatter_dimension, tiled):
+    total = _psum(xs, me, x)
+    if tiled:
+        return np.ascontiguousarray(np.split(total, len(xs), scatter_dimension)[me])
+    return np.ascontiguousarray(np.take(total, me, axis=scatter_dimension))
+
+
+def _ppermute(xs, me, x, *, perm):
+    for src, dst in perm:
+        if dst == me:
+            return xs[src]
+    return np.zeros_like(x)
+
+
+def _all_to_all(xs, me, x, *, split_axis, concat_axis, tiled):
+    n = len(xs)
+    if tiled:
+        parts = [np.split(v, n, split_axis)[me] for v in xs]
+        return np.concatenate(parts, concat_axis)
+    parts = [np.take(v, me, axis=split_axis) for v in xs]
+    return np.stack(parts, concat_axis)
+
+
+_COMBINE = {"psum": _psum, "pmax": _pmax, "pmin": _pmin, "all_gather": _all_gather,
+            "psum_scatter": _psum_scatter, "ppermute": _ppermute, "all_to_all": _all_to_all}
