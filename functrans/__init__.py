@@ -14,8 +14,8 @@ from .core.check import check_jaxpr  # noqa: F401
 from .core.config import config  # noqa: F401
 from .core.dtypes import UnsupportedDtypeError  # noqa: F401
 from .core.eval import eval_jaxpr  # noqa: F401
-from .core.errors import (ConcretizationTypeError, TracerArrayConversionError,  # noqa: F401
-                          UnexpectedTracerError)
+from .core.errors import (ConcretizationTypeError, ShardError,  # noqa: F401
+                          TracerArrayConversionError, UnexpectedTracerError)
 from .core.ir import Jaxpr  # noqa: F401
 from .tracing import eval_shape, make_jaxpr  # noqa: F401
 from .transforms.autodiff import (checkpoint, custom_jvp, custom_vjp, grad,  # noqa: F401
@@ -27,6 +27,6 @@ from .core.devices import (default_backend, device_count, devices, local_device_
                            local_devices, process_count, process_index)
 from .placement import block_until_ready, device_put  # noqa: F401
 from .spmd import pmap, shard_map  # noqa: F401
-from . import distributed, sharding  # noqa: F401
+from . import debug, distributed, sharding  # noqa: F401
 from . import testing  # noqa: F401,E402
 

@@ -5,7 +5,6 @@ primitive (``functrans.primitives.shard_map``), so they compose with every trans
 (``grad(pmap(f))``, ``pmap(grad(f))``, ``vmap(pmap(f))``, ``jit(shard_map(...))``) and their
 collectives (``lax.psum`` ...) are real exchanges between device threads::
 
-    >>> ft.config.update("num_cpu_devices", 2)
     >>> ft.pmap(lambda x: x / lax.psum(x, "i"), axis_name="i")(fnp.array([1.0, 3.0]))
     Array([0.25, 0.75], dtype=float64)
 """
@@ -21,7 +20,7 @@ from .core.array import Array
 from .core.avals import ShapedArray
 from .core.axis_env import _env as _axis_env
 from .core.config import config
-from .core.devices import local_devices, processes
+from .core.devices import devices as all_devices, local_devices, processes
 from .core.mesh import Mesh, NamedSharding, PartitionSpec, canonical_spec, check_divisible
 from .core.staging import hoist_tracer_consts, trace_to_jaxpr
 from .core.trace import get_aval
@@ -107,7 +106,7 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         labels = _leaf_labels(fun, dyn_args, dyn_kwargs)
         axes = [_normalize_in_axis(a, x, lab, what) for a, x, lab in zip(axes, leaves, labels)]
         n = _axis_size(leaves, axes, labels, axis_size, what)
-        devs = _pmap_devices(devices, n, what)
+        devs, local_io = _pmap_devices(devices, n, what)
         mesh = Mesh(np.array(devs, dtype=object), (name,))
         xs = [x if a is None else ops.moveaxis(x, a, 0) if a else x
               for x, a in zip(leaves, axes)]
@@ -144,7 +143,8 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         out_specs = [((),) * a.ndim if ax is None else ((name,),) + ((),) * (a.ndim - 1)
                      for a, ax in zip(jaxpr.out_avals, o_axes)]
         outs = bind_shard_map(list(consts) + xs, jaxpr=jaxpr, mesh=mesh, in_specs=in_specs,
-                              out_specs=out_specs, name=f"pmap({fun_name(fun)})")
+                              out_specs=out_specs, name=f"pmap({fun_name(fun)})",
+                              local_io=local_io)
         result = []
         for o, ax in zip(outs, o_axes):
             if ax is not None:
@@ -163,20 +163,25 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
 
 
 def _pmap_devices(devices, n, what):
+    """The devices to map over, and whether arguments hold only this process's blocks."""
     if devices is not None:
         devs = list(devices)
         if len(devs) != n:
             raise ValueError(f"{what}: the mapped axis has size {n} but {len(devs)} devices "
                              "were given; they must match")
-        return devs
+        return devs, False
     devs = local_devices()
+    if processes.count > 1 and n == len(devs):
+        # As in JAX: across processes each passes its local devices' slices and the
+        # collectives span every process's devices.
+        return all_devices(), True
     if n > len(devs):
         raise ValueError(f"{what}: the mapped axis has size {n}, more than the {len(devs)} "
                          f"available devices; use a size <= {len(devs)} (vmap inside pmap "
                          "for more), or raise ft.config.update('num_cpu_devices', n)")
     if n < 1:
         raise ValueError(f"{what}: the mapped axis has size 0; pmap needs at least one slice")
-    return devs[:n]
+    return devs[:n], False
 
 
 def shard_map(f, mesh: Mesh, in_specs, out_specs, check_rep=True, auto=frozenset()):

@@ -1,8 +1,8 @@
 """Every docstring example in the package runs and prints what it shows.
 
 Examples run in their module's namespace plus ``ft``, ``fnp``, ``lax`` and ``np`` (the names
-the docs use throughout, and ``random`` for ``ft.random``), with the default configuration
-(x64 on)."""
+the docs use throughout, ``random`` for ``ft.random`` and ``P`` for ``PartitionSpec``), with
+the default configuration (x64 on) and 2 CPU devices."""
 import doctest
 import importlib
 import pkgutil
@@ -43,12 +43,13 @@ def test_docstring_examples(module_name):
     module = importlib.import_module(module_name)
     report = []
     for test in _doctests(module_name):
-        globs = {"ft": ft, "fnp": fnp, "lax": lax, "np": np, "random": ft.random}
+        globs = {"ft": ft, "fnp": fnp, "lax": lax, "np": np, "random": ft.random,
+                 "P": ft.sharding.P}
         if test.name.startswith(("functrans.core.array.Array.", "functrans.core.trace.Tracer.")):
             test.globs = {**vars(module), **globs, **vars(fnp)}  # methods reuse fnp's docs
         else:
             test.globs = {**globs, **vars(module)}
-        with ft.config.override(enable_x64=True):
+        with ft.config.override(enable_x64=True, num_cpu_devices=2):
             runner.run(test, out=report.append)
     failed, attempted = runner.summarize(verbose=False)
     assert attempted > 0

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from functrans.core.ir import Eqn, Jaxpr, Literal, Var, walk_jaxprs
+from functrans.core.ir import Eqn, Jaxpr, Literal, Var, has_effects, walk_jaxprs
 from functrans.core.trace import all_primitives
 
 # Call-like primitives: name of the param holding the body jaxpr, and how many leading
@@ -86,7 +86,7 @@ def dce(jaxpr: Jaxpr) -> Jaxpr:
     live = {x for x in jaxpr.outvars if isinstance(x, Var)}
     kept = []
     for eqn in reversed(jaxpr.eqns):
-        if any(o in live for o in eqn.outputs):
+        if any(o in live for o in eqn.outputs) or has_effects(eqn):
             kept.append(eqn)
             live.update(x for x in eqn.inputs if isinstance(x, Var))
     kept.reverse()
@@ -121,7 +121,7 @@ def cse(jaxpr: Jaxpr) -> Jaxpr:
     for eqn in jaxpr.eqns:
         inputs = [_subst(x, env) for x in eqn.inputs]
         pkey = _key_params(eqn.params)
-        key = None if pkey is None or getattr(eqn.prim, "effectful", False) else (
+        key = None if pkey is None or has_effects(eqn) else (
             eqn.prim, tuple(_key_atom(x) for x in inputs), pkey)
         if key is not None and key in seen:
             for o, prev in zip(eqn.outputs, seen[key]):
@@ -227,7 +227,8 @@ def fold_constants(jaxpr: Jaxpr) -> Jaxpr:
         if (inputs and all(isinstance(x, Literal) for x in inputs)
                 and all(o.aval.shape == () for o in eqn.outputs)
                 and eqn.prim.name not in CALL_PARAMS and not any(walk_jaxprs(eqn.params))
-                and not getattr(eqn.prim, "named_axis_rule", False)):
+                and not getattr(eqn.prim, "named_axis_rule", False) and eqn.outputs
+                and not has_effects(eqn)):
             try:
                 with set_current_trace(EVAL_TRACE):
                     outs = eqn.prim.bind(*[x.bound for x in inputs], **eqn.params)

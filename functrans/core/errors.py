@@ -46,3 +46,8 @@ class UnexpectedTracerError(RuntimeError):
             "transformed function stores an intermediate value outside itself (a global, a "
             "closure, an attribute) and later code uses it. Return such values as outputs "
             "instead.")
+
+
+class ShardError(RuntimeError):
+    """An exception raised by the code of one shard of a pmap/shard_map, re-raised in the
+    caller with the shard's index (the original exception is its ``__cause__``)."""

@@ -174,3 +174,10 @@ def walk_jaxprs(params: dict):
             for x in v:
                 if isinstance(x, Jaxpr):
                     yield x
+
+
+def has_effects(eqn) -> bool:
+    """Whether ``eqn`` (or a program nested in it) must run even if its outputs are unused."""
+    if getattr(eqn.prim, "effectful", False):
+        return True
+    return any(has_effects(e) for j in walk_jaxprs(eqn.params) for e in j.eqns)

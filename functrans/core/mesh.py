@@ -197,6 +197,10 @@ class NamedSharding(Sharding):
                     raise ValueError(f"NamedSharding: {self.spec} names axis {n!r}, which is "
                                      f"not an axis of {mesh}")
 
+    @property
+    def device_set(self) -> set:
+        return set(self.mesh.devices.flat)
+
     def devices_indices_map(self, shape) -> dict:
         spec = canonical_spec(self.spec, len(shape), "NamedSharding")
         sizes = self.mesh.shape

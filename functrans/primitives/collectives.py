@@ -16,7 +16,7 @@ import numpy as np
 from ..core.avals import ShapedArray
 from ..core.axis_env import axis_size
 from ..core.trace import Primitive, get_aval
-from ..transforms.autodiff.rules import Zero, deflinear, is_zero
+from ..transforms.autodiff.rules import Zero, defjvp, deflinear, is_zero
 from ..transforms.batching import batching_rules, bdim_at_front, moveaxis
 from ..transforms.parallel.collectives import device_collective
 from . import elementwise as E
@@ -291,6 +291,17 @@ def _all_to_all_transpose(cts, x, *, axis_name, split_axis, concat_axis, tiled):
                                concat_axis=split_axis, tiled=tiled)]
 
 
+def _pextremum_jvp(g, ans, x, *, axis_name):
+    # Ties share the tangent evenly across the members holding the extremum, like the
+    # reduce_max/reduce_min rule that vmap turns pmax/pmin into.
+    hit = E.convert_element_type_p.bind1(E.eq_p.bind1(x, ans), new_dtype=get_aval(g).dtype,
+                                         weak_type=False)
+    num = psum_p.bind1(E.mul_p.bind1(g, hit), axis_name=axis_name)
+    return E.div_p.bind1(num, psum_p.bind1(hit, axis_name=axis_name))
+
+
+defjvp(pmax_p, _pextremum_jvp)
+defjvp(pmin_p, _pextremum_jvp)
 deflinear(psum_p, _psum_transpose)
 deflinear(all_gather_p, _all_gather_transpose)
 deflinear(psum_scatter_p, _psum_scatter_transpose)

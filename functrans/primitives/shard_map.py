@@ -61,8 +61,17 @@ def mesh_axes(mesh):
         yield
 
 
-def _abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs, name):
-    sizes = mesh.shape
+def io_sizes(mesh, local_io) -> dict:
+    """Mesh axis sizes as the arguments see them: with ``local_io`` (pmap across processes,
+    as in JAX) each process passes and receives only the blocks of its own devices."""
+    if not local_io:
+        return mesh.shape
+    (axis,) = mesh.axis_names
+    return {axis: sum(d.process_index == processes.index for d in mesh.devices.flat)}
+
+
+def _abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs, name, local_io=False):
+    sizes = io_sizes(mesh, local_io)
     for i, (a, spec, b) in enumerate(zip(avals, in_specs, jaxpr.in_avals)):
         want = global_shape(b.shape, spec, sizes)
         if tuple(a.shape) != want or a.dtype != b.dtype:
@@ -105,11 +114,15 @@ def _shard_contexts(mesh):
     return ctxs, list(range(n))
 
 
-def _impl(*args, jaxpr, mesh, in_specs, out_specs, name):
+def _impl(*args, jaxpr, mesh, in_specs, out_specs, name, local_io=False):
     with mesh_axes(mesh):
         exe = executable_for(jaxpr, name)
     contexts, local = _shard_contexts(mesh)
     sizes, coords = mesh.shape, mesh.coords()
+    if local_io:  # blocks are numbered among this process's devices
+        sizes = io_sizes(mesh, True)
+        coords = {g: {mesh.axis_names[0]: i} for i, g in enumerate(local)}
+        coords = [coords.get(g) for g in range(mesh.size)]
     args = [np.asarray(a) for a in args]
 
     def run(i):
@@ -121,20 +134,28 @@ def _impl(*args, jaxpr, mesh, in_specs, out_specs, name):
             return [np.asarray(o) for o in exe(*ins)]
 
     results = run_shards(len(local), run, contexts)
+    if local_io:
+        by_shard = dict(zip(local, results))
+        return [_assemble(b, spec, sizes, [(coords[g], by_shard[g][k]) for g in local])
+                for k, (b, spec) in enumerate(zip(jaxpr.out_avals, out_specs))]
     if len(local) < mesh.size:  # other processes hold the other blocks
         gathered = processes.communicator.allgather(dict(zip(local, results)))
         by_shard = {g: r for part in gathered for g, r in part.items()}
     else:
         by_shard = dict(zip(local, results))
-    outs = []
-    for k, (b, spec) in enumerate(zip(jaxpr.out_avals, out_specs)):
-        out = np.empty(global_shape(b.shape, spec, sizes), b.dtype)
-        named = {n for names in spec for n in names}
-        for g, c in enumerate(coords):
-            if all(c[n] == 0 for n in sizes if n not in named):  # one writer per block
-                out[shard_slices(out.shape, spec, c, sizes)] = by_shard[g][k]
-        outs.append(out)
-    return outs
+    return [_assemble(b, spec, sizes, [(coords[g], by_shard[g][k]) for g in range(mesh.size)])
+            for k, (b, spec) in enumerate(zip(jaxpr.out_avals, out_specs))]
+
+
+def _assemble(block_aval, spec, sizes, blocks):
+    """The array made of ``(coords, block)`` pairs; for mesh axes the spec leaves out, the
+    block at coordinate 0 is taken."""
+    out = np.empty(global_shape(block_aval.shape, spec, sizes), block_aval.dtype)
+    named = {n for names in spec for n in names}
+    for c, block in blocks:
+        if all(c[n] == 0 for n in sizes if n not in named):  # one writer per block
+            out[shard_slices(out.shape, spec, c, sizes)] = block
+    return out
 
 
 shard_map_p = Primitive("shard_map", impl=_impl, abstract_eval=_abstract_eval)
@@ -143,13 +164,13 @@ shard_map_p.host_only = True  # starts device threads; never inside a kernel
 shard_map_p.sub_axes = _sub_axes
 
 
-def bind_shard_map(args, *, jaxpr, mesh, in_specs, out_specs, name):
+def bind_shard_map(args, *, jaxpr, mesh, in_specs, out_specs, name, local_io=False):
     return shard_map_p.bind(*args, jaxpr=jaxpr, mesh=mesh, in_specs=tuple(in_specs),
-                            out_specs=tuple(out_specs), name=name)
+                            out_specs=tuple(out_specs), name=name, local_io=local_io)
 
 
 # ---- JVP: tangents are split exactly like their primals --------------------------------------
-def _jvp(primals, tangents, *, jaxpr, mesh, in_specs, out_specs, name):
+def _jvp(primals, tangents, *, jaxpr, mesh, in_specs, out_specs, name, local_io=False):
     nonzeros = [not is_zero(t) for t in tangents]
     with mesh_axes(mesh):
         jvp_j, out_nz = jvp_jaxpr(jaxpr, nonzeros)
@@ -157,11 +178,11 @@ def _jvp(primals, tangents, *, jaxpr, mesh, in_specs, out_specs, name):
         list(primals) + [t for t in tangents if not is_zero(t)], jaxpr=jvp_j, mesh=mesh,
         in_specs=in_specs + tuple(s for s, nz in zip(in_specs, nonzeros) if nz),
         out_specs=out_specs + tuple(s for s, nz in zip(out_specs, out_nz) if nz),
-        name=f"jvp({name})")
+        name=f"jvp({name})", local_io=local_io)
     n = len(out_specs)
     it = iter(outs[n:])
     avals = _abstract_eval(*map(get_aval, primals), jaxpr=jaxpr, mesh=mesh, in_specs=in_specs,
-                           out_specs=out_specs, name=name)
+                           out_specs=out_specs, name=name, local_io=local_io)
     return outs[:n], [next(it) if nz else Zero(tangent_aval(a)) for a, nz in zip(avals, out_nz)]
 
 
@@ -210,7 +231,7 @@ def _partial_eval(trace, prim, args, params):
             known_args, jaxpr=known_j, mesh=mesh,
             in_specs=[s for s, u in zip(in_specs, unknowns) if not u],
             out_specs=[s for s, u in zip(out_specs, out_unknowns) if not u] + list(res_specs),
-            name=params["name"])
+            name=params["name"], local_io=params["local_io"])
     residuals = known_outs[n_known:]
     unknown_args = [x for x, u in zip(args, unknowns) if u]
     unknown_outs = trace.stage(prim, residuals + unknown_args, dict(
@@ -244,7 +265,7 @@ def _only_at_origin(ct, axes):
     return E.select_n_p.bind1(pred, zeros, ct)
 
 
-def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, name):
+def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, name, local_io=False):
     linear = [is_undefined(x) for x in args]
     nonlin = [x for x in args if not is_undefined(x)]
     nonlin_avals = [a for a, lin in zip(jaxpr.in_avals, linear) if not lin]
@@ -263,7 +284,8 @@ def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, name):
         body_j = trace_to_jaxpr(body, nonlin_avals + list(jaxpr.out_avals), name="transpose")
     ct_in = bind_shard_map(nonlin + [instantiate(ct) for ct in cts], jaxpr=body_j, mesh=mesh,
                            in_specs=[s for s, lin in zip(in_specs, linear) if not lin]
-                           + list(out_specs), out_specs=lin_specs, name=f"transpose({name})")
+                           + list(out_specs), out_specs=lin_specs, name=f"transpose({name})",
+                           local_io=local_io)
     it = iter(ct_in)
     return [next(it) if lin else None for lin in linear]
 
@@ -272,14 +294,15 @@ transpose_rules[shard_map_p] = _transpose
 
 
 # ---- batching: the batch dimension becomes a new leading, unsplit dimension --------------------
-def _batch(axis, vals, dims, *, jaxpr, mesh, in_specs, out_specs, name):
+def _batch(axis, vals, dims, *, jaxpr, mesh, in_specs, out_specs, name, local_io=False):
     vals = [v if d is None else moveaxis(v, d, 0) for v, d in zip(vals, dims)]
     in_dims = [None if d is None else 0 for d in dims]
     specs = [s if d is None else ((),) + s for s, d in zip(in_specs, dims)]
     with mesh_axes(mesh):
         batched, _ = batch_jaxpr(jaxpr, axis, in_dims, 0)
     outs = bind_shard_map(vals, jaxpr=batched, mesh=mesh, in_specs=specs,
-                          out_specs=[((),) + s for s in out_specs], name=f"vmap({name})")
+                          out_specs=[((),) + s for s in out_specs], name=f"vmap({name})",
+                          local_io=local_io)
     return outs, [0] * len(outs)
 
 

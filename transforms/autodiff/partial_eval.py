@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from functrans.core.memo import cache_on_jaxpr
 from functrans.core.eval import eval_jaxpr
-from functrans.core.ir import Jaxpr, Var
+from functrans.core.ir import Jaxpr, Var, has_effects
 from functrans.core.staging import StagingTrace, StagingTracer, trace_to_jaxpr
 from functrans.core.trace import Tracer, current_trace, new_trace, set_current_trace
 
@@ -106,7 +106,7 @@ def dce_jaxpr(jaxpr: Jaxpr, used_outputs, prune_inputs=False):
     live = {v for v in outvars if isinstance(v, Var)}
     kept = []
     for eqn in reversed(jaxpr.eqns):
-        if any(o in live for o in eqn.outputs) or getattr(eqn.prim, "effectful", False):
+        if any(o in live for o in eqn.outputs) or has_effects(eqn):
             kept.append(eqn)
             live.update(x for x in eqn.inputs if isinstance(x, Var))
     kept.reverse()

@@ -5,9 +5,12 @@ Collectives exchange values between shards running on other threads (or processe
 equations (and control flow containing them) run on the host, binding their primitive; every
 maximal run of equations between them is compiled into one kernel as usual::
 
-    >>> ex = executable_for(ft.make_jaxpr(lambda x: x + 1)(1.0), "f")
-    >>> type(ex).__name__
-    'Kernel'
+    >>> from functrans.core.axis_env import extend_axis_env
+    >>> from functrans.transforms.jit.executable import executable_for
+    >>> with extend_axis_env("i", 2):
+    ...     ex = executable_for(ft.make_jaxpr(lambda x: lax.psum(x * 2, "i") + 1)(1.0), "f")
+    >>> [step.prim.name if hasattr(step, "prim") else "kernel" for step in ex.steps]
+    ['kernel', 'psum', 'kernel']
 """
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from functrans.core.devices import processes
+from functrans.core.errors import ShardError
 
 
 class ShardAborted(Exception):
@@ -169,10 +170,6 @@ def _run_one(fn, i, n_concurrent, ctx):
                 limit_blas_threads_in_this_thread(old_blas)
 
 
-class ShardError(RuntimeError):
-    """An exception raised by one shard's code, re-raised in the caller."""
-
-
 def run_shards(n: int, fn, contexts=None) -> list:
     """Run ``fn(i)`` for local shards ``i < n`` in parallel (shard 0 on the calling thread);
     the results in order. If a shard raises, the others are released from any collective
@@ -200,22 +197,23 @@ def run_shards(n: int, fn, contexts=None) -> list:
     real = [(i, e) for i, e in errors if not isinstance(e, ShardAborted)]
     if real:
         i, e = real[0]
-        if isinstance(e, ShardError):
-            raise e
-        global_index = contexts[i].global_index if contexts[i] is not None else i
-        _abort_other_processes(global_index, e)
-        raise ShardError(f"shard {global_index} raised {type(e).__name__}: {e}") from e
+        if not isinstance(e, ShardError):  # (a nested pmap's error already names its shard)
+            global_index = contexts[i].global_index if contexts[i] is not None else i
+            error = ShardError(f"shard {global_index} raised {type(e).__name__}: {e}")
+            error.__cause__ = e
+            e = error
+        _abort_other_processes(e)
+        raise e
     if errors:
         raise errors[0][1]
     return results
 
 
-def _abort_other_processes(shard, error) -> None:
+def _abort_other_processes(error) -> None:
     """Under MPI the other processes would wait for this one forever: end the whole job, with
     a message saying why (as JAX does when a distributed computation fails)."""
     if processes.count > 1 and processes.communicator is not None:
         import sys
-        print(f"functrans: process {processes.index}: shard {shard} raised "
-              f"{type(error).__name__}: {error}; aborting all {processes.count} processes",
-              file=sys.stderr, flush=True)
+        print(f"functrans: process {processes.index}: {error}; aborting all "
+              f"{processes.count} processes", file=sys.stderr, flush=True)
         processes.communicator.Abort(1)

@@ -1,0 +1,58 @@
+"""Multi-process runs under mpiexec (the ``mpi`` extra installs mpi4py and MPICH, whose
+``mpiexec`` sits next to the Python executable), and what happens when a process fails."""
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+HERE = pathlib.Path(__file__).parent / "mpi"
+MPIEXEC = pathlib.Path(sys.executable).parent / "mpiexec"
+needs_mpi = pytest.mark.skipif(not MPIEXEC.exists(), reason="needs the mpi extra's mpiexec; "
+                               "the README's test command installs it")
+
+
+def run(args, timeout=240):
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def mpi(script, *args):
+    return run([str(MPIEXEC), "-n", "2", sys.executable, "-m", "mpi4py", str(HERE / script),
+                *args])
+
+
+@needs_mpi
+def test_two_processes_agree_with_the_single_device_program():
+    out = mpi("checks.py")
+    assert out.returncode == 0, out.stdout + out.stderr
+    for rank in (0, 1):
+        assert f"process {rank} of 2: all checks passed" in out.stdout
+    # debug.print in the shards: each process prints its own shards, in order.
+    lines = [line for line in out.stdout.splitlines() if "shard" in line]
+    assert sorted(lines) == [f"process {p} shard {s} value {float(s)}"
+                             for p, s in ((0, 0), (0, 1), (1, 2), (1, 3))]
+
+
+def test_the_same_script_runs_as_one_process():
+    out = run([sys.executable, str(HERE / "checks.py")])
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "process 0 of 1: all checks passed" in out.stdout
+
+
+@needs_mpi
+@pytest.mark.timeout(300)
+def test_an_exception_in_one_shard_aborts_every_process():
+    out = mpi("faults.py", "raise")
+    assert out.returncode != 0
+    assert "unreachable" not in out.stdout
+    assert "shard 3 raised ValueError: shard 3 is broken; aborting all 2 processes" in out.stderr
+
+
+@needs_mpi
+@pytest.mark.timeout(300)
+def test_a_process_that_dies_ends_the_job():
+    out = mpi("faults.py", "exit")
+    assert out.returncode != 0
+    assert "unreachable" not in out.stdout
