@@ -9,7 +9,7 @@ control flow, and in the shards of pmap/shard_map (every shard, in shard order):
 """
 from __future__ import annotations
 
-import builtins
+import sys
 
 import numpy as np
 
@@ -41,5 +41,7 @@ def print(fmt: str, *args, ordered=False, **kwargs) -> None:  # noqa: A001 - JAX
     def show(*a, **k):
         a = [np.asarray(v) for v in a]
         k = {n: np.asarray(v) for n, v in k.items()}
-        builtins.print(fmt.format(*a, **k), flush=True)
+        # One write per line: lines of several processes sharing a pipe stay whole.
+        sys.stdout.write(fmt.format(*a, **k) + "\n")
+        sys.stdout.flush()
     callback(show, *args, **kwargs)

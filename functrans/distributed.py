@@ -24,8 +24,8 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None,
     JAX's arguments are accepted for portability; MPI already knows the processes, so any
     given ``num_processes``/``process_id`` must agree with it.
 
-    >>> initialize(); ft.process_count() >= 1
-    True
+    >>> ft.distributed.is_initialized()  # a single process, not started by mpiexec
+    False
     """
     try:
         from mpi4py import MPI
@@ -36,6 +36,8 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None,
                                "'functrans[mpi]' and start the script with mpiexec") from None
         return
     comm = MPI.COMM_WORLD
+    if comm.Get_size() == 1:
+        return  # one process: nothing to join; the device count stays a live setting
     if num_processes is not None and num_processes != comm.Get_size():
         raise ValueError(f"initialize: num_processes={num_processes}, but mpiexec started "
                          f"{comm.Get_size()} processes")
@@ -45,7 +47,7 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None,
     n_local = int(config.num_cpu_devices)
     processes.local_device_counts = tuple(comm.allgather(n_local))
     processes.index, processes.count = comm.Get_rank(), comm.Get_size()
-    processes.communicator = comm if comm.Get_size() > 1 else None
+    processes.communicator = comm
 
 
 def is_initialized() -> bool:

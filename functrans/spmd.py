@@ -24,8 +24,10 @@ from .core.devices import devices as all_devices, local_devices, processes
 from .core.mesh import Mesh, NamedSharding, PartitionSpec, canonical_spec, check_divisible
 from .core.staging import hoist_tracer_consts, trace_to_jaxpr
 from .core.trace import get_aval
+from .core.trace import EVAL_TRACE, _state
 from .primitives.structural import squeeze_p
-from .primitives.shard_map import bind_shard_map, global_shape, mesh_axes
+from .primitives.shard_map import bind_shard_map, global_shape, mesh_axes, shard_map_p
+from .transforms.jit.api import _fast_key as _jit_fast_key
 from .transforms import ops
 from .transforms.batching import (_axis_size, _check_axes_spec, _leaf_labels,
                                   _normalize_in_axis)
@@ -92,9 +94,17 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         else tuple(static_broadcasted_argnums)
     name = axis_name if axis_name is not None else _AnonymousAxis()
     cache = _TraceCache()
+    fast: dict = {}  # positional array arguments seen before -> runner (as jit's fast path)
+    simple_axes = all(a in (0, None) for a in tree_flatten(
+        in_axes, is_leaf=lambda x: x is None)[0]) and not static
 
     @functools.wraps(fun)
     def pmapped(*args, **kwargs):
+        if not kwargs and simple_axes and _state.trace is EVAL_TRACE:
+            key = _fast_key(args)
+            runner = fast.get(key) if key is not None else None
+            if runner is not None:
+                return runner(args)
         dyn_args, dyn_kwargs, static_args, _ = split_static(args, kwargs, static, ())
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
         try:
@@ -142,9 +152,23 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
             for x, ax in zip(xs, axes)]
         out_specs = [((),) * a.ndim if ax is None else ((name,),) + ((),) * (a.ndim - 1)
                      for a, ax in zip(jaxpr.out_avals, o_axes)]
-        outs = bind_shard_map(list(consts) + xs, jaxpr=jaxpr, mesh=mesh, in_specs=in_specs,
-                              out_specs=out_specs, name=f"pmap({fun_name(fun)})",
-                              local_io=local_io)
+        params = dict(jaxpr=jaxpr, mesh=mesh, in_specs=tuple(in_specs),
+                      out_specs=tuple(out_specs), name=f"pmap({fun_name(fun)})",
+                      local_io=local_io)
+        finish = _outputs(o_axes, out_tree, NamedSharding(mesh, PartitionSpec(name)), what)
+        if (not kwargs and simple_axes and not consts and _state.trace is EVAL_TRACE
+                and len(leaves) == len(args) and len(fast) < config.jit_cache_size):
+            key = _fast_key(args)
+            if key is not None:
+                fast[key] = lambda a: finish(shard_map_p.bind(*a, **params))
+        return finish(shard_map_p.bind(*consts, *xs, **params))
+
+    return pmapped
+
+
+def _outputs(o_axes, out_tree, sharding, what):
+    """Put each output's mapped axis where out_axes says and rebuild the output tree."""
+    def finish(outs):
         result = []
         for o, ax in zip(outs, o_axes):
             if ax is not None:
@@ -155,11 +179,16 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
                 if ax % nd:
                     o = ops.moveaxis(o, 0, ax % nd)
                 elif type(o) is Array:
-                    o = o._with_sharding(NamedSharding(mesh, PartitionSpec(name)))
+                    o = o._with_sharding(sharding)
             result.append(o)
         return tree_unflatten(out_tree, result)
+    return finish
 
-    return pmapped
+
+def _fast_key(args):
+    """jit's cheap signature of positional arrays, plus what decides the devices."""
+    key = _jit_fast_key(args)
+    return None if key is None else key + (config.num_cpu_devices, processes.count)
 
 
 def _pmap_devices(devices, n, what):

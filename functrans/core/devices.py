@@ -56,7 +56,7 @@ processes = _Processes()
 
 def _cpu_devices() -> list:
     n_local = int(config.num_cpu_devices)
-    counts = processes.local_device_counts or (n_local,)
+    counts = processes.local_device_counts if processes.count > 1 else (n_local,)
     key = (counts, processes.index)
     if _cache.get("key") != key:
         devs, gid = [], 0

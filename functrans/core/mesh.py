@@ -77,10 +77,15 @@ class Mesh:
         if len(set(flat)) != len(flat):
             raise ValueError(f"Mesh: a device appears twice in {flat}")
         self.devices, self.axis_names = devs, names
+        # A mesh never changes: what dispatch asks of it is computed once.
+        self._shape = dict(zip(names, devs.shape))
+        self._coords = [dict(zip(names, c)) for c in np.ndindex(*devs.shape)]
+        self._key = (names, devs.shape, tuple(d.id for d in flat))
+        self._hash = hash(self._key)
 
     @property
     def shape(self) -> dict:
-        return dict(zip(self.axis_names, self.devices.shape))
+        return dict(self._shape)
 
     @property
     def size(self) -> int:
@@ -88,16 +93,16 @@ class Mesh:
 
     def coords(self):
         """Every shard's coordinates (name -> index), in row-major device order."""
-        return [dict(zip(self.axis_names, c)) for c in np.ndindex(*self.devices.shape)]
+        return self._coords
 
     def key(self) -> tuple:
-        return (self.axis_names, self.devices.shape, tuple(d.id for d in self.devices.flat))
+        return self._key
 
     def __eq__(self, other):
         return isinstance(other, Mesh) and self.key() == other.key()
 
     def __hash__(self):
-        return hash(self.key())
+        return self._hash
 
     def __enter__(self):  # accepted for JAX compatibility: specs always name their mesh here
         return self

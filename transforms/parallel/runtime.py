@@ -147,25 +147,44 @@ def _cores() -> int:
         (os.cpu_count() or 1)
 
 
+class _ThreadSettings(threading.local):
+    numba_threads: int | None = None  # what this thread last set (numba's getter is slow)
+
+
+_settings = _ThreadSettings()
+
+
+def _set_numba_threads(n: int) -> int:
+    """Set this thread's Numba thread count; returns the previous one."""
+    import numba
+    prev = _settings.numba_threads
+    if prev is None:
+        prev = numba.get_num_threads()
+    if n != prev:
+        numba.set_num_threads(n)
+    _settings.numba_threads = n
+    return prev
+
+
 def _run_one(fn, i, n_concurrent, ctx):
     """Run shard ``i`` with thread settings that keep n_concurrent shards from
     oversubscribing the cores (Numba's prange and BLAS threads are per thread here)."""
-    import numba
     from ..lowering.blas import limit_blas_threads_in_this_thread
     prev_shard = _current.shard
     _current.shard = ctx
-    threads = None
+    threads = old_blas = None
     if n_concurrent > 1:
-        share = max(1, _cores() // n_concurrent)
-        threads = numba.get_num_threads()
-        numba.set_num_threads(min(share, numba.config.NUMBA_NUM_THREADS))
+        import numba
+        share = min(max(1, _cores() // n_concurrent), numba.config.NUMBA_NUM_THREADS)
+        threads = _set_numba_threads(share)
         old_blas = limit_blas_threads_in_this_thread(share)
     try:
         return fn(i)
     finally:
         _current.shard = prev_shard
-        if threads is not None:
-            numba.set_num_threads(threads)
+        if threads is not None and threading.current_thread() is threading.main_thread():
+            # Pool threads keep their setting; the caller's own jit calls get all cores back.
+            _set_numba_threads(threads)
             if old_blas is not None:
                 limit_blas_threads_in_this_thread(old_blas)
 
