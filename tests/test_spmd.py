@@ -373,3 +373,18 @@ def test_exception_in_one_shard_names_it_and_releases_the_others():
         ft.jit(ft.pmap(f, "i"))(np.ones(4))
     # The device threads are free again: the next program runs.
     close(ft.pmap(lambda a: lax.psum(a, "i"), "i")(np.ones(4)), 4 * np.ones(4))
+
+
+def test_jit_backend_and_device():
+    from functools import partial
+    with pytest.raises(RuntimeError, match=r"unknown backend 'cuda'; the available backends "
+                                           r"are \['cpu'\]"):
+        ft.jit(fnp.sin, backend="cuda")
+    with pytest.raises(RuntimeError, match="unknown backend 'tpu'"):
+        partial(ft.jit, backend="tpu")(fnp.sin)
+    f = partial(ft.jit, backend="cpu")(lambda x: x * 2)
+    close(f(np.ones(2)), 2 * np.ones(2))
+    placed = ft.jit(lambda x: x + 1, device=ft.devices()[2])(np.zeros(2))
+    assert placed.devices() == {ft.devices()[2]}
+    with pytest.raises(TypeError, match="device must be a Device"):
+        ft.jit(fnp.sin, device="cpu:0")

@@ -68,12 +68,38 @@ def _cpu_devices() -> list:
 
 
 _cache: dict = {}
-_BACKENDS = {"cpu": _cpu_devices}
 
 
-def register_backend(name: str, list_devices) -> None:
-    """Make backend ``name`` available; ``list_devices()`` returns its global devices."""
-    _BACKENDS[name] = list_devices
+class Backend:
+    """What a backend provides: its devices and a compiler from jaxprs to executables
+    (callables on concrete arrays). The CPU backend (Numba kernels) registers itself when
+    ``functrans.transforms.jit`` is imported; a GPU backend plugs in the same way."""
+
+    platform = "?"
+
+    def devices(self) -> list:
+        raise NotImplementedError
+
+    def compile(self, jaxpr, name: str):
+        raise NotImplementedError
+
+
+_BACKENDS: dict = {}
+
+
+def register_backend(backend: Backend) -> None:
+    """Make ``backend`` available under its ``platform`` name."""
+    _BACKENDS[backend.platform] = backend
+
+
+def get_backend(backend=None) -> Backend:
+    """The backend called ``backend`` (the default one for None)."""
+    return _BACKENDS[check_backend(backend)]
+
+
+def cpu_devices() -> list:
+    """The CPU devices of every process."""
+    return _cpu_devices()
 
 
 def available_backends() -> list:
@@ -95,7 +121,7 @@ def devices(backend=None) -> list:
     >>> len(devices()) == device_count()
     True
     """
-    return list(_BACKENDS[check_backend(backend)]())
+    return list(get_backend(backend).devices())
 
 
 def local_devices(process_index=None, backend=None) -> list:

@@ -6,9 +6,10 @@ into blocks as its spec says (per dimension, the mesh axes splitting it), every 
 its spec names (for mesh axes an output spec leaves out, the shard at coordinate 0 supplies the
 value). Collectives over the mesh axes inside ``jaxpr`` exchange values between the shards.
 
-Its rules are written once, here, for every transformation: JVP (tangents split like their
-primals), partial evaluation (per-shard residuals stacked over all mesh axes), transpose
-(replicated inputs' cotangents summed with ``psum``), batching (a new unsplit dimension)::
+Its rules are the shared rules of call-like primitives (``transforms/call_rules.py``) with
+shard_map's specs: JVP (tangents split like their primals), partial evaluation (per-shard
+residuals stacked over all mesh axes), transpose (replicated inputs' cotangents summed with
+``psum``), batching (a new unsplit dimension)::
 
     >>> mesh = ft.sharding.make_mesh((1,), ("x",))
     >>> f = ft.shard_map(lambda b: b * 2, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
@@ -29,10 +30,11 @@ from ..core.eval import eval_jaxpr
 from ..core.mesh import shard_slices
 from ..core.staging import trace_to_jaxpr
 from ..core.trace import Primitive, get_aval, set_current_trace
-from ..transforms.autodiff.jvp import Zero, instantiate, is_zero, jvp_jaxpr, jvp_rules, tangent_aval
-from ..transforms.autodiff.partial_eval import partial_eval_jaxpr, partial_eval_rules
-from ..transforms.autodiff.transpose import is_undefined, transpose_jaxpr, transpose_rules
-from ..transforms.batching import batch_jaxpr, batching_rules, moveaxis
+from ..transforms.autodiff.jvp import instantiate
+from ..transforms.autodiff.partial_eval import partial_eval_jaxpr
+from ..transforms.autodiff.transpose import is_undefined, transpose_jaxpr
+from ..transforms.batching import batch_jaxpr, moveaxis
+from ..transforms.call_rules import CallRules
 from ..transforms.jit.executable import executable_for
 from ..transforms.parallel.runtime import Rendezvous, ShardContext, current_shard, run_shards
 from . import collectives as C
@@ -169,24 +171,29 @@ def bind_shard_map(args, *, jaxpr, mesh, in_specs, out_specs, name, local_io=Fal
                             out_specs=tuple(out_specs), name=name, local_io=local_io)
 
 
-# ---- JVP: tangents are split exactly like their primals --------------------------------------
-def _jvp(primals, tangents, *, jaxpr, mesh, in_specs, out_specs, name, local_io=False):
-    nonzeros = [not is_zero(t) for t in tangents]
-    with mesh_axes(mesh):
-        jvp_j, out_nz = jvp_jaxpr(jaxpr, nonzeros)
-    outs = bind_shard_map(
-        list(primals) + [t for t in tangents if not is_zero(t)], jaxpr=jvp_j, mesh=mesh,
-        in_specs=in_specs + tuple(s for s, nz in zip(in_specs, nonzeros) if nz),
-        out_specs=out_specs + tuple(s for s, nz in zip(out_specs, out_nz) if nz),
-        name=f"jvp({name})", local_io=local_io)
-    n = len(out_specs)
-    it = iter(outs[n:])
-    avals = _abstract_eval(*map(get_aval, primals), jaxpr=jaxpr, mesh=mesh, in_specs=in_specs,
-                           out_specs=out_specs, name=name, local_io=local_io)
-    return outs[:n], [next(it) if nz else Zero(tangent_aval(a)) for a, nz in zip(avals, out_nz)]
+# ---- the rules (transforms/call_rules.py), with shard_map's own specs ---------------------------
+class _ShardMapRules(CallRules):
+    """JVP: tangents are split exactly like their primals. Partial evaluation, transpose and
+    batching differ from a plain call (below)."""
 
+    def retrace(self, params):
+        return mesh_axes(params["mesh"])
 
-jvp_rules[shard_map_p] = _jvp
+    def jvp_params(self, params, jaxpr, nonzeros, out_nonzeros):
+        in_specs, out_specs = params["in_specs"], params["out_specs"]
+        return dict(params, jaxpr=jaxpr, name=f"jvp({params['name']})",
+                    in_specs=in_specs + tuple(s for s, nz in zip(in_specs, nonzeros) if nz),
+                    out_specs=out_specs + tuple(s for s, nz in zip(out_specs, out_nonzeros)
+                                                if nz))
+
+    def partial_eval(self, trace, prim, args, params):
+        return _partial_eval(trace, prim, args, params)
+
+    def transpose(self, cts, *args, **params):
+        return _transpose(cts, *args, **params)
+
+    def batch(self, axis, vals, dims, **params):
+        return _batch(axis, vals, dims, **params)
 
 
 # ---- partial evaluation: residuals stacked over all mesh axes ---------------------------------
@@ -242,9 +249,6 @@ def _partial_eval(trace, prim, args, params):
     return [next(u) if unk else next(k) for unk in out_unknowns]
 
 
-partial_eval_rules[shard_map_p] = _partial_eval
-
-
 # ---- transpose ------------------------------------------------------------------------------
 def _missing_axes(mesh, spec) -> tuple:
     named = {n for names in spec for n in names}
@@ -290,9 +294,6 @@ def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, name, local_io=Fals
     return [next(it) if lin else None for lin in linear]
 
 
-transpose_rules[shard_map_p] = _transpose
-
-
 # ---- batching: the batch dimension becomes a new leading, unsplit dimension --------------------
 def _batch(axis, vals, dims, *, jaxpr, mesh, in_specs, out_specs, name, local_io=False):
     vals = [v if d is None else moveaxis(v, d, 0) for v, d in zip(vals, dims)]
@@ -306,4 +307,4 @@ def _batch(axis, vals, dims, *, jaxpr, mesh, in_specs, out_specs, name, local_io
     return outs, [0] * len(outs)
 
 
-batching_rules[shard_map_p] = _batch
+_ShardMapRules(shard_map_p)

@@ -34,9 +34,8 @@ from functrans.core.staging import hoist_tracer_consts, trace_to_jaxpr
 from functrans.core.trace import EvalTrace, Primitive, current_trace, get_aval, set_current_trace
 from functrans.tree_util import tree_flatten, tree_unflatten
 
-from .jvp import Zero, instantiate, is_zero, jvp_jaxpr, jvp_rules
-from .partial_eval import dce_jaxpr, partial_eval_jaxpr, partial_eval_rules
-from .transpose import is_undefined, transpose_jaxpr, transpose_rules
+from ..call_rules import CallRules
+from .partial_eval import dce_jaxpr, partial_eval_jaxpr
 
 
 def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
@@ -86,18 +85,6 @@ remat_p = Primitive(
     abstract_eval=lambda *avals, jaxpr, prevent_cse, differentiated: jaxpr.out_avals)
 
 
-def _remat_jvp(primals, tangents, *, jaxpr, prevent_cse, differentiated):
-    nonzeros = [not is_zero(t) for t in tangents]
-    jvp_j, out_nz = jvp_jaxpr(jaxpr, nonzeros)
-    outs = remat_p.bind(*primals, *[t for t in tangents if not is_zero(t)], jaxpr=jvp_j,
-                        prevent_cse=prevent_cse, differentiated=differentiated)
-    n = len(jaxpr.outvars)
-    p_out, t_iter = outs[:n], iter(outs[n:])
-    t_out = [next(t_iter) if nz else Zero(get_aval(p).strip_weak_type())
-             for p, nz in zip(p_out, out_nz)]
-    return p_out, t_out
-
-
 def _remat_partial_eval(trace, prim, args, params):
     jaxpr = params["jaxpr"]
     unknowns = [trace.is_unknown(x) for x in args]
@@ -115,31 +102,14 @@ def _remat_partial_eval(trace, prim, args, params):
     return [next(u) if unk else next(k) for unk in out_unknowns]
 
 
-def _remat_transpose(cts, *args, jaxpr, prevent_cse, differentiated):
-    linear = [is_undefined(x) for x in args]
-    t_jaxpr = transpose_jaxpr(jaxpr, linear)
-    nonlin = [x for x in args if not is_undefined(x)]
-    ct_in = remat_p.bind(*nonlin, *[instantiate(ct) for ct in cts],
-                         jaxpr=t_jaxpr, prevent_cse=prevent_cse, differentiated=True)
-    it = iter(ct_in)
-    return [next(it) if lin else None for lin in linear]
+class _RematRules(CallRules):
+    """Transformed programs stay checkpointed; once differentiated, they are marked so."""
+
+    def transpose_params(self, params, jaxpr, linear):
+        return dict(params, jaxpr=jaxpr, differentiated=True)
+
+    def partial_eval(self, trace, prim, args, params):
+        return _remat_partial_eval(trace, prim, args, params)
 
 
-jvp_rules[remat_p] = _remat_jvp
-partial_eval_rules[remat_p] = _remat_partial_eval
-transpose_rules[remat_p] = _remat_transpose
-
-
-def _remat_batch(axis, vals, dims, *, jaxpr, prevent_cse, differentiated):
-    from ..batching import batch_jaxpr
-    batched, out_dims = batch_jaxpr(jaxpr, axis, dims)
-    return remat_p.bind(*vals, jaxpr=batched, prevent_cse=prevent_cse,
-                        differentiated=differentiated), list(out_dims)
-
-
-def _register_batching():
-    from ..batching import batching_rules
-    batching_rules[remat_p] = _remat_batch
-
-
-_register_batching()
+_RematRules(remat_p)

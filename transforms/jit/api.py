@@ -1,7 +1,7 @@
 """``jit``: trace once per argument signature, compile, cache, and dispatch quickly.
 
 The cache key is (argument structure, abstract values, static arguments, config flags, named
-axes in scope). Under evaluation a hit calls the compiled executable directly; inside another
+axes in scope, backend). Under evaluation a hit calls the compiled executable directly; inside another
 transformation the ``jit`` primitive is bound so that transformation applies::
 
     >>> f = ft.jit(lambda x, n: x * n, static_argnums=1)
@@ -20,13 +20,15 @@ from functrans.core.api_util import (abstractify, fun_name, merge_static, split_
                                      static_argnums_from_names)
 from functrans.core.axis_env import _env as _axis_env
 from functrans.core.config import config
+from functrans.core.devices import Device, check_backend, get_backend
+from functrans.core.mesh import SingleDeviceSharding
 from functrans.core.staging import hoist_tracer_consts, trace_to_jaxpr
 from functrans.core.trace import EVAL_TRACE, _state
 from functrans.core.array import Array
 from functrans.tree_util import tree_flatten, tree_unflatten, treedef_is_leaf
 
 from .call import jit_p
-from .executable import executable_for
+from .executable import executable_for  # noqa: F401  (importing it registers the CPU backend)
 
 
 class _Entry:
@@ -40,15 +42,19 @@ class _Entry:
 class Jitted:
     """A jit-compiled function (what ``jit(f)`` returns)."""
 
-    def __init__(self, fun, static_argnums, static_argnames):
+    def __init__(self, fun, static_argnums, static_argnames, backend=None, device=None):
         functools.update_wrapper(self, fun)
+        self.backend = get_backend(backend if device is None or backend is not None
+                                   else device.platform)
+        self.device = device
         self.fun = fun
         self.name = fun_name(fun)
         self.static_argnums, self.static_argnames = static_argnums_from_names(
             fun, static_argnums, static_argnames)
         self._cache: OrderedDict = OrderedDict()
         self._fast: dict = {}  # simple positional signatures -> runner (see __call__)
-        self._plain = not self.static_argnums and not self.static_argnames
+        # The fast path returns outputs as the executable makes them (uncommitted).
+        self._plain = not self.static_argnums and not self.static_argnames and device is None
         self._lock = threading.RLock()
 
     def __get__(self, obj, objtype=None):  # methods: bind like a function would
@@ -68,12 +74,14 @@ class Jitted:
         if _state.trace is EVAL_TRACE and not entry.consts:
             executable = entry.executable
             if executable is None:
-                executable = entry.executable = executable_for(entry.jaxpr, self.name)
+                executable = entry.executable = self.backend.compile(entry.jaxpr, self.name)
             if not kwargs and self._plain and len(self._fast) < config.jit_cache_size:
                 key = _fast_key(args)
                 if key is not None and len(leaves) == len(args):
                     self._fast[key] = _runner(executable, entry.out_tree)
             outs = executable(*leaves)
+            if self.device is not None:
+                outs = [o._with_sharding(SingleDeviceSharding(self.device)) for o in outs]
         else:
             outs = jit_p.bind(*entry.consts, *leaves, jaxpr=entry.jaxpr, name=self.name)
         return tree_unflatten(entry.out_tree, outs)
@@ -93,7 +101,8 @@ class Jitted:
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
         avals = tuple(abstractify(x, f"jit({self.name}) argument leaf {i}")
                       for i, x in enumerate(leaves))
-        key = (in_tree, avals, static_args, static_kwargs, config.key(), _axis_env.frames)
+        key = (in_tree, avals, static_args, static_kwargs, config.key(), _axis_env.frames,
+               self.backend.platform)
         return key, leaves, in_tree, avals, (static_args, static_kwargs)
 
     def _entry(self, args, kwargs):
@@ -192,7 +201,8 @@ class Lowered:
 
     def _executable(self):
         if self._entry.executable is None:
-            self._entry.executable = executable_for(self._entry.jaxpr, self._jitted.name)
+            self._entry.executable = self._jitted.backend.compile(self._entry.jaxpr,
+                                                                  self._jitted.name)
         return self._entry.executable
 
     def as_text(self) -> str:
@@ -229,14 +239,20 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
     """Compile ``fun``: trace it once per argument signature and run compiled code.
 
     ``static_argnums``/``static_argnames`` are passed as Python values (hashable; a new value
-    retraces). Usable as ``@jit`` or ``@partial(jit, static_argnums=...)``.
+    retraces). ``backend`` names the backend that compiles it (``ft.devices(backend)`` lists
+    its devices; unknown names raise, listing the available ones); ``device`` places the
+    outputs on that device. Usable as ``@jit`` or ``@partial(jit, static_argnums=...)``.
 
     >>> ft.jit(lambda x: x + 1)(1.0)
     Array(2., dtype=float64, weak_type=True)
     """
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
-                                 static_argnames=static_argnames)
-    if backend not in (None, "cpu"):
-        raise NotImplementedError(f"jit backend {backend!r} is not available; use 'cpu'")
-    return Jitted(fun, static_argnums, static_argnames)
+                                 static_argnames=static_argnames, donate_argnums=donate_argnums,
+                                 donate_argnames=donate_argnames, keep_unused=keep_unused,
+                                 device=device, backend=backend, inline=inline)
+    check_backend(backend)  # at decoration time: a typo fails where it is written
+    if device is not None and not isinstance(device, Device):
+        raise TypeError(f"jit: device must be a Device (from ft.devices()), got "
+                        f"{type(device).__name__}")
+    return Jitted(fun, static_argnums, static_argnames, backend, device)

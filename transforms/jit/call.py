@@ -16,10 +16,7 @@ from __future__ import annotations
 
 from functrans.core.trace import Primitive
 
-from ..autodiff.jvp import Zero, instantiate, is_zero, jvp_jaxpr, jvp_rules, tangent_aval
-from ..autodiff.partial_eval import call_partial_eval, partial_eval_rules
-from ..autodiff.transpose import is_undefined, transpose_jaxpr, transpose_rules
-from ..batching import batch_jaxpr, batching_rules
+from ..call_rules import CallRules
 
 
 def _abstract_eval(*avals, jaxpr, name):
@@ -39,34 +36,17 @@ jit_p = Primitive("jit", impl=_impl, abstract_eval=_abstract_eval)
 jit_p.higher_order = True
 
 
-def _jit_jvp(primals, tangents, *, jaxpr, name):
-    nonzeros = [not is_zero(t) for t in tangents]
-    jvp_j, out_nz = jvp_jaxpr(jaxpr, nonzeros)
-    outs = jit_p.bind(*primals, *[t for t in tangents if not is_zero(t)], jaxpr=jvp_j,
-                      name=f"jvp({name})")
-    n = len(jaxpr.outvars)
-    t_iter = iter(outs[n:])
-    t_out = [next(t_iter) if nz else Zero(tangent_aval(a))
-             for a, nz in zip(jaxpr.out_avals, out_nz)]
-    return outs[:n], t_out
+class _JitRules(CallRules):
+    """Transformed programs stay jit calls, named after what was done to them."""
+
+    def jvp_params(self, params, jaxpr, nonzeros, out_nonzeros):
+        return dict(params, jaxpr=jaxpr, name=f"jvp({params['name']})")
+
+    def transpose_params(self, params, jaxpr, linear):
+        return dict(params, jaxpr=jaxpr, name=f"transpose({params['name']})")
+
+    def batch_params(self, params, jaxpr):
+        return dict(params, jaxpr=jaxpr, name=f"vmap({params['name']})")
 
 
-def _jit_transpose(cts, *args, jaxpr, name):
-    linear = [is_undefined(x) for x in args]
-    t_jaxpr = transpose_jaxpr(jaxpr, linear)
-    nonlin = [x for x in args if not is_undefined(x)]
-    ct_in = jit_p.bind(*nonlin, *[instantiate(ct) for ct in cts], jaxpr=t_jaxpr,
-                       name=f"transpose({name})")
-    it = iter(ct_in)
-    return [next(it) if lin else None for lin in linear]
-
-
-def _jit_batch(axis, vals, dims, *, jaxpr, name):
-    batched, out_dims = batch_jaxpr(jaxpr, axis, dims)
-    return jit_p.bind(*vals, jaxpr=batched, name=f"vmap({name})"), list(out_dims)
-
-
-jvp_rules[jit_p] = _jit_jvp
-transpose_rules[jit_p] = _jit_transpose
-batching_rules[jit_p] = _jit_batch
-partial_eval_rules[jit_p] = call_partial_eval
+_JitRules(jit_p)

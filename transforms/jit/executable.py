@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functrans.core.check import check_jaxpr
 from functrans.core.config import config
+from functrans.core.devices import Backend, cpu_devices, register_backend
 from functrans.core.eval import eval_jaxpr
 from functrans.core.ir import walk_jaxprs
 from functrans.core.memo import cache_on_jaxpr
@@ -53,3 +54,18 @@ def _compile(jaxpr, name):
     if _has_float16(jaxpr):
         return Interpreted(jaxpr)
     return Kernel(jaxpr, name)
+
+
+class CpuBackend(Backend):
+    """Today's backend: jaxprs compiled to Numba kernels for the host CPU."""
+
+    platform = "cpu"
+
+    def devices(self) -> list:
+        return cpu_devices()
+
+    def compile(self, jaxpr, name):
+        return executable_for(jaxpr, name)
+
+
+register_backend(CpuBackend())
