@@ -388,3 +388,22 @@ def test_jit_backend_and_device():
     assert placed.devices() == {ft.devices()[2]}
     with pytest.raises(TypeError, match="device must be a Device"):
         ft.jit(fnp.sin, device="cpu:0")
+
+
+def test_parallel_kernels_in_shards_with_numba_workqueue_layer():
+    """Numba's workqueue layer aborts the process when two threads enter prange kernels at
+    once; shards must not make it (their big-array kernels use prange)."""
+    import subprocess
+    import sys
+    code = ("import numpy as np, functrans as ft, functrans.numpy as fnp\n"
+            "ft.config.update('num_cpu_devices', 2)\n"
+            "x = np.linspace(0, 1, 2 << 19).reshape(2, -1)\n"
+            "f = ft.pmap(lambda v: fnp.sin(v) * 2 + fnp.tanh(v))\n"
+            "for _ in range(10): y = f(x)\n"
+            "assert np.allclose(y, np.sin(x) * 2 + np.tanh(x))\n"
+            "import numba; print(numba.threading_layer())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, env={**__import__("os").environ,
+                                           "NUMBA_THREADING_LAYER": "workqueue"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "workqueue"

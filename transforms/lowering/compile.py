@@ -154,6 +154,18 @@ def describe_failure(err: Exception, line_eqns, def_line: int, source: str = "")
     return f"jit could not compile '{eqn.prim.name}'{where}: {first}"
 
 
+class ParallelRegions:
+    """Numba's fallback threading layer (workqueue, used when neither TBB nor OpenMP is
+    installed) aborts the process if two threads run prange kernels at once; device threads
+    of pmap/shard_map would. When it is the layer in use, ``lock`` serializes prange kernels
+    (set by the shard runtime); otherwise it stays None and costs nothing."""
+
+    lock = None
+
+
+parallel_regions = ParallelRegions()
+
+
 class Kernel:
     """A jaxpr compiled to a Numba kernel; calling it runs on concrete arrays."""
 
@@ -162,6 +174,7 @@ class Kernel:
         self.name = name
         consts, source, parallel, self.line_eqns, extra = emit_kernel(jaxpr)
         self.kernel, self.text = load_kernel(consts, source, parallel)
+        self.parallel = parallel
         self.def_line = self.text.count("\n", 0, self.text.index("\ndef kernel(")) + 2
         self.consts = [_kernel_arg(c) for c in list(jaxpr.consts) + list(extra)]
         self.in_avals = [v.aval for v in jaxpr.invars]
@@ -170,6 +183,12 @@ class Kernel:
 
     def __call__(self, *args):
         vals = [_kernel_arg(a) for a in args]
+        if self.parallel and parallel_regions.lock is not None:
+            with parallel_regions.lock:  # see ParallelRegions
+                return self._call(vals, args)
+        return self._call(vals, args)
+
+    def _call(self, vals, args):
         if self.checked:
             outs = self.kernel(*vals, *self.consts)
         else:

@@ -11,6 +11,7 @@ between the processes), and every shard computes its own result from that list::
 """
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -166,6 +167,18 @@ def _set_numba_threads(n: int) -> int:
     return prev
 
 
+def _guard_workqueue() -> None:
+    from ..lowering.compile import parallel_regions
+    if parallel_regions.lock is None and _layer() == "workqueue":
+        parallel_regions.lock = threading.Lock()
+
+
+@functools.lru_cache(maxsize=None)
+def _layer() -> str:
+    import numba
+    return numba.threading_layer()  # launched by the set_num_threads call before this
+
+
 def _run_one(fn, i, n_concurrent, ctx):
     """Run shard ``i`` with thread settings that keep n_concurrent shards from
     oversubscribing the cores (Numba's prange and BLAS threads are per thread here)."""
@@ -177,6 +190,7 @@ def _run_one(fn, i, n_concurrent, ctx):
         import numba
         share = min(max(1, _cores() // n_concurrent), numba.config.NUMBA_NUM_THREADS)
         threads = _set_numba_threads(share)
+        _guard_workqueue()
         old_blas = limit_blas_threads_in_this_thread(share)
     try:
         return fn(i)
