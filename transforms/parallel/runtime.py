@@ -185,42 +185,34 @@ def _run_one(fn, i, n_concurrent, ctx):
     from ..lowering.blas import limit_blas_threads_in_this_thread
     prev_shard = _current.shard
     _current.shard = ctx
-    threads = old_blas = None
     if n_concurrent > 1:
         import numba
         share = min(max(1, _cores() // n_concurrent), numba.config.NUMBA_NUM_THREADS)
-        threads = _set_numba_threads(share)
-        _guard_workqueue()
-        old_blas = limit_blas_threads_in_this_thread(share)
+        if share != _settings.numba_threads:
+            _set_numba_threads(share)
+            _guard_workqueue()
+            limit_blas_threads_in_this_thread(share)
     try:
         return fn(i)
     finally:
         _current.shard = prev_shard
-        if threads is not None and threading.current_thread() is threading.main_thread():
-            # Pool threads keep their setting; the caller's own jit calls get all cores back.
-            _set_numba_threads(threads)
-            if old_blas is not None:
-                limit_blas_threads_in_this_thread(old_blas)
+        # Pool threads only run shards: they keep their share of the cores.
 
 
 def run_shards(n: int, fn, contexts=None) -> list:
-    """Run ``fn(i)`` for local shards ``i < n`` in parallel (shard 0 on the calling thread);
-    the results in order. If a shard raises, the others are released from any collective
+    """Run ``fn(i)`` for local shards ``i < n`` in parallel; the results in order. If a shard raises, the others are released from any collective
     they wait at and the first failure is raised here, naming the shard.
     """
     contexts = contexts if contexts is not None else [None] * n
     rendezvous = contexts[0].rendezvous if contexts[0] is not None else None
     if n == 1:
         return [_run_one(fn, 0, 1, contexts[0])]
-    futures = [_executor().submit(_run_one, fn, i, n, contexts[i]) for i in range(1, n)]
+    # Every shard runs on a pool thread: their thread settings (Numba's and BLAS's share of
+    # the cores) are set once per thread and kept, instead of being changed and restored on
+    # the caller's thread at every call.
+    futures = [_executor().submit(_run_one, fn, i, n, contexts[i]) for i in range(n)]
     results, errors = [None] * n, []
-    try:
-        results[0] = _run_one(fn, 0, n, contexts[0])
-    except BaseException as e:  # noqa: BLE001 - re-raised below with the shard index
-        errors.append((0, e))
-        if rendezvous is not None:
-            rendezvous.abort()
-    for i, f in enumerate(futures, start=1):
+    for i, f in enumerate(futures):
         try:
             results[i] = f.result()
         except BaseException as e:  # noqa: BLE001
