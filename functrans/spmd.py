@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-from .core.api_util import fun_name, merge_static, split_static
+from .core.api_util import fun_name, match_prefix, merge_static, split_static
 from .core.array import Array
 from .core.avals import ShapedArray
 from .core.axis_env import _env as _axis_env
@@ -31,7 +31,7 @@ from .transforms.jit.api import _fast_key as _jit_fast_key
 from .transforms import ops
 from .transforms.batching import (_axis_size, _check_axes_spec, _leaf_labels,
                                   _normalize_in_axis)
-from .tree_util import broadcast_prefix, tree_flatten, tree_unflatten
+from .tree_util import tree_flatten, tree_unflatten
 
 
 class _AnonymousAxis:
@@ -107,12 +107,7 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
                 return runner(args)
         dyn_args, dyn_kwargs, static_args, _ = split_static(args, kwargs, static, ())
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-        try:
-            axes = broadcast_prefix((in_axes, 0), (dyn_args, dyn_kwargs),
-                                    what=f"{what} in_axes")
-        except ValueError as e:
-            raise ValueError(f"{what}: in_axes {in_axes!r} does not match the arguments: {e}"
-                             ) from None
+        axes = match_prefix((in_axes, 0), (dyn_args, dyn_kwargs), what, "in_axes", "arguments")
         labels = _leaf_labels(fun, dyn_args, dyn_kwargs)
         axes = [_normalize_in_axis(a, x, lab, what) for a, x, lab in zip(axes, leaves, labels)]
         n = _axis_size(leaves, axes, labels, axis_size, what)
@@ -133,11 +128,7 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
             a, k = tree_unflatten(in_tree, ins)
             out = fun(*merge_static(a, static_args), **k)
             out_leaves, tree = tree_flatten(out)
-            try:
-                o_axes = broadcast_prefix(out_axes, out, what=f"{what} out_axes")
-            except ValueError as e:
-                raise ValueError(f"{what}: out_axes {out_axes!r} does not match the outputs: "
-                                 f"{e}") from None
+            o_axes = match_prefix(out_axes, out, what, "out_axes", "outputs")
             out_store["tree"], out_store["axes"] = tree, o_axes
             return [o if ax is None else ops.broadcast(o, (1,) + get_aval(o).shape, tuple(
                 range(1, get_aval(o).ndim + 1))) for o, ax in zip(out_leaves, o_axes)]
@@ -235,11 +226,7 @@ def shard_map(f, mesh: Mesh, in_specs, out_specs, check_rep=True, auto=frozenset
     @functools.wraps(f)
     def sharded(*args):
         leaves, in_tree = tree_flatten(args)
-        try:
-            specs = broadcast_prefix(in_specs, args, what=f"{what} in_specs")
-        except ValueError as e:
-            raise ValueError(f"{what}: in_specs {in_specs!r} does not match the arguments: "
-                             f"{e}") from None
+        specs = match_prefix(in_specs, args, what, "in_specs", "arguments")
         sizes = mesh.shape
         labels = _leaf_labels(f, args, {})
         avals, canon = [], []
@@ -258,11 +245,7 @@ def shard_map(f, mesh: Mesh, in_specs, out_specs, check_rep=True, auto=frozenset
         def body(*bs):
             out = f(*tree_unflatten(in_tree, list(bs)))
             out_leaves, out_store["tree"] = tree_flatten(out)
-            try:
-                o_specs = broadcast_prefix(out_specs, out, what=f"{what} out_specs")
-            except ValueError as e:
-                raise ValueError(f"{what}: out_specs {out_specs!r} does not match the "
-                                 f"outputs: {e}") from None
+            o_specs = match_prefix(out_specs, out, what, "out_specs", "outputs")
             out_store["specs"] = [canonical_spec(s, get_aval(o).ndim, f"{what} output {i}")
                                   for i, (o, s) in enumerate(zip(out_leaves, o_specs))]
             for i, s in enumerate(out_store["specs"]):

@@ -11,14 +11,14 @@ import functools
 from typing import NamedTuple
 
 from functrans.core.memo import cache_on_jaxpr
-from functrans.core.api_util import fun_name
+from functrans.core.api_util import fun_name, match_prefix
 from functrans.core.avals import ShapedArray
 from functrans.core.axis_env import extend_axis_env
 from functrans.core.eval import eval_jaxpr
 from functrans.core.staging import trace_to_jaxpr
 from functrans.core.trace import (Trace, Tracer, current_trace, get_aval, new_trace,
                                   set_current_trace)
-from functrans.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
+from functrans.tree_util import tree_flatten, tree_unflatten
 
 from . import ops
 
@@ -219,12 +219,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     @functools.wraps(fun)
     def vmapped(*args, **kwargs):
         leaves, in_tree = tree_flatten((args, kwargs))
-        try:
-            # Keyword arguments are always mapped along axis 0, as in JAX.
-            axes = broadcast_prefix((in_axes, 0), (args, kwargs), what=f"{what} in_axes")
-        except ValueError as e:
-            raise ValueError(f"{what}: in_axes {in_axes!r} does not match the arguments: {e}"
-                             ) from None
+        # Keyword arguments are always mapped along axis 0, as in JAX.
+        axes = match_prefix((in_axes, 0), (args, kwargs), what, "in_axes", "arguments")
         labels = _leaf_labels(fun, args, kwargs)
         axes = [_normalize_in_axis(a, x, lab, what) for a, x, lab in zip(axes, leaves, labels)]
         size = _axis_size(leaves, axes, labels, axis_size, what)
@@ -239,12 +235,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
 
         vals, dims = batch_flat(flat_fun, flat_args, axes, AxisData(axis_name, size))
         out_tree = out_store["tree"]
-        try:
-            o_axes = broadcast_prefix(out_axes, tree_unflatten(out_tree, vals),
-                                      what=f"{what} out_axes")
-        except ValueError as e:
-            raise ValueError(f"{what}: out_axes {out_axes!r} does not match the outputs: {e}"
-                             ) from None
+        o_axes = match_prefix(out_axes, tree_unflatten(out_tree, vals), what, "out_axes",
+                              "outputs")
         outs = []
         for i, (v, d, o) in enumerate(zip(vals, dims, o_axes)):
             if o is None and d is not None:

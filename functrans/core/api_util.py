@@ -53,6 +53,16 @@ class ShapeDtypeStruct:
         return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
 
 
+def match_prefix(spec, tree, what: str, spec_name: str, of: str) -> list:
+    """One entry of ``spec`` (a pytree prefix of ``tree``, e.g. in_axes) per leaf of ``tree``,
+    with an error naming the transformation and the spec when they do not match."""
+    from ..tree_util import broadcast_prefix
+    try:
+        return broadcast_prefix(spec, tree, what=f"{what} {spec_name}")
+    except ValueError as e:
+        raise ValueError(f"{what}: {spec_name} {spec!r} does not match the {of}: {e}") from None
+
+
 def fun_name(f) -> str:
     return getattr(f, "__name__", None) or type(f).__name__
 
