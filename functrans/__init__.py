@@ -23,6 +23,7 @@ from .transforms.autodiff import (checkpoint, custom_jvp, custom_vjp, grad,  # n
                                   value_and_grad, vjp)
 from .transforms.batching import vmap  # noqa: F401
 from .transforms.jit import jit  # noqa: F401
+from .transforms import cuda as _cuda_backend  # noqa: F401  (registers the cuda backend)
 from .core.devices import (default_backend, device_count, devices, local_device_count,  # noqa: F401
                            local_devices, process_count, process_index)
 from .placement import block_until_ready, device_put  # noqa: F401

@@ -30,6 +30,8 @@ _DEFAULTS = {
     # Logical CPU devices in this process (pmap/shard_map shards run on them in parallel).
     # Unlike JAX, it can change at run time; arrays already placed keep their device.
     "num_cpu_devices": None,
+    # The backend jit compiles for when not told (jit(..., backend=)): "cpu" or "cuda".
+    "default_backend": os.environ.get("FUNCTRANS_DEFAULT_BACKEND", "cpu"),
 }
 
 

@@ -103,15 +103,26 @@ def cpu_devices() -> list:
 
 
 def available_backends() -> list:
-    return sorted(_BACKENDS)
+    """Names of the backends that can run programs here."""
+    return sorted(n for n, b in _BACKENDS.items() if not _why_unavailable(b))
+
+
+def _why_unavailable(backend):
+    probe = getattr(backend, "unavailable_reason", None)
+    return probe() if probe else None
 
 
 def check_backend(backend) -> str:
-    """The backend's name (the default one for None); a clear error for unknown names."""
-    name = "cpu" if backend is None else getattr(backend, "platform", backend)
+    """The backend's name (the default one for None); a clear error for unknown names and
+    for backends this machine cannot run."""
+    name = config.default_backend if backend is None else getattr(backend, "platform", backend)
     if name not in _BACKENDS:
         raise RuntimeError(f"unknown backend {name!r}; the available backends are "
                            f"{available_backends()}")
+    why = _why_unavailable(_BACKENDS[name])
+    if why:
+        raise RuntimeError(f"the {name} backend is not available here: {why}; the available "
+                           f"backends are {available_backends()}")
     return name
 
 
@@ -155,9 +166,9 @@ def process_count() -> int:
 
 
 def default_backend() -> str:
-    """The backend programs run on unless told otherwise."""
-    return "cpu"
+    """The backend programs run on unless told otherwise (``config.default_backend``)."""
+    return config.default_backend
 
 
 def default_device() -> Device:
-    return local_devices()[0]
+    return local_devices(backend="cpu")[0]

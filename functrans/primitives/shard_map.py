@@ -25,7 +25,7 @@ import numpy as np
 
 from ..core.avals import ShapedArray
 from ..core.axis_env import extend_axis_env
-from ..core.devices import device_count, processes
+from ..core.devices import device_count, get_backend, processes
 from ..core.eval import eval_jaxpr
 from ..core.mesh import shard_slices
 from ..core.staging import trace_to_jaxpr
@@ -35,7 +35,6 @@ from ..transforms.autodiff.partial_eval import partial_eval_jaxpr
 from ..transforms.autodiff.transpose import is_undefined, transpose_jaxpr
 from ..transforms.batching import batch_jaxpr, moveaxis
 from ..transforms.call_rules import CallRules
-from ..transforms.jit.executable import executable_for
 from ..transforms.parallel.runtime import Rendezvous, ShardContext, current_shard, run_shards
 from . import collectives as C
 from . import elementwise as E
@@ -117,8 +116,11 @@ def _shard_contexts(mesh):
 
 
 def _impl(*args, jaxpr, mesh, in_specs, out_specs, name, local_io=False):
+    backend = get_backend(mesh.devices.flat[0].platform)
     with mesh_axes(mesh):
-        exe = executable_for(jaxpr, name)
+        exe = backend.compile(jaxpr, name)
+    device_context = getattr(backend, "device_context", None)
+    flat_devices = list(mesh.devices.flat)
     contexts, local = _shard_contexts(mesh)
     sizes, coords = mesh.shape, mesh.coords()
     if local_io:  # blocks are numbered among this process's devices
@@ -133,6 +135,8 @@ def _impl(*args, jaxpr, mesh, in_specs, out_specs, name, local_io=False):
         with contextlib.ExitStack() as stack:
             for n, s in contexts[i].sizes.items():
                 stack.enter_context(extend_axis_env(n, s))
+            if device_context is not None:  # allocations and kernels on this shard's device
+                stack.enter_context(device_context(flat_devices[local[i] % len(flat_devices)]))
             return [np.asarray(o) for o in exe(*ins)]
 
     results = run_shards(len(local), run, contexts)

@@ -44,8 +44,7 @@ class Jitted:
 
     def __init__(self, fun, static_argnums, static_argnames, backend=None, device=None):
         functools.update_wrapper(self, fun)
-        self.backend = get_backend(backend if device is None or backend is not None
-                                   else device.platform)
+        self._backend = backend if device is None or backend is not None else device.platform
         self.device = device
         self.fun = fun
         self.name = fun_name(fun)
@@ -56,6 +55,11 @@ class Jitted:
         # The fast path returns outputs as the executable makes them (uncommitted).
         self._plain = not self.static_argnums and not self.static_argnames and device is None
         self._lock = threading.RLock()
+
+    @property
+    def backend(self):
+        """The backend compiling this function now (None: ``config.default_backend``)."""
+        return get_backend(self._backend)
 
     def __get__(self, obj, objtype=None):  # methods: bind like a function would
         return self if obj is None else functools.partial(self, obj)
@@ -179,6 +183,7 @@ def _fast_key(args):
             return None
     key.append(config._values["enable_x64"])
     key.append(config._values["debug_nans"])
+    key.append(config._values["default_backend"])
     return tuple(key)
 
 
