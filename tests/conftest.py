@@ -5,6 +5,10 @@ import numpy as np
 
 # Type-check every jaxpr the suite traces or optimizes (set before functrans is imported).
 os.environ.setdefault("FUNCTRANS_CHECK_JAXPRS", "1")
+# The cuda backend runs in numba-cuda's simulator unless a GPU run is asked for
+# (FUNCTRANS_TEST_REAL_GPU=1); set before numba.cuda is first imported.
+if os.environ.get("FUNCTRANS_TEST_REAL_GPU", "") in ("", "0"):
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 import pytest
 from hypothesis import HealthCheck, settings
 

@@ -277,3 +277,13 @@ def test_every_primitive_is_compiled_by_some_test():
 def test_collective_outside_its_axis_raises_clearly():
     with pytest.raises(NameError, match="unbound axis name 'i'.*vmap"):
         ft.jit(lambda v: lax.psum(v, "i"))(np.ones(3))
+
+
+def test_logical_right_shift_of_negative_int64_is_exact():
+    # The unsigned shift result and the out-of-range zero must unify as unsigned: mixed with
+    # int64, Numba computes in float64 and rounds the large results.
+    x = np.array([-5, -2, -(2 ** 62) - 1], np.int64)
+    s = np.array([3, 5, 1], np.int64)
+    want = (x.view(np.uint64) >> s.view(np.uint64)).view(np.int64)
+    np.testing.assert_array_equal(ft.jit(lax.shift_right_logical)(x, s), want)
+    np.testing.assert_array_equal(lax.shift_right_logical(x, s), want)

@@ -9,8 +9,47 @@ from __future__ import annotations
 import math
 import types
 
+import numba
 import numpy as np
 from numba import cuda
+
+
+def _simulator_math() -> types.ModuleType:
+    """``math`` as a GPU computes it, for the simulator: NaN/inf on domain errors instead of
+    Python's exceptions (NumPy's scalar functions, or math guarded where NumPy has none)."""
+    m = types.ModuleType("functrans_cuda_simmath")
+
+    def quiet(fn):
+        def f(*args):
+            with np.errstate(all="ignore"):
+                return fn(*args)
+        return f
+
+    for name in ("exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "tan", "sinh", "cosh",
+                 "sqrt", "log2", "log10", "floor", "ceil", "trunc", "isfinite", "isnan",
+                 "isinf", "fmod", "hypot", "copysign"):
+        setattr(m, name, quiet(getattr(np, name)))
+    for name, np_name in (("asin", "arcsin"), ("acos", "arccos"), ("atan", "arctan"),
+                          ("asinh", "arcsinh"), ("acosh", "arccosh"), ("atanh", "arctanh"),
+                          ("atan2", "arctan2"), ("pow", "power")):
+        setattr(m, name, quiet(getattr(np, np_name)))
+
+    def guarded(fn, bad):
+        def f(x):
+            try:
+                return type(x)(fn(float(x))) if isinstance(x, np.floating) else fn(x)
+            except (ValueError, OverflowError):
+                return bad(x)
+        return f
+
+    m.erf, m.erfc = guarded(math.erf, lambda x: np.nan), guarded(math.erfc, lambda x: np.nan)
+    m.lgamma = guarded(math.lgamma, lambda x: np.inf)
+    return m
+
+
+# Device code calls ``M.f``: libdevice through ``math`` on a GPU, IEEE-quiet NumPy in the
+# simulator (whose kernels are plain Python).
+M = _simulator_math() if numba.config.ENABLE_CUDASIM else math
 
 
 def _device(fn):
@@ -27,44 +66,44 @@ def _module(name, fns, extra=()) -> types.ModuleType:
 
 
 # ---- fm: the transcendentals (libdevice) ----------------------------------------------------
-def exp(x): return math.exp(x)  # noqa: E704
-def exp2(x): return math.pow(2.0, x)  # noqa: E704
-def log(x): return math.log(x)  # noqa: E704
-def log2(x): return math.log2(x)  # noqa: E704
-def log10(x): return math.log10(x)  # noqa: E704
-def log1p(x): return math.log1p(x)  # noqa: E704
-def expm1(x): return math.expm1(x)  # noqa: E704
-def tanh(x): return math.tanh(x)  # noqa: E704
-def sin(x): return math.sin(x)  # noqa: E704
-def cos(x): return math.cos(x)  # noqa: E704
-def tan(x): return math.tan(x)  # noqa: E704
-def erf(x): return math.erf(x)  # noqa: E704
-def erfc(x): return math.erfc(x)  # noqa: E704
-def sinh(x): return math.sinh(x)  # noqa: E704
-def cosh(x): return math.cosh(x)  # noqa: E704
-def asinh(x): return math.asinh(x)  # noqa: E704
-def acosh(x): return math.acosh(x)  # noqa: E704
-def atanh(x): return math.atanh(x)  # noqa: E704
-def atan(x): return math.atan(x)  # noqa: E704
-def asin(x): return math.asin(x)  # noqa: E704
-def acos(x): return math.acos(x)  # noqa: E704
-def atan2(y, x): return math.atan2(y, x)  # noqa: E704
-def hypot(x, y): return math.hypot(x, y)  # noqa: E704
+def exp(x): return M.exp(x)  # noqa: E704
+def exp2(x): return M.pow(2.0, x)  # noqa: E704
+def log(x): return M.log(x)  # noqa: E704
+def log2(x): return M.log2(x)  # noqa: E704
+def log10(x): return M.log10(x)  # noqa: E704
+def log1p(x): return M.log1p(x)  # noqa: E704
+def expm1(x): return M.expm1(x)  # noqa: E704
+def tanh(x): return M.tanh(x)  # noqa: E704
+def sin(x): return M.sin(x)  # noqa: E704
+def cos(x): return M.cos(x)  # noqa: E704
+def tan(x): return M.tan(x)  # noqa: E704
+def erf(x): return M.erf(x)  # noqa: E704
+def erfc(x): return M.erfc(x)  # noqa: E704
+def sinh(x): return M.sinh(x)  # noqa: E704
+def cosh(x): return M.cosh(x)  # noqa: E704
+def asinh(x): return M.asinh(x)  # noqa: E704
+def acosh(x): return M.acosh(x)  # noqa: E704
+def atanh(x): return M.atanh(x)  # noqa: E704
+def atan(x): return M.atan(x)  # noqa: E704
+def asin(x): return M.asin(x)  # noqa: E704
+def acos(x): return M.acos(x)  # noqa: E704
+def atan2(y, x): return M.atan2(y, x)  # noqa: E704
+def hypot(x, y): return M.hypot(x, y)  # noqa: E704
 
 
 def cbrt(x):
-    r = math.pow(abs(x), 1.0 / 3.0)
+    r = M.pow(abs(x), 1.0 / 3.0)
     return -r if x < 0 else r
 
 
 def pow(x, y):  # noqa: A001 - the name the scalar rules use
-    return math.pow(x, y)
+    return M.pow(x, y)
 
 
 def logistic(x):
     if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
+        return 1.0 / (1.0 + M.exp(-x))
+    e = M.exp(x)
     return e / (1.0 + e)
 
 
@@ -112,11 +151,11 @@ def fmin(x, y):
 
 
 def round_away(x):
-    if not math.isfinite(x):
+    if not M.isfinite(x):
         return x
-    t = float(math.trunc(x))
+    t = x - M.fmod(x, 1.0)
     if abs(x - t) >= 0.5:
-        return t + math.copysign(1.0, x)
+        return t + M.copysign(1.0, x)
     return t
 
 
@@ -126,11 +165,11 @@ def fma(x, y, z):
 
 def logaddexp(x, y):
     if x == y:
-        return x + math.log(2.0) if math.isfinite(x) else x
+        return x + M.log(2.0) if M.isfinite(x) else x
     m = x if x > y else y
     if m != m or (x != x) or (y != y):
         return x + y
-    return m + math.log1p(math.exp(-abs(x - y)))
+    return m + M.log1p(M.exp(-abs(x - y)))
 
 
 rt = _module("rt", [idiv, irem, fmax, fmin, round_away, fma, logaddexp])
@@ -139,29 +178,41 @@ rt.logistic = fm.logistic
 
 # ---- np: the NumPy scalar functions the rules use ---------------------------------------------
 def floor(x):
-    return x if not math.isfinite(x) else float(math.floor(x))
+    if not M.isfinite(x):
+        return x
+    r = M.fmod(x, 1.0)
+    if r < 0:
+        r += 1.0
+    return x - r
 
 
 def ceil(x):
-    return x if not math.isfinite(x) else float(math.ceil(x))
+    if not M.isfinite(x):
+        return x
+    r = M.fmod(x, 1.0)
+    if r > 0:
+        r -= 1.0
+    return x - r
 
 
 def rint(x):
-    if not math.isfinite(x):
+    if not M.isfinite(x):
         return x
-    f = float(math.floor(x))
-    d = x - f
-    if d > 0.5 or (d == 0.5 and f % 2.0 != 0.0):
+    r = M.fmod(x, 1.0)
+    if r < 0:
+        r += 1.0
+    f = x - r
+    if r > 0.5 or (r == 0.5 and M.fmod(f, 2.0) != 0.0):
         return f + 1.0
     return f
 
 
 def isfinite(x):
-    return math.isfinite(x)
+    return M.isfinite(x)
 
 
 def fmod(x, y):
-    return math.fmod(x, y)
+    return M.fmod(x, y)
 
 
 np_shim = _module("np", [floor, ceil, rint, isfinite, fmod], extra=[
@@ -169,4 +220,4 @@ np_shim = _module("np", [floor, ceil, rint, isfinite, fmod], extra=[
         "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
         "float32", "float64")])
 
-NAMESPACES = {"fm": fm, "rt": rt, "np": np_shim, "math": math}
+NAMESPACES = {"fm": fm, "rt": rt, "np": np_shim, "math": M}

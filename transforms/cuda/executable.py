@@ -22,7 +22,8 @@ from . import kernels as K
 
 # Elementwise primitives whose scalar rule needs a CPU-only helper (special functions).
 _NOT_ON_DEVICE = {"erf_inv", "digamma", "polygamma", "zeta", "nextafter", "population_count"}
-# Without a CUDA kernel yet: run on the host (operands copied over and back).
+# Without a CUDA kernel yet: run on the host (operands copied over and back); the tests
+# check that this list is exactly what has no kernel.
 HOST_PRIMITIVES = _NOT_ON_DEVICE | {"sort", "scatter-mul", "bitcast_convert_type"}
 _INDEX_MAPS = {"broadcast_in_dim", "transpose", "slice", "rev", "pad", "concatenate"}
 _ALIASES = {"reshape", "squeeze"}
@@ -153,40 +154,42 @@ def _host_indices(vals, avals):
 
 
 def _run_eqn(plan, eqn, vals):
-    name, params = eqn.prim.name, eqn.params
-    in_avals = [x.aval for x in eqn.inputs]
-    out_aval = eqn.outputs[0].aval if eqn.outputs else None
-    if name in _ALIASES:
-        return [vals[0]]
-    if name == "iota":
-        return [plan.index_map(eqn, lambda: eqn.prim.impl(**params)[0])]
-    if name in _INDEX_MAPS:
-        return [_index_map_op(plan, eqn, vals, in_avals, out_aval)]
-    if name in _REDUCE:
-        return [_reduce(plan, eqn, vals[0], in_avals[0], out_aval, _REDUCE[name], params)]
-    if name in ("argmax", "argmin"):
-        return [_arg_reduce(plan, eqn, vals[0], in_avals[0], out_aval, name, params)]
-    if eqn.prim.traits & {"cumulative"}:
-        return [_cumulative(plan, eqn, vals[0], in_avals[0], name, params)]
-    if name == "dot_general" and _dot_on_device(in_avals, out_aval):
-        return [_dot(plan, eqn, vals, in_avals, out_aval, params)]
-    if name in ("gather", "dynamic_slice"):
-        return [_gather(eqn, vals, in_avals, out_aval, params)]
-    if name in _SCATTER or name == "dynamic_update_slice":
-        return [_scatter(eqn, vals, in_avals, out_aval, params)]
-    if name in ("cond", "while", "scan"):
-        return _control(eqn, vals, in_avals, params)
-    return _on_host(eqn, vals, in_avals)
+    handler = _HANDLERS.get(eqn.prim.name)
+    if handler is None and "cumulative" in eqn.prim.traits:
+        handler = _cumulative
+    if handler is None:
+        return _on_host(eqn, vals)
+    return handler(plan, eqn, vals, [x.aval for x in eqn.inputs],
+                   eqn.outputs[0].aval if eqn.outputs else None, eqn.params)
 
 
-def _on_host(eqn, vals, in_avals):
-    host = [to_host(v, a) for v, a in zip(vals, in_avals)]
+def runs_on_device(prim) -> bool:
+    """Whether the cuda backend has a kernel for ``prim`` (else it runs on the host)."""
+    return ("elementwise" in prim.traits and prim.name in scalar_rules
+            and prim.name not in _NOT_ON_DEVICE) or prim.name in _HANDLERS \
+        or "cumulative" in prim.traits
+
+
+def _on_host(eqn, vals):
+    host = [to_host(v, x.aval) for v, x in zip(vals, eqn.inputs)]
     with set_current_trace(EVAL_TRACE):  # collectives and callbacks need their bind
         outs = eqn.prim.bind(*host, **eqn.params)
     return [to_device(np.asarray(o), v.aval) for o, v in zip(outs, eqn.outputs)]
 
 
-def _index_map_op(plan, eqn, vals, in_avals, out_aval):
+def _alias(plan, eqn, vals, in_avals, out_aval, params):
+    return [vals[0]]  # flat buffers: reshapes are free
+
+
+def _iota(plan, eqn, vals, in_avals, out_aval, params):
+    return [plan.index_map(eqn, lambda: eqn.prim.impl(**params)[0])]
+
+
+def _index_map_op(plan, eqn, vals, in_avals, out_aval, params):
+    return [_index_map_take(plan, eqn, vals, in_avals, out_aval)]
+
+
+def _index_map_take(plan, eqn, vals, in_avals, out_aval):
     name, params = eqn.prim.name, eqn.params
     if name == "concatenate":
         offsets = np.cumsum([0] + [int(np.prod(a.shape)) for a in in_avals])
@@ -230,15 +233,16 @@ def _identity(op, dtype):
     return info.min if op == "max" else info.max
 
 
-def _reduce(plan, eqn, x, aval, out_aval, op, params):
+def _reduce(plan, eqn, vals, in_avals, out_aval, params):
+    x, aval, op = vals[0], in_avals[0], _REDUCE[eqn.prim.name]
     rows_idx, m = _rows_last(aval, tuple(params["axes"]))
     n_out = int(np.prod(out_aval.shape, dtype=np.int64))
     out = cuda.device_array(_flat_size(out_aval), out_aval.dtype)
     if n_out == 0:
-        return out
+        return [out]
     if m == 0:
         out[:n_out].copy_to_device(np.full(n_out, _identity(op, aval.dtype), aval.dtype))
-        return out
+        return [out]
     idx = plan.index_map(eqn, lambda: rows_idx)
     rows = _take(x, idx, aval.update(shape=(n_out * m,))).reshape(n_out, m)
     identity = _identity(op, aval.dtype)
@@ -247,10 +251,11 @@ def _reduce(plan, eqn, x, aval, out_aval, op, params):
     kernel = K.reduce(op, aval.dtype, identity)
     threads = 8 if K.simulated() else K.BLOCK
     kernel[n_out, threads](out, rows)
-    return out
+    return [out]
 
 
-def _arg_reduce(plan, eqn, x, aval, out_aval, name, params):
+def _arg_reduce(plan, eqn, vals, in_avals, out_aval, params):
+    x, aval, name = vals[0], in_avals[0], eqn.prim.name
     rows_idx, m = _rows_last(aval, tuple(params["axes"]))
     n_out = max(1, rows_idx.shape[0])
     idx = plan.index_map(eqn, lambda: rows_idx)
@@ -258,13 +263,14 @@ def _arg_reduce(plan, eqn, x, aval, out_aval, name, params):
     out = cuda.device_array(n_out, out_aval.dtype)
     blocks, threads = K.launch_shape(rows_idx.shape[0])
     K.arg_reduce(name == "argmax")[blocks, threads](out, rows)
-    return out
+    return [out]
 
 
-def _cumulative(plan, eqn, x, aval, name, params):
+def _cumulative(plan, eqn, vals, in_avals, out_aval, params):
+    x, aval, name = vals[0], in_avals[0], eqn.prim.name
     axis, reverse = params["axis"], params["reverse"]
     if aval.size == 0:
-        return x
+        return [x]
     order = np.moveaxis(_arange(aval), axis, -1)
     if reverse:
         order = np.flip(order, -1)
@@ -275,7 +281,7 @@ def _cumulative(plan, eqn, x, aval, name, params):
     out = cuda.device_array((rows.shape[0], m), aval.dtype)
     blocks, threads = K.launch_shape(rows.shape[0])
     K.scan_rows(name, aval.dtype, aval.dtype.kind != "f")[blocks, threads](out, rows)
-    return _take(out.reshape(-1), back, aval)
+    return [_take(out.reshape(-1), back, aval)]
 
 
 def _dot_on_device(in_avals, out_aval) -> bool:
@@ -284,6 +290,8 @@ def _dot_on_device(in_avals, out_aval) -> bool:
 
 
 def _dot(plan, eqn, vals, in_avals, out_aval, params):
+    if not _dot_on_device(in_avals, out_aval):  # mixed or narrow dtypes
+        return _on_host(eqn, vals)
     (lc, rc), (lb, rb) = params["dimension_numbers"]
     la, ra = in_avals
     lfree = [d for d in range(la.ndim) if d not in lc and d not in lb]
@@ -292,10 +300,10 @@ def _dot(plan, eqn, vals, in_avals, out_aval, params):
     p, m, k, n = size(la, lb), size(la, lfree), size(la, lc), size(ra, rfree)
     out = cuda.device_array(_flat_size(out_aval), out_aval.dtype)
     if p * m * n == 0:
-        return out
+        return [out]
     if k == 0:
         out.copy_to_device(np.zeros(out.size, out_aval.dtype))
-        return out
+        return [out]
     li = plan.index_map(eqn, lambda: np.transpose(_arange(la), list(lb) + lfree + list(lc)))
     ri = plan.index_map(eqn, lambda: np.transpose(_arange(ra), list(rb) + list(rc) + rfree),
                         "rhs")
@@ -304,10 +312,10 @@ def _dot(plan, eqn, vals, in_avals, out_aval, params):
     c = out.reshape(p, m, n)
     grid = ((n + K.TILE - 1) // K.TILE, (m + K.TILE - 1) // K.TILE, p)
     K.matmul(out_aval.dtype)[grid, (K.TILE, K.TILE)](c, a, b)
-    return out
+    return [out]
 
 
-def _gather(eqn, vals, in_avals, out_aval, params):
+def _gather(plan, eqn, vals, in_avals, out_aval, params):
     """Positions read, from the primitive's impl on an index array (indices come to the
     host: they decide the map)."""
     idx_host = _host_indices(vals[1:], in_avals[1:])
@@ -322,11 +330,11 @@ def _gather(eqn, vals, in_avals, out_aval, params):
         value = params["fill_value"]
         fill = cuda.to_device(np.full(1, _default_fill(out_aval.dtype) if value is None
                                       else value, out_aval.dtype))
-    return _take(vals[0], cuda.to_device(np.ascontiguousarray(pos).reshape(-1)), out_aval,
-                 fill)
+    return [_take(vals[0], cuda.to_device(np.ascontiguousarray(pos).reshape(-1)), out_aval,
+                  fill)]
 
 
-def _scatter(eqn, vals, in_avals, out_aval, params):
+def _scatter(plan, eqn, vals, in_avals, out_aval, params):
     operand_aval, update_aval = in_avals[0], in_avals[1]
     idx_host = _host_indices(vals[2:], in_avals[2:])
     arange = _arange(operand_aval)
@@ -349,7 +357,7 @@ def _scatter(eqn, vals, in_avals, out_aval, params):
         blocks, threads = K.launch_shape(n)
         K.scatter(kind)[blocks, threads](out, vals[1], cuda.to_device(
             np.ascontiguousarray(pos).reshape(-1)))
-    return out
+    return [out]
 
 
 def _dus_positions(arange, starts, shape):
@@ -358,7 +366,7 @@ def _dus_positions(arange, starts, shape):
     return arange[tuple(slice(s, s + n) for s, n in zip(starts, shape))]
 
 
-def _control(eqn, vals, in_avals, params):
+def _control(plan, eqn, vals, in_avals, out_aval, params):
     name = eqn.prim.name
     if name == "cond":
         i = int(np.clip(to_host(vals[0], in_avals[0]), 0, len(params["branches"]) - 1))
@@ -389,6 +397,13 @@ def _control(eqn, vals, in_avals, params):
     return carry + ys
 
 
+_HANDLERS = {
+    **{n: _alias for n in _ALIASES}, "iota": _iota,
+    **{n: _index_map_op for n in _INDEX_MAPS}, **{n: _reduce for n in _REDUCE},
+    "argmax": _arg_reduce, "argmin": _arg_reduce, "dot_general": _dot,
+    "gather": _gather, "dynamic_slice": _gather, "dynamic_update_slice": _scatter,
+    **{n: _scatter for n in _SCATTER}, "cond": _control, "while": _control, "scan": _control,
+}
 _plans: dict = {}
 
 

@@ -80,6 +80,20 @@ class _Ctx:
         return f"{dtype_ctor(dtype)}({expr})"
 
 
+def _int_sign(ctx, a, i, o):
+    x = ctx.tmp(a[0])
+    if o.dtype.kind == "f":
+        return scalar_rules["sign"](ctx, [x], i, o)
+    zero, one = ctx.const(0, o.dtype), ctx.const(1, o.dtype)
+    if o.dtype.kind == "u":
+        return f"({one} if {x} > {zero} else {zero})"
+    return f"({one} if {x} > {zero} else (-{one} if {x} < {zero} else {zero}))"
+
+
+# Where the CPU rule relies on arithmetic with booleans (fine compiled, not in the simulator).
+_RULES = {"sign": _int_sign}
+
+
 def fused(eqns, inputs, outputs):
     """A kernel ``k(n, *outputs, *inputs)`` for elementwise ``eqns``: array inputs are
     flattened, rank-0 ones are 1-element arrays; literals become constants."""
@@ -93,7 +107,7 @@ def fused(eqns, inputs, outputs):
     for eqn in eqns:
         args = [ctx.const(x.val, x.aval.dtype) if isinstance(x, Literal) else names[x]
                 for x in eqn.inputs]
-        rule = scalar_rules[eqn.prim.name]
+        rule = _RULES.get(eqn.prim.name) or scalar_rules[eqn.prim.name]
         expr = rule(ctx, args, [x.aval for x in eqn.inputs], eqn.outputs[0].aval,
                     **eqn.params)
         names[eqn.outputs[0]] = ctx.tmp(ctx.cast(expr, eqn.outputs[0].aval.dtype))
@@ -139,7 +153,7 @@ def reduce(out, x):
     row = cuda.blockIdx.x
     t = cuda.threadIdx.x
     m = x.shape[1]
-    buf = cuda.shared.array({BLOCK}, dtype=np.{np.dtype(dtype).name})
+    buf = cuda.shared.array({BLOCK}, dtype={ctor})
     acc = _identity
     j = t
     while j < m:
@@ -192,7 +206,6 @@ def arg_reduce(out, x):
 # ---- matrix products -----------------------------------------------------------------------
 def matmul(dtype):
     """``k(c, a, b)``: c[p] = a[p] @ b[p] for (P, M, K) x (P, K, N), tiles in shared memory."""
-    name = np.dtype(dtype).name
     ctor = dtype_ctor(dtype)
     source = f"""
 def matmul(c, a, b):
@@ -201,8 +214,8 @@ def matmul(c, a, b):
     ty = cuda.threadIdx.y
     row = cuda.blockIdx.y * {TILE} + ty
     col = cuda.blockIdx.x * {TILE} + tx
-    sa = cuda.shared.array(({TILE}, {TILE}), dtype=np.{name})
-    sb = cuda.shared.array(({TILE}, {TILE}), dtype=np.{name})
+    sa = cuda.shared.array(({TILE}, {TILE}), dtype={ctor})
+    sb = cuda.shared.array(({TILE}, {TILE}), dtype={ctor})
     m = a.shape[1]
     k = a.shape[2]
     n = b.shape[2]

@@ -166,7 +166,9 @@ def _shift(kind):
             sx = ctx.tmp(f"{dtype_ctor(f'i{o.dtype.itemsize}')}({x})") if _kind(o) == "u" else x
             return f"({sx} >> {s} if {ok} else ({sx} >> {bits - 1}))"
         u = dtype_ctor(f"u{o.dtype.itemsize}")
-        return f"({u}({x}) >> {u}({s}) if {ok} else {ctx.const(0, o.dtype)})"
+        # Both branches unsigned: Numba unifies uint64 with int64 as float64, which rounds.
+        zero = ctx.const(0, f"u{o.dtype.itemsize}")
+        return f"({u}({x}) >> {u}({s}) if {ok} else {zero})"
     return rule
 
 
