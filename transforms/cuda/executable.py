@@ -24,7 +24,7 @@ from . import kernels as K
 _NOT_ON_DEVICE = {"erf_inv", "digamma", "polygamma", "zeta", "nextafter", "population_count"}
 # Without a CUDA kernel yet: run on the host (operands copied over and back); the tests
 # check that this list is exactly what has no kernel.
-HOST_PRIMITIVES = _NOT_ON_DEVICE | {"sort", "scatter-mul", "bitcast_convert_type"}
+HOST_PRIMITIVES = _NOT_ON_DEVICE | {"scatter-mul"}
 _INDEX_MAPS = {"broadcast_in_dim", "transpose", "slice", "rev", "pad", "concatenate"}
 _ALIASES = {"reshape", "squeeze"}
 _REDUCE = {"reduce_sum": "sum", "reduce_prod": "prod", "reduce_max": "max",
@@ -315,6 +315,24 @@ def _dot(plan, eqn, vals, in_avals, out_aval, params):
     return [out]
 
 
+def _sort(plan, eqn, vals, in_avals, out_aval, params):
+    aval, dim = in_avals[0], params["dimension"]
+    if aval.ndim == 0 or aval.size == 0:
+        return list(vals)
+    order = np.moveaxis(_arange(aval), dim, -1)
+    fwd = plan.index_map(eqn, lambda: order)
+    back = plan.index_map(eqn, lambda: np.argsort(order.reshape(-1)), "back")
+    m = aval.shape[dim]
+    rows = [_take(v, fwd, a).reshape(-1, m) for v, a in zip(vals, in_avals)]
+    blocks, threads = K.launch_shape(rows[0].shape[0])
+    K.sort_rows(len(rows), params["num_keys"])[blocks, threads](*rows)
+    return [_take(r.reshape(-1), back, a) for r, a in zip(rows, in_avals)]
+
+
+def _bitcast(plan, eqn, vals, in_avals, out_aval, params):
+    return [vals[0].view(out_aval.dtype)]  # a flat buffer reinterpreted: no copy
+
+
 def _gather(plan, eqn, vals, in_avals, out_aval, params):
     """Positions read, from the primitive's impl on an index array (indices come to the
     host: they decide the map)."""
@@ -401,7 +419,8 @@ _HANDLERS = {
     **{n: _alias for n in _ALIASES}, "iota": _iota,
     **{n: _index_map_op for n in _INDEX_MAPS}, **{n: _reduce for n in _REDUCE},
     "argmax": _arg_reduce, "argmin": _arg_reduce, "dot_general": _dot,
-    "gather": _gather, "dynamic_slice": _gather, "dynamic_update_slice": _scatter,
+    "gather": _gather, "dynamic_slice": _gather, "sort": _sort,
+    "bitcast_convert_type": _bitcast, "dynamic_update_slice": _scatter,
     **{n: _scatter for n in _SCATTER}, "cond": _control, "while": _control, "scan": _control,
 }
 _plans: dict = {}

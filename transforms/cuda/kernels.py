@@ -278,3 +278,33 @@ def scatter(out, updates, pos):
         i += s
 """
     return _compile(source, "scatter")
+
+
+# ---- sort ------------------------------------------------------------------------------------
+def sort_rows(n_operands: int, num_keys: int):
+    """``k(*ops)``: sort each row of the (rows, m) arrays ``ops`` in place by the first
+    ``num_keys`` of them (lexicographically, NaNs last, stable): one thread per row, insertion
+    sort (rows are short in practice; long single rows want a parallel merge sort)."""
+    ops = [f"o{k}" for k in range(n_operands)]
+    less = []
+    for k in range(num_keys):
+        less += [f"            a = o{k}[r, j]", f"            b = o{k}[r, j - 1]",
+                 "            if (a < b) or (a == a and b != b):",
+                 "                lt = True", "                break",
+                 "            if (b < a) or (b == b and a != a):", "                break"]
+    swaps = [f"            t = {o}[r, j]\n            {o}[r, j] = {o}[r, j - 1]\n"
+             f"            {o}[r, j - 1] = t" for o in ops]
+    source = "\n".join([
+        f"def sort_rows({', '.join(ops)}):",
+        "    r = cuda.grid(1)", "    s = cuda.gridsize(1)",
+        "    while r < o0.shape[0]:",
+        "        for i in range(1, o0.shape[1]):",
+        "            j = i",
+        "            while j > 0:",
+        "                lt = False",
+        "                for _ in range(1):"] +
+        ["        " + line for line in less] +
+        ["                if not lt:", "                    break"] +
+        ["    " + line for line in "\n".join(swaps).split("\n")] +
+        ["                j -= 1", "        r += s", ""])
+    return _compile(source, "sort_rows")
