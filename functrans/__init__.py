@@ -23,5 +23,6 @@ from .transforms.autodiff import (checkpoint, custom_jvp, custom_vjp, grad,  # n
                                   value_and_grad, vjp)
 from .transforms.batching import vmap  # noqa: F401
 from .transforms.jit import jit  # noqa: F401
+from . import export  # noqa: F401,E402  (after jit: it builds on jit)
 from . import testing  # noqa: F401,E402
 
