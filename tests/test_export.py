@@ -468,6 +468,28 @@ def test_corrupt_descriptions_are_refused(edit, error, message):
         deserialize(data)
 
 
+def test_deep_nesting_is_refused_not_a_recursion_error():
+    data = _data()
+    n = struct.unpack_from("<Q", data, 12)[0]
+    text = data[32:32 + n].decode()
+    deep = '["tuple",[' * 5000 + "]]" * 5000
+    with pytest.raises(ft.export.CorruptExportError, match="not valid JSON"):
+        deserialize(ser.pack(text.replace('"params":{', '"params":{"d":' + deep + ",", 1)
+                             .encode(), b""))
+
+    def chain(desc):  # jaxpr k holds jaxpr k + 1 in a param: deeper than Python's stack
+        body = desc["jaxprs"][0]
+        desc["jaxprs"] = [body] + [
+            {"vars": [], "constvars": [], "consts": [], "invars": [], "outvars": [],
+             "eqns": [{"prim": "jit", "in": [], "out": [], "src": None,
+                       "params": {"name": ["str", "f"], "jaxpr": ["jaxpr", k + 2]}}]}
+            for k in range(5000)] + [{"vars": [], "constvars": [], "consts": [], "invars": [],
+                                      "outvars": [], "eqns": []}]
+        body["eqns"][0]["params"]["extra"] = ["jaxpr", 1]
+    with pytest.raises(ft.export.CorruptExportError, match="nests too deeply"):
+        deserialize(_repack(data, chain))
+
+
 def _json_values():
     leaf = st.one_of(st.none(), st.booleans(), st.integers(-3, 100), st.text(max_size=6),
                      st.sampled_from(["float64", "tuple", "jaxpr", "lit", "*", "dict"]))

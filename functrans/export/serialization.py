@@ -556,17 +556,22 @@ def deserialize_payload(data) -> dict:
         raise _corrupt("export", "platforms must be strings")
     if not reader.raw_jaxprs:
         raise _corrupt("export", "no program")
-    jaxpr = reader.jaxpr(0, "export")
-    in_tree = decode_tree(_field(desc, "in_tree", list, "export"), reader, "in_tree")
-    out_tree = decode_tree(_field(desc, "out_tree", list, "export"), reader, "out_tree")
     try:
+        jaxpr = reader.jaxpr(0, "export")
+        in_tree = decode_tree(_field(desc, "in_tree", list, "export"), reader, "in_tree")
+        out_tree = decode_tree(_field(desc, "out_tree", list, "export"), reader, "out_tree")
         check_jaxpr(jaxpr)
+    except ExportError:
+        raise
     except JaxprTypeError as e:
         raise CorruptExportError(f"corrupt functrans export: the program is ill-typed: "
                                  f"{e}") from None
     except RecursionError:
-        raise CorruptExportError("corrupt functrans export: the program nests too deeply") \
-            from None
+        raise CorruptExportError("corrupt functrans export: the description nests too "
+                                 "deeply") from None
+    except Exception as e:  # noqa: BLE001  untrusted input: no other error type may escape
+        raise CorruptExportError(f"corrupt functrans export: the program could not be "
+                                 f"checked ({type(e).__name__}: {e})") from None
     if in_tree.num_leaves != len(jaxpr.invars) or out_tree.num_leaves != len(jaxpr.outvars):
         raise _corrupt("export", f"the argument/result structures have {in_tree.num_leaves}/"
                        f"{out_tree.num_leaves} leaves, the program {len(jaxpr.invars)}/"
