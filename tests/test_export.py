@@ -104,8 +104,15 @@ def test_deserialized_program_compiles_to_the_same_kernel():
     f, args = PROGRAMS["remaining_float64"]
     jf = ft.jit(f)
     back = deserialize(export(jf)(*args).serialize())
-    # Same source text means the same on-disk cache entry: no new Numba compilation.
-    assert executable_for(back.jaxpr, back.fun_name).text == jf.lower(*args).as_text()
+    # Same source text means the same on-disk cache entry and, in this process, the same
+    # Numba dispatcher; the call passes arrays as jit does, so no new specialization either.
+    exe = executable_for(back.jaxpr, back.fun_name)
+    assert exe.text == jf.lower(*args).as_text()
+    jf(*args)
+    assert exe.kernel is jf.lower(*args).compile()._exe.kernel
+    before = list(exe.kernel.signatures)
+    back.call(*args)
+    assert list(exe.kernel.signatures) == before
 
 
 # Collectives need an axis name bound by an enclosing vmap; an exported program is called

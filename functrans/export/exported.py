@@ -16,10 +16,11 @@ import numpy as np
 from functrans.core.api_util import abstractify
 from functrans.core.avals import ShapedArray
 from functrans.core.dtypes import result_type
-from functrans.core.trace import Tracer
+from functrans.core.trace import EVAL_TRACE, Tracer, _state
 from functrans.tree_util import (PyTreeDef, flatten_up_to, tree_flatten, tree_unflatten)
 from functrans.transforms.jit.api import Jitted
 from functrans.transforms.jit.call import jit_p
+from functrans.transforms.jit.executable import executable_for
 
 from .serialization import deserialize_payload, serialize_payload
 
@@ -80,7 +81,13 @@ class Exported:
         ValueError: Exported.call(<lambda>): args[0] has shape (2,), the exported function expects shape () (f64[])
         """
         leaves = self._check_args(args, kwargs)
-        outs = jit_p.bind(*leaves, jaxpr=self.jaxpr, name=self.fun_name)
+        if _state.trace is EVAL_TRACE:
+            # As jit's own dispatch: the kernel sees the caller's arrays as they are, so it
+            # reuses the original function's compiled specialization (binding would hand it
+            # read-only views, a different Numba signature and a second compilation).
+            outs = executable_for(self.jaxpr, self.fun_name)(*leaves)
+        else:
+            outs = jit_p.bind(*leaves, jaxpr=self.jaxpr, name=self.fun_name)
         return tree_unflatten(self.out_tree, outs)
 
     def _check_args(self, args, kwargs) -> list:

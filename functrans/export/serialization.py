@@ -56,11 +56,12 @@ from collections import OrderedDict
 import numpy as np
 
 from functrans._version import __version__
+from functrans.core.array import Array
 from functrans.core.avals import ShapedArray
 from functrans.core.check import JaxprTypeError, check_jaxpr
 from functrans.core.dtypes import SUPPORTED_DTYPES
 from functrans.core.ir import Eqn, Jaxpr, Literal, SourceInfo, Var
-from functrans.core.trace import _PRIMITIVES, concrete_of
+from functrans.core.trace import _PRIMITIVES
 from functrans.tree_util import PyTreeDef, tree_structure  # noqa: F401 (doctests)
 
 MAGIC = b"FTEXPORT"
@@ -129,7 +130,7 @@ class _Writer:
         self.offset = 0
 
     def array(self, value) -> int:
-        a = np.asarray(concrete_of(value) if not isinstance(value, np.ndarray) else value)
+        a = value._value if type(value) is Array else np.asarray(value)
         if a.dtype.name not in _DTYPES:
             raise UnserializableError(f"array constant of dtype {a.dtype} is not serializable")
         data = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<")).tobytes()
@@ -220,7 +221,7 @@ class _Writer:
             return ["aval", encode_aval(v)]
         if isinstance(v, np.generic) and v.dtype.name in _DTYPES:
             return ["scalar", v.dtype.name, _le_bytes(v).hex()]
-        if isinstance(v, np.ndarray) or t.__name__ == "Array":
+        if isinstance(v, np.ndarray) or t is Array:
             return ["array", self.array(v)]
         raise UnserializableError(
             f"{where}: a param of type {t.__name__} ({v!r:.60}) has no serialized form; "
