@@ -78,7 +78,7 @@ class Exported:
         >>> exp.call(fnp.ones(2))
         Traceback (most recent call last):
         ...
-        ValueError: Exported.call(<lambda>): args[0] has shape (2,), the exported function expects shape () (f64[])
+        ValueError: Exported.call(<lambda>): args[0] has shape (2,), the exported function expects ...
         """
         leaves = self._check_args(args, kwargs)
         if _state.trace is EVAL_TRACE:
