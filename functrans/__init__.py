@@ -29,5 +29,6 @@ from .core.devices import (default_backend, device_count, devices, local_device_
 from .placement import block_until_ready, device_put  # noqa: F401
 from .spmd import pmap, shard_map  # noqa: F401
 from . import debug, distributed, sharding  # noqa: F401
+from . import export  # noqa: F401,E402  (after jit: it builds on jit)
 from . import testing  # noqa: F401,E402
 

@@ -1,0 +1,23 @@
+"""Export and serialization of jit-compiled functions, after ``jax.export``.
+
+``export(jit(f))(*args)`` traces ``f`` for the given argument types (arrays, scalars or
+``ShapeDtypeStruct``) and returns an :class:`Exported`: its program (a jaxpr, constants
+included), argument and result structures and types. ``Exported.serialize()`` writes it as
+bytes in a versioned format (documented in :mod:`functrans.export.serialization`), and
+``deserialize(data)`` reads it back in any process, without the code that defined ``f``::
+
+    >>> exp = ft.export.export(ft.jit(lambda x: fnp.sin(x) * 2))(fnp.ones(3))
+    >>> data = exp.serialize()
+    >>> ft.export.deserialize(data).call(fnp.zeros(3))
+    Array([0., 0., 0.], dtype=float64)
+
+The deserialized program runs through jit's usual path (optimization passes, one Numba
+kernel, the on-disk kernel cache), and ``call`` binds the ``jit`` primitive, so it composes
+with ``jit``, ``vmap``, ``grad`` and the rest. Custom derivative rules (``custom_jvp``,
+``custom_vjp``) are Python code and are not exported: their traced bodies are, so values are
+the same and derivatives of a deserialized function come from the bodies.
+"""
+from .exported import Exported, deserialize, export  # noqa: F401
+from .serialization import (FORMAT_VERSION, CorruptExportError, ExportError,  # noqa: F401
+                            IncompatibleVersionError, NotAnExportError, TruncatedExportError,
+                            UnknownPrimitiveError, UnserializableError)

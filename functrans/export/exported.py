@@ -1,0 +1,203 @@
+"""``export``: a jit-compiled function as data: its traced program, argument and result
+structures, serializable to bytes and callable again in another process.
+
+    >>> exp = export(ft.jit(lambda x, y: {"s": x + y}))(fnp.ones(2), 1.0)
+    >>> exp.in_avals
+    (ShapedArray(f64[2]), ShapedArray(f64[], weak_type=True))
+    >>> deserialize(exp.serialize()).call(fnp.arange(2.0), 2.0)
+    {'s': Array([2., 3.], dtype=float64)}
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+
+from functrans.core.api_util import abstractify
+from functrans.core.avals import ShapedArray
+from functrans.core.dtypes import result_type
+from functrans.core.trace import EVAL_TRACE, Tracer, _state
+from functrans.tree_util import (PyTreeDef, flatten_up_to, tree_flatten, tree_unflatten)
+from functrans.transforms.jit.api import Jitted
+from functrans.transforms.jit.call import jit_p
+from functrans.transforms.jit.executable import executable_for
+
+from .serialization import deserialize_payload, serialize_payload
+
+DEFAULT_PLATFORMS = ("cpu",)
+
+
+class Exported:
+    """An exported function: a closed, traced program plus what calling it needs.
+
+    Attributes: ``fun_name``, ``in_tree`` (structure of ``(args, kwargs)``, static arguments
+    excluded), ``out_tree``, ``in_avals``/``out_avals`` (one ShapedArray per leaf),
+    ``platforms`` and ``jaxpr`` (the program, constants included).
+
+    >>> exp = export(ft.jit(fnp.sin))(ft.ShapeDtypeStruct((3,), "float32"))
+    >>> exp.in_tree, exp.out_avals, exp.platforms
+    (PyTreeDef(((*,), {})), (ShapedArray(f32[3]),), ('cpu',))
+    """
+
+    def __init__(self, fun_name: str, jaxpr, in_tree: PyTreeDef, out_tree: PyTreeDef,
+                 platforms=DEFAULT_PLATFORMS):
+        self.fun_name = fun_name
+        self.jaxpr = jaxpr
+        self.in_tree = in_tree
+        self.out_tree = out_tree
+        self.platforms = tuple(platforms)
+        self.in_avals = tuple(v.aval for v in jaxpr.invars)
+        self.out_avals = tuple(x.aval for x in jaxpr.outvars)
+        self._paths = None
+
+    def as_text(self) -> str:
+        """The program as jaxpr text.
+
+        >>> print(export(ft.jit(lambda x: x * 2))(1.0).as_text())
+        { lambda ; a:f64[]. let b:f64[] = mul a 2.0:f64[] in (b,) }
+        """
+        return str(self.jaxpr)
+
+    def serialize(self) -> bytes:
+        """The export as bytes (see :mod:`functrans.export.serialization` for the format).
+
+        >>> export(ft.jit(fnp.cos))(1.0).serialize()[:8]
+        b'FTEXPORT'
+        """
+        return serialize_payload(fun_name=self.fun_name, jaxpr=self.jaxpr, in_tree=self.in_tree,
+                                 out_tree=self.out_tree, platforms=self.platforms)
+
+    def call(self, *args, **kwargs):
+        """Run the exported program on arguments of the exported structure, shapes and dtypes
+        (static arguments were fixed at export and are not passed again). Works inside
+        ``jit``, ``vmap``, ``grad`` and the other transformations.
+
+        >>> exp = export(ft.jit(lambda x: x ** 2))(ft.ShapeDtypeStruct((), "float64"))
+        >>> exp.call(3.0), ft.grad(exp.call)(3.0)
+        (Array(9., dtype=float64), Array(6., dtype=float64, weak_type=True))
+        >>> exp.call(fnp.ones(2))
+        Traceback (most recent call last):
+        ...
+        ValueError: Exported.call(<lambda>): args[0] has shape (2,), the exported function expects ...
+        """
+        leaves = self._check_args(args, kwargs)
+        if _state.trace is EVAL_TRACE:
+            # As jit's own dispatch: the kernel sees the caller's arrays as they are, so it
+            # reuses the original function's compiled specialization (binding would hand it
+            # read-only views, a different Numba signature and a second compilation).
+            outs = executable_for(self.jaxpr, self.fun_name)(*leaves)
+        else:
+            outs = jit_p.bind(*leaves, jaxpr=self.jaxpr, name=self.fun_name)
+        return tree_unflatten(self.out_tree, outs)
+
+    def _check_args(self, args, kwargs) -> list:
+        what = f"Exported.call({self.fun_name})"
+        leaves, tree = tree_flatten((args, kwargs))
+        if tree != self.in_tree:
+            try:  # names the first place where the structures differ
+                flatten_up_to(self.in_tree, (args, kwargs), "arguments")
+                detail = ""
+            except ValueError as e:
+                detail = f" ({e})"
+            raise TypeError(f"{what}: the arguments have structure {_show(tree)}, the exported "
+                            f"function expects {_show(self.in_tree)}{detail}")
+        if self._paths is None:
+            self._paths = leaf_paths(self.in_tree)
+        out = []
+        for x, want, path in zip(leaves, self.in_avals, self._paths):
+            got = abstractify(x, f"{what}: {path}")
+            if got.shape != want.shape:
+                raise ValueError(f"{what}: {path} has shape {got.shape}, the exported function "
+                                 f"expects shape {want.shape} ({want.str_short()})")
+            if got.dtype != want.dtype:
+                # A Python scalar (weak type) takes the expected dtype where promotion would.
+                if not (got.weak_type and result_type((want.dtype, False), (got.dtype, True))
+                        == (want.dtype, False)):
+                    raise TypeError(f"{what}: {path} has dtype {got.dtype}, the exported "
+                                    f"function expects {want.dtype} ({want.str_short()})")
+                x = _convert(x, want)
+            out.append(x)
+        return out
+
+    def __repr__(self):
+        ins = ", ".join(a.str_short() for a in self.in_avals)
+        outs = ", ".join(a.str_short() for a in self.out_avals)
+        return f"Exported({self.fun_name}: ({ins}) -> ({outs}), platforms={self.platforms})"
+
+
+def _convert(x, aval: ShapedArray):
+    if isinstance(x, Tracer):
+        from functrans import lax
+        return lax.convert_element_type(x, aval.dtype)
+    return np.asarray(x, dtype=aval.dtype)
+
+
+def _show(tree: PyTreeDef) -> str:
+    return repr(tree)[len("PyTreeDef("):-1]
+
+
+def leaf_paths(tree: PyTreeDef) -> list[str]:
+    """Names of the leaves of an ``(args, kwargs)`` structure, as a user would index them.
+
+    >>> from functrans.tree_util import tree_structure
+    >>> leaf_paths(tree_structure(((1, {"w": [2, 3]}), {"b": 4})))
+    ['args[0]', "args[1]['w'][0]", "args[1]['w'][1]", "kwargs['b']"]
+    """
+    out: list = []
+
+    def walk(td, path):
+        if td.node_type is None:
+            out.append(path)
+            return
+        kids = td.children()
+        keys = td.aux if td.node_type in (dict, OrderedDict) else range(len(kids))
+        for k, c in zip(keys, kids):
+            walk(c, f"{path}[{k!r}]")
+
+    kids = tree.children()
+    if tree.node_type is tuple and len(kids) == 2:
+        walk(kids[0], "args")
+        walk(kids[1], "kwargs")
+    else:
+        walk(tree, "arguments")
+    return out
+
+
+def export(fun_or_jitted, *, platforms=None):
+    """``export(jit(f))(*args, **kwargs)``: trace ``f`` for these argument types (arrays,
+    scalars or ``ShapeDtypeStruct``) and return an :class:`Exported`.
+
+    >>> exp = export(ft.jit(lambda x: fnp.sum(x ** 2)))(ft.ShapeDtypeStruct((3,), "float64"))
+    >>> exp.call(fnp.arange(3.0))
+    Array(5., dtype=float64)
+    """
+    if not isinstance(fun_or_jitted, Jitted):
+        raise TypeError(f"export expects a function made with jit (ft.jit(f)), got "
+                        f"{type(fun_or_jitted).__name__}; wrap it as export(ft.jit(f))")
+    platforms = DEFAULT_PLATFORMS if platforms is None else tuple(platforms)
+    if platforms != DEFAULT_PLATFORMS:
+        raise ValueError(f"export: platforms {platforms} are not available; functrans compiles "
+                         f"for {DEFAULT_PLATFORMS}")
+    jitted = fun_or_jitted
+
+    def do_export(*args, **kwargs) -> Exported:
+        entry, _ = jitted._entry(args, kwargs)
+        if entry.consts:
+            raise TypeError(f"export({jitted.name}): the function closes over traced values of "
+                            "an enclosing transformation; export it outside transformations")
+        in_tree = jitted._key(args, kwargs)[2]  # (args, kwargs) minus static ones
+        return Exported(jitted.name, entry.jaxpr, in_tree, entry.out_tree, platforms)
+
+    return do_export
+
+
+def deserialize(data) -> Exported:
+    """Read bytes written by :meth:`Exported.serialize`. Never runs code from the data; bad
+    input raises an :class:`~functrans.export.ExportError` subclass (a ValueError).
+
+    >>> exp = deserialize(export(ft.jit(fnp.tanh))(0.5).serialize())
+    >>> bool(exp.call(0.5) == fnp.tanh(0.5))
+    True
+    """
+    d = deserialize_payload(data)
+    return Exported(d["fun_name"], d["jaxpr"], d["in_tree"], d["out_tree"], d["platforms"])
