@@ -120,7 +120,9 @@ def test_deserialized_program_compiles_to_the_same_kernel():
 # params are strings and tuples): test_collectives_serialize checks that directly.
 # custom_lin only appears in linearized programs that are transposed, never compiled, and holds
 # a Python rule: writing it raises UnserializableError (test_unserializable_things).
-NOT_IN_EXPORTED_PROGRAMS = COLLECTIVES | {"custom_lin"}
+# debug_callback holds Python code and shard_map a mesh of this machine's devices: refused by
+# name (test_programs_with_callbacks_or_device_meshes_are_refused).
+NOT_IN_EXPORTED_PROGRAMS = COLLECTIVES | {"custom_lin", "debug_callback", "shard_map"}
 
 
 def _control_flow_programs():
@@ -571,3 +573,13 @@ def test_lowered_shows_traced_and_optimized_programs():
     with pytest.raises(ValueError, match="unknown dialect 'hlo'"):
         low.as_text("hlo")
     assert all(not list(walk_jaxprs(e.params)) for e in low.optimized_jaxpr.eqns)
+
+
+def test_programs_with_callbacks_or_device_meshes_are_refused():
+    from functrans.export.serialization import UnserializableError
+    with pytest.raises(UnserializableError, match="debug_callback.*Callback"):
+        ft.export.export(ft.jit(lambda x: (ft.debug.print("{}", x), x)[1]))(1.0).serialize()
+    with ft.config.override(num_cpu_devices=2):
+        pmapped = ft.jit(ft.pmap(lambda x: lax.psum(x, "i"), "i"))
+        with pytest.raises(UnserializableError, match="shard_map.*Mesh"):
+            ft.export.export(pmapped)(np.ones(2)).serialize()
