@@ -13,7 +13,7 @@ from .. import primitives as P
 from ..core import dtypes
 from ..core.axis_env import axis_size as _axis_size
 from ..core.trace import get_aval
-from ..tree_util import tree_map
+from ..tree_util import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "axis_index",
            "ppermute", "pshuffle", "all_to_all", "axis_size"]
@@ -35,23 +35,24 @@ def psum(x, axis_name):
     >>> ft.vmap(lambda x: lax.psum(x, "i"), axis_name="i")(fnp.arange(3))
     Array([3, 3, 3], dtype=int64)
     """
-    name = _names(axis_name)
-    return tree_map(lambda v: P.psum_p.bind1(_array(v), axis_name=name), x)
+    leaves, tree = tree_flatten(x)
+    if not leaves:
+        return x
+    # One psum for the whole pytree: on devices, one exchange between the shards.
+    sums = P.psum_p.bind(*map(_array, leaves), axis_name=_names(axis_name))
+    return tree_unflatten(tree, sums)
 
 
 def pmean(x, axis_name):
     """Mean of ``x`` over the named axis."""
-    name = _names(axis_name)
-    n = _axis_size(name)
+    n = _axis_size(_names(axis_name))
 
-    def mean(v):
-        v = _array(v)
-        s = P.psum_p.bind1(v, axis_name=name)
+    def mean(s):
         if get_aval(s).dtype.kind != "f":
             s = P.convert_element_type_p.bind1(s, new_dtype=dtypes.default_float_dtype(),
                                                weak_type=False)
         return P.div_p.bind1(s, np.asarray(n, get_aval(s).dtype)[()])
-    return tree_map(mean, x)
+    return tree_map(mean, psum(x, axis_name))
 
 
 def pmax(x, axis_name):

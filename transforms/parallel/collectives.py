@@ -30,12 +30,13 @@ def device_collective(name: str, args, params) -> list:
                         "but no pmap/shard_map is running it on devices")
     if name == "axis_index":
         return [np.asarray(ctx.position(names), np.int32)]
-    (x,) = args
-    values = ctx.exchange(x)
+    # Several operands (psum of a pytree) share one exchange.
+    values = ctx.exchange(args)
     group = ctx.group(names)
-    xs = [values[g] for g in group]
     me = group.index(ctx.global_index)
-    return [_COMBINE[name](xs, me, x, **{k: v for k, v in params.items() if k != "axis_name"})]
+    rest = {k: v for k, v in params.items() if k != "axis_name"}
+    return [_COMBINE[name]([values[g][k] for g in group], me, x, **rest)
+            for k, x in enumerate(args)]
 
 
 def _psum(xs, me, x):
