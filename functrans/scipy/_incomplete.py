@@ -23,6 +23,7 @@ from .. import numpy as fnp
 from ..core.trace import get_aval
 from ..numpy._core import promote
 from ..transforms.autodiff import custom_jvp, jvp
+from ..transforms.autodiff.jvp import is_zero
 
 _MAX_ITER = 20000
 
@@ -119,19 +120,37 @@ def _d_da(f, a, *rest):
     return jvp(lambda a_: f(a_, *rest), (a,), (fnp.ones_like(a),))[1]
 
 
+def _tangent(out, terms):
+    """Sum of ``coefficient() * tangent`` over the tangents that are not symbolic zeros. The
+    shape-parameter coefficients come from loops that reverse mode cannot transpose, so they
+    are computed only when that parameter is actually differentiated (which keeps ``x``
+    derivatives of any order available)."""
+    total = None
+    for coef, t in terms:
+        if not is_zero(t):
+            term = coef() * t
+            total = term if total is None else total + term
+    return fnp.zeros_like(out) if total is None else total
+
+
+def _gamma_density_at(a, x):
+    return fnp.where(x > 0, _gamma_density(a, fnp.where(x > 0, x, 1.0)), 0.0)
+
+
 @custom_jvp
 def _gammainc(a, x):
     return _gammainc_raw(a, x)[0]
 
 
-@_gammainc.defjvp
 def _gammainc_jvp(primals, tangents):
     a, x = primals
-    a_dot, x_dot = tangents
     p = _gammainc(a, x)
-    dp_da = _d_da(lambda a_, x_: _gammainc_raw(a_, x_)[0], a, x)
-    dp_dx = fnp.where(x > 0, _gamma_density(a, fnp.where(x > 0, x, 1.0)), 0.0)
-    return p, dp_da * a_dot + dp_dx * x_dot
+    return p, _tangent(p, [
+        (lambda: _d_da(lambda a_, x_: _gammainc_raw(a_, x_)[0], a, x), tangents[0]),
+        (lambda: _gamma_density_at(a, x), tangents[1])])
+
+
+_gammainc.defjvp(_gammainc_jvp, symbolic_zeros=True)
 
 
 @custom_jvp
@@ -139,14 +158,15 @@ def _gammaincc(a, x):
     return _gammainc_raw(a, x)[1]
 
 
-@_gammaincc.defjvp
 def _gammaincc_jvp(primals, tangents):
     a, x = primals
-    a_dot, x_dot = tangents
     q = _gammaincc(a, x)
-    dq_da = _d_da(lambda a_, x_: _gammainc_raw(a_, x_)[1], a, x)
-    dq_dx = fnp.where(x > 0, -_gamma_density(a, fnp.where(x > 0, x, 1.0)), 0.0)
-    return q, dq_da * a_dot + dq_dx * x_dot
+    return q, _tangent(q, [
+        (lambda: _d_da(lambda a_, x_: _gammainc_raw(a_, x_)[1], a, x), tangents[0]),
+        (lambda: -_gamma_density_at(a, x), tangents[1])])
+
+
+_gammaincc.defjvp(_gammaincc_jvp, symbolic_zeros=True)
 
 
 def gammainc(a, x):
@@ -219,18 +239,24 @@ def _betainc(a, b, x):
     return _betainc_raw(a, b, x)
 
 
-@_betainc.defjvp
 def _betainc_jvp(primals, tangents):
     a, b, x = primals
-    a_dot, b_dot, x_dot = tangents
     out = _betainc(a, b, x)
-    di_da = _d_da(lambda a_, b_, x_: _betainc_raw(a_, b_, x_), a, b, x)
-    di_db = _d_da(lambda b_, a_, x_: _betainc_raw(a_, b_, x_), b, a, x)
-    inner = (x > 0) & (x < 1)
-    xs = fnp.where(inner, x, 0.5)
-    density = fnp.exp((a - 1) * fnp.log(xs) + (b - 1) * fnp.log1p(-xs)
-                      - (lax.lgamma(a) + lax.lgamma(b) - lax.lgamma(a + b)))
-    return out, di_da * a_dot + di_db * b_dot + fnp.where(inner, density, 0.0) * x_dot
+
+    def density():
+        inner = (x > 0) & (x < 1)
+        xs = fnp.where(inner, x, 0.5)
+        d = fnp.exp((a - 1) * fnp.log(xs) + (b - 1) * fnp.log1p(-xs)
+                    - (lax.lgamma(a) + lax.lgamma(b) - lax.lgamma(a + b)))
+        return fnp.where(inner, d, 0.0)
+
+    return out, _tangent(out, [
+        (lambda: _d_da(lambda a_, b_, x_: _betainc_raw(a_, b_, x_), a, b, x), tangents[0]),
+        (lambda: _d_da(lambda b_, a_, x_: _betainc_raw(a_, b_, x_), b, a, x), tangents[1]),
+        (density, tangents[2])])
+
+
+_betainc.defjvp(_betainc_jvp, symbolic_zeros=True)
 
 
 def betainc(a, b, x):
