@@ -301,3 +301,6 @@ def one_hot(x, num_classes, *, dtype=None, axis=-1):
     shape.insert(ax, num_classes)
     classes = lax.broadcasted_iota(get_aval(x).dtype, tuple(shape), ax)
     return convert(fnp.expand_dims(x, ax) == classes, dtype)
+
+
+from . import initializers  # noqa: E402,F401  (jax.nn.initializers; needs functrans.random)
