@@ -13,6 +13,10 @@ Gamma samples differentiate with respect to ``a`` by implicit reparameterization
 (Figurnov et al. 2018): ``dx/da = -(dP(a, x)/da) / p(x; a)`` with ``P`` the regularized
 incomplete gamma function, whose ``a``-derivative comes from differentiating its series.
 
+Known limitation: under ``jit`` these samplers currently fail to compile (Numba's SSA pass
+recurses too deeply on the kernel of a vmapped rejection loop); they work eagerly and under
+``vmap`` and ``grad``.
+
     >>> x = random.gamma(random.key(0), 2.0, (4,))
     >>> x.shape, bool((x > 0).all())
     ((4,), True)
