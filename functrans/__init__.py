@@ -6,7 +6,7 @@
 """
 from ._version import __version__  # noqa: F401
 from . import numpy  # noqa: F401  (attaches array methods; must come before the rest)
-from . import lax, nn, scipy, tree_util  # noqa: F401
+from . import lax, nn, scipy, tree, tree_util  # noqa: F401
 from . import random  # noqa: F401
 from .core.api_util import ShapeDtypeStruct  # noqa: F401
 from .core.array import Array  # noqa: F401

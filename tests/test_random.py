@@ -113,7 +113,12 @@ def test_matches_jax(fn):
 
 def test_fixture_covers_the_api():
     covered = {c["fn"] for c in CASES}
-    missing = set(random.__all__) - covered - {"threefry2x32", "key_impl", "wrap_key_data"}
+    # The loop and matrix samplers draw the right distributions from different streams than
+    # JAX; tests/test_random_samplers.py checks them statistically instead.
+    not_bitwise = {"gamma", "loggamma", "beta", "dirichlet", "chisquare", "t", "f", "poisson",
+                   "binomial", "multinomial", "multivariate_normal", "orthogonal"}
+    missing = (set(random.__all__) - covered - not_bitwise
+               - {"threefry2x32", "key_impl", "wrap_key_data"})
     assert not missing, f"no golden cases for {sorted(missing)}"
     dtypes = {_DATA[f"out{i}"].dtype.name for i in _BY_FN["uniform"]}
     assert {"float16", "float32", "float64"} <= dtypes

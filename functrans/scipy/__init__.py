@@ -1,2 +1,2 @@
-"""``functrans.scipy``: the parts of SciPy that JAX provides (``special``)."""
-from . import special  # noqa: F401
+"""``functrans.scipy``: the parts of SciPy that JAX provides (``special``, ``stats``)."""
+from . import special, stats  # noqa: F401

@@ -18,7 +18,8 @@ from ..numpy._core import asarray, convert, inexact_dtype, promote
 
 __all__ = ["logsumexp", "erf", "erfc", "erfinv", "gammaln", "digamma", "expit", "logit",
            "xlogy", "xlog1py", "entr", "ndtr", "ndtri", "log_ndtr", "softmax", "log_softmax",
-           "gamma", "betaln", "multigammaln", "sinc", "exp1", "polygamma", "zeta"]
+           "gamma", "betaln", "multigammaln", "sinc", "exp1", "polygamma", "zeta", "gammainc",
+           "gammaincc", "betainc"]
 
 
 def _float(x):
@@ -364,3 +365,6 @@ def sinc(x):
     Array([1.        , 0.63661977], dtype=float64)
     """
     return fnp.sinc(x)
+
+
+from ._incomplete import betainc, gammainc, gammaincc  # noqa: E402,F401  (they use _float)

@@ -9,11 +9,11 @@ import math
 
 import numpy as np
 
-from . import lax
-from . import numpy as fnp
-from .core.trace import get_aval
-from .numpy._core import asarray, convert, inexact_dtype
-from .scipy.special import logsumexp  # noqa: F401  (jax.nn.logsumexp)
+from .. import lax
+from .. import numpy as fnp
+from ..core.trace import get_aval
+from ..numpy._core import asarray, convert, inexact_dtype
+from ..scipy.special import logsumexp  # noqa: F401  (jax.nn.logsumexp)
 
 __all__ = ["relu", "relu6", "sigmoid", "log_sigmoid", "silu", "swish", "gelu", "softplus",
            "soft_sign", "elu", "selu", "celu", "leaky_relu", "hard_tanh", "hard_sigmoid",
@@ -289,7 +289,7 @@ def one_hot(x, num_classes, *, dtype=None, axis=-1):
     Array([[1., 0., 0.],
            [0., 0., 1.]], dtype=float64)
     """
-    from .core import dtypes
+    from ..core import dtypes
     x = asarray(x)
     dtype = dtypes.default_float_dtype() if dtype is None else dtypes.canonicalize_dtype(dtype)
     xd = get_aval(x).dtype
@@ -301,3 +301,6 @@ def one_hot(x, num_classes, *, dtype=None, axis=-1):
     shape.insert(ax, num_classes)
     classes = lax.broadcasted_iota(get_aval(x).dtype, tuple(shape), ax)
     return convert(fnp.expand_dims(x, ax) == classes, dtype)
+
+
+from . import initializers  # noqa: E402,F401  (jax.nn.initializers; needs functrans.random)
