@@ -1,8 +1,8 @@
 """Devices: what running shards in parallel buys, and what it costs.
 
-1. a compute-heavy per-shard program (a 100-step loop of transcendentals on 64k float64 per
-   shard, too small for one kernel's own threads): 2 shards on 2 devices vs the same 2 shards
-   one after the other on 1 device
+1. a compute-heavy per-shard program (a 1,000-step loop of transcendentals on 8k float64 per
+   shard: cache-resident, and too small for one kernel's own threads): 2 shards on 2 devices
+   vs the same 2 shards one after the other on 1 device
 2. data-parallel MLP 784-512-512-10 value_and_grad step, global batch 256, float32:
    pmap over 2 devices (pmean of the gradients) vs jit on 1 device
 3. dispatch of an empty pmap (identity on 2 floats) vs an empty jit
@@ -33,14 +33,14 @@ except ImportError:  # run as a script
 
 
 def heavy(x):
-    return lax.fori_loop(0, 100, lambda i, v: fnp.sin(v) * 0.9 + fnp.tanh(v) * 0.1, x)
+    return lax.fori_loop(0, 1000, lambda i, v: fnp.sin(v) * 0.9 + fnp.tanh(v) * 0.1, x)
 
 
 def check_and_time(n_devices=2):
     out = []
     with ft.config.override(num_cpu_devices=n_devices):
         rng = np.random.default_rng(0)
-        x = rng.standard_normal((n_devices, 1 << 16))
+        x = rng.standard_normal((n_devices, 1 << 13))
         on_all = ft.pmap(heavy)
         on_one = ft.pmap(heavy, devices=ft.devices()[:1])
         want = ft.jit(ft.vmap(heavy))(x)
@@ -48,7 +48,7 @@ def check_and_time(n_devices=2):
         rows = [("1 device, shards in turn",
                  median_time(lambda: [on_one(x[i:i + 1]) for i in range(n_devices)])),
                 (f"{n_devices} devices (pmap)", median_time(lambda: on_all(x)))]
-        out.append(table(f"per-shard loop of sin/tanh, {n_devices} x 64k float64", rows,
+        out.append(table(f"per-shard loop of sin/tanh, {n_devices} x 8k float64", rows,
                          rows[0][0]))
 
         params = init_mlp([784, 512, 512, 10], np.float32)
