@@ -1,0 +1,29 @@
+"""``python -m functrans.demo --quick`` runs end to end in a fresh process and reaches the
+accuracy the README promises on the held-out digits."""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("tqdm")
+pytest.importorskip("matplotlib")
+
+ACCURACY_AT_LEAST = 0.90
+
+
+@pytest.mark.timeout(600)
+def test_quick_demo_trains_an_accurate_classifier(tmp_path):
+    plot = tmp_path / "curves.png"
+    out = subprocess.run([sys.executable, "-m", "functrans.demo", "--quick", "--plot", str(plot)],
+                         capture_output=True, text=True, timeout=540, cwd=tmp_path,
+                         env=dict(os.environ, PYTHONUNBUFFERED="1", MPLBACKEND="Agg"))
+    assert out.returncode == 0, out.stdout + out.stderr
+    accuracy = re.search(r"^test accuracy: ([0-9.]+)", out.stdout, re.MULTILINE)
+    assert accuracy, out.stdout
+    assert float(accuracy.group(1)) >= ACCURACY_AT_LEAST, out.stdout
+    assert f"plot: {plot}" in out.stdout and plot.stat().st_size > 10_000
+    assert "equals the single-device step" in out.stdout  # pmap == one device, checked there
+    for section in ("[jit]", "[train]", "[vmap]", "[pmap]"):
+        assert section in out.stdout
