@@ -219,9 +219,9 @@ def main(argv=None) -> float:
     start = time.perf_counter()
     # These matrices are tiny (64x128): BLAS threads cannot speed them up, and on a busy
     # machine waiting for them to wake costs more than the product (30 ms instead of 0.2 ms
-    # per step on 2 shared cores). pmap's device threads set the same limit for themselves.
-    from functrans.transforms.lowering.blas import limit_blas_threads_in_this_thread
-    limit_blas_threads_in_this_thread(1)
+    # per step on 2 shared cores). The demo is the whole process: one BLAS thread for it.
+    from functrans.transforms.lowering.blas import set_blas_threads
+    set_blas_threads(1)
     images, labels = load_digits()
     x = (images / 16.0).astype("float32")
     x_train, x_test, y_train, y_test = train_test_split(x, labels, test_fraction=0.2,

@@ -104,27 +104,35 @@ else:  # no BLAS found: plain loops (vectorized inner loop)
 gemm_loops = _gemm_loops
 
 
-def _thread_limiter():
-    """OpenBLAS's per-thread thread-count setter, if the loaded OpenBLAS has one."""
+def _thread_count_functions():
+    """OpenBLAS's (get, set) of its thread count, if NumPy's BLAS is an OpenBLAS."""
     libs_dir = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
     for path in glob.glob(os.path.join(libs_dir, "libscipy_openblas*.so*")) + \
             glob.glob(os.path.join(libs_dir, "libopenblas*.so*")):
         try:
-            fn = ctypes.CDLL(path).openblas_set_num_threads_local
-        except (OSError, AttributeError):
+            lib = ctypes.CDLL(path)
+        except OSError:
             continue
-        fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_int]
-        return fn
+        for get, put in (("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
+                         ("openblas_get_num_threads", "openblas_set_num_threads")):
+            if hasattr(lib, get) and hasattr(lib, put):
+                getter, setter = getattr(lib, get), getattr(lib, put)
+                getter.restype, getter.argtypes = ctypes.c_int, []
+                setter.restype, setter.argtypes = None, [ctypes.c_int]
+                return getter, setter
     return None
 
 
-_set_threads_local = _thread_limiter()
+_THREADS = _thread_count_functions()
 
 
-def limit_blas_threads_in_this_thread(n: int):
-    """Let BLAS calls made from the current thread use at most ``n`` threads (device threads
-    of pmap/shard_map: several shards already keep the cores busy). Returns the old limit,
-    or None where the BLAS has no per-thread setting."""
-    if _set_threads_local is None:
-        return None
-    return _set_threads_local(n)
+def blas_threads():
+    """OpenBLAS's current thread count (None when NumPy's BLAS is not an OpenBLAS)."""
+    return _THREADS[0]() if _THREADS else None
+
+
+def set_blas_threads(n: int) -> None:
+    """Set OpenBLAS's thread count, process-wide. (Its per-thread setter also slows the other
+    threads' matrix products down afterwards, so shards do not use it.)"""
+    if _THREADS:
+        _THREADS[1](n)

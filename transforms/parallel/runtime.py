@@ -19,6 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 from functrans.core.devices import processes
 from functrans.core.errors import ShardError
 
+from ..lowering.blas import blas_threads, set_blas_threads
+
 
 class ShardAborted(Exception):
     """Raised in a shard waiting at a collective when another shard failed."""
@@ -182,7 +184,6 @@ def _layer() -> str:
 def _run_one(fn, i, n_concurrent, ctx):
     """Run shard ``i`` with thread settings that keep n_concurrent shards from
     oversubscribing the cores (Numba's prange and BLAS threads are per thread here)."""
-    from ..lowering.blas import limit_blas_threads_in_this_thread
     prev_shard = _current.shard
     _current.shard = ctx
     if n_concurrent > 1:
@@ -191,7 +192,6 @@ def _run_one(fn, i, n_concurrent, ctx):
         if share != _settings.numba_threads:
             _set_numba_threads(share)
             _guard_workqueue()
-            limit_blas_threads_in_this_thread(share)
     try:
         return fn(i)
     finally:
@@ -200,25 +200,46 @@ def _run_one(fn, i, n_concurrent, ctx):
 
 
 def run_shards(n: int, fn, contexts=None) -> list:
-    """Run ``fn(i)`` for local shards ``i < n`` in parallel; the results in order. If a shard raises, the others are released from any collective
-    they wait at and the first failure is raised here, naming the shard.
+    """Run ``fn(i)`` for local shards ``i < n`` in parallel; the results in order. If a
+    shard raises, the others are released from any collective they wait at and the first
+    failure is raised here, naming the shard.
     """
     contexts = contexts if contexts is not None else [None] * n
     rendezvous = contexts[0].rendezvous if contexts[0] is not None else None
     if n == 1:
         return [_run_one(fn, 0, 1, contexts[0])]
-    # Every shard runs on a pool thread: their thread settings (Numba's and BLAS's share of
-    # the cores) are set once per thread and kept, instead of being changed and restored on
-    # the caller's thread at every call.
-    futures = [_executor().submit(_run_one, fn, i, n, contexts[i]) for i in range(n)]
-    results, errors = [None] * n, []
+    # Every shard runs on a pool thread: their Numba thread counts (a share of the cores) are
+    # set once per thread and kept, instead of being changed and restored on the caller's
+    # thread at every call. OpenBLAS's count is process-wide (its per-thread setter slows
+    # other threads' products down afterwards): lowered while the shards run.
+    blas = blas_threads()
+    if blas is not None and blas > 1:
+        set_blas_threads(max(1, min(blas, _cores() // n)))
+    try:
+        futures = [_executor().submit(_run_one, fn, i, n, contexts[i]) for i in range(n)]
+        results, errors = _collect(futures, rendezvous)
+    finally:
+        if blas is not None and blas > 1:
+            set_blas_threads(blas)
+    _raise_first(errors, contexts)
+    return results
+
+
+def _collect(futures, rendezvous):
+    results, errors = [None] * len(futures), []
     for i, f in enumerate(futures):
         try:
             results[i] = f.result()
-        except BaseException as e:  # noqa: BLE001
+        except BaseException as e:  # noqa: BLE001 - re-raised with the shard index
             errors.append((i, e))
             if rendezvous is not None:
                 rendezvous.abort()
+    return results, errors
+
+
+def _raise_first(errors, contexts):
+    """Raise the first real failure (not a shard released by another's failure), naming its
+    shard; under MPI, end the job."""
     real = [(i, e) for i, e in errors if not isinstance(e, ShardAborted)]
     if real:
         i, e = real[0]
@@ -231,7 +252,6 @@ def run_shards(n: int, fn, contexts=None) -> list:
         raise e
     if errors:
         raise errors[0][1]
-    return results
 
 
 def _abort_other_processes(error) -> None:
