@@ -9,7 +9,7 @@
 # the devices of several processes form one set, and the same code runs unchanged.
 
 # %%
-import os, pathlib, shutil, subprocess, sys, textwrap, time
+import os, pathlib, re, shutil, subprocess, sys, textwrap, time
 import numpy as np
 import matplotlib.pyplot as plt
 
@@ -127,6 +127,7 @@ ft.shard_map(lambda b: ft.debug.print("shard {i} holds {b}", i=lax.axis_index("x
 
 # %%
 script = textwrap.dedent('''
+    import sys
     import numpy as np
     import functrans as ft
     from functrans import lax
@@ -137,7 +138,9 @@ script = textwrap.dedent('''
     # Each process passes the rows of its own devices (2 per process).
     local = np.arange(n, dtype=float)[rank * 2:(rank + 1) * 2]
     total = ft.pmap(lambda v: lax.psum(v, "i"), "i")(local)
-    print(f"process {rank} of {ft.process_count()}: {n} devices, psum = {np.asarray(total)}")
+    # One write per line: the processes share mpiexec's output pipe.
+    sys.stdout.write(f"process {rank} of {ft.process_count()}: {n} devices, "
+                     f"psum = {np.asarray(total)}\\n")
 ''')
 path = pathlib.Path("mpi_psum.py"); path.write_text(script)
 mpiexec = pathlib.Path(sys.executable).parent / "mpiexec"
@@ -151,6 +154,6 @@ out = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
 print(out.stdout, out.stderr[-2000:] if out.returncode else "")
 assert out.returncode == 0
 n_proc = 2 if mpiexec.exists() else 1
-assert sorted(l.split(":")[0] for l in out.stdout.splitlines()) == \
+assert sorted(re.findall(r"process \d of \d", out.stdout)) == \
     [f"process {r} of {n_proc}" for r in range(n_proc)]
 path.unlink()

@@ -44,7 +44,9 @@ def logsumexp(x):
 def logsumexp_np(x):
     return np.log(np.sum(np.exp(x), axis=-1))
 
-@settings(max_examples=60, deadline=None)
+# derandomize=True: the same examples on every run, so the executed notebook is reproducible
+# (the test suite's own hypothesis profile does the same).
+@settings(max_examples=60, deadline=None, derandomize=True)
 @given(testing.arrays(dtypes=st.just(np.dtype("float64")),
                       shape=testing.shapes(min_dims=1, max_dims=3, min_side=1), bound=50.0))
 def test_logsumexp(x):
@@ -63,7 +65,7 @@ print("logsumexp agrees with NumPy (eager and traced) on 60 generated arrays")
 def softmax_cross_entropy(logits, label):
     return -ft.nn.log_softmax(logits)[label]
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40, deadline=None, derandomize=True)
 @given(st.integers(1, 6), st.integers(2, 5), st.integers(0, 2**32 - 1))
 def test_jit_and_vmap_agree(batch, classes, seed):
     rng = np.random.default_rng(seed)
@@ -86,7 +88,7 @@ print("vmap and jit(vmap) agree with the eager loop")
 # points, for example that `grad(logsumexp)` is the softmax and second derivatives are right:
 
 # %%
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25, deadline=None, derandomize=True)
 @given(testing.arrays(dtypes=st.just(np.dtype("float64")), shape=st.integers(1, 5),
                       bound=5.0))
 def test_logsumexp_derivatives(x):
@@ -106,7 +108,7 @@ print("first and second derivatives agree with finite differences")
 def normalize(x):
     return x / fnp.sqrt(fnp.sum(x * x))
 
-@settings(max_examples=200, deadline=None, database=None)
+@settings(max_examples=200, deadline=None, database=None, derandomize=True)
 @given(testing.arrays(dtypes=st.just(np.dtype("float64")), shape=st.integers(1, 4),
                       bound=10.0))
 def test_normalize_has_unit_norm(x):
