@@ -22,7 +22,7 @@ def four_devices():
         yield
 
 
-def close(a, b, rtol=RTOL):
+def assert_close(a, b, rtol=RTOL):
     np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=1e-12)
 
 
@@ -51,13 +51,13 @@ COLLECTIVES = {
 def test_pmap_matches_vmap_for_every_collective(name, n, rows, seed):
     f = COLLECTIVES[name]
     x = np.random.default_rng(seed).normal(size=(n, rows, 4))
-    close(ft.pmap(f, "i")(x), ft.vmap(f, axis_name="i")(x))
+    assert_close(ft.pmap(f, "i")(x), ft.vmap(f, axis_name="i")(x))
 
 
 def test_untiled_scatter_and_all_to_all():
     x = np.arange(2 * 2 * 3, dtype=float).reshape(2, 2, 3)
     for f in (lambda v: lax.psum_scatter(v, "i"), lambda v: lax.all_to_all(v, "i", 0, 1)):
-        close(ft.pmap(f, "i")(x), ft.vmap(f, axis_name="i")(x))
+        assert_close(ft.pmap(f, "i")(x), ft.vmap(f, axis_name="i")(x))
 
 
 def test_collectives_over_two_names_and_nested_pmap():
@@ -66,7 +66,7 @@ def test_collectives_over_two_names_and_nested_pmap():
                 + lax.axis_index("i") * 10 + lax.axis_index("j"))
     x = np.random.default_rng(0).normal(size=(2, 2, 3))
     want = ft.vmap(ft.vmap(f, axis_name="j"), axis_name="i")(x)
-    close(ft.pmap(ft.pmap(f, "j"), "i")(x), want)
+    assert_close(ft.pmap(ft.pmap(f, "j"), "i")(x), want)
 
 
 def test_nested_pmap_needs_enough_devices():
@@ -89,7 +89,7 @@ def test_pmap_of_grad_with_pmean_is_data_parallel_gradient():
     got = ft.pmap(step, "i", in_axes=(None, 0))(w, x)
     want = ft.grad(_loss)(w, x.reshape(20, 3)) / 4
     for g in np.asarray(got):  # every device holds the same averaged gradient
-        close(g, want)
+        assert_close(g, want)
 
 
 def test_grad_of_pmap_matches_grad_of_vmap_and_finite_differences():
@@ -100,7 +100,7 @@ def test_grad_of_pmap_matches_grad_of_vmap_and_finite_differences():
         return mapper(f, axis_name="i")(x).sum()
     x = np.random.default_rng(2).normal(size=(4, 3))
     g = ft.grad(lambda x: total(lambda f, axis_name: ft.pmap(f, axis_name), x))(x)
-    close(g, ft.grad(lambda x: total(ft.vmap, x))(x))
+    assert_close(g, ft.grad(lambda x: total(ft.vmap, x))(x))
     ft.testing.check_grads(lambda x: total(lambda f, axis_name: ft.pmap(f, axis_name), x),
                            (x,), order=2, modes=("fwd", "rev"))
 
@@ -112,27 +112,27 @@ def test_grad_through_collectives():
         f = COLLECTIVES[name]
         g1 = ft.grad(lambda x: (ft.pmap(f, "i")(x) ** 2).sum())(x)
         g2 = ft.grad(lambda x: (ft.vmap(f, axis_name="i")(x) ** 2).sum())(x)
-        close(g1, g2)
+        assert_close(g1, g2)
 
 
 def test_vmap_of_pmap_and_pmap_of_vmap():
     f = COLLECTIVES["mixed"]
     x = np.random.default_rng(4).normal(size=(3, 2, 5))
-    close(ft.vmap(ft.pmap(f, "i"))(x), ft.vmap(ft.vmap(f, axis_name="i"))(x))
-    close(ft.vmap(ft.pmap(f, "i"), in_axes=1)(x), ft.vmap(ft.vmap(f, axis_name="i"),
+    assert_close(ft.vmap(ft.pmap(f, "i"))(x), ft.vmap(ft.vmap(f, axis_name="i"))(x))
+    assert_close(ft.vmap(ft.pmap(f, "i"), in_axes=1)(x), ft.vmap(ft.vmap(f, axis_name="i"),
                                                            in_axes=1)(x))
     y = np.random.default_rng(5).normal(size=(2, 3, 5))
     g = ft.vmap(lambda r: r * lax.psum(r, "i"))
-    close(ft.pmap(g, "i")(y), ft.vmap(g, axis_name="i")(y))
+    assert_close(ft.pmap(g, "i")(y), ft.vmap(g, axis_name="i")(y))
 
 
 def test_jit_around_and_inside_pmap():
     f = COLLECTIVES["mixed"]
     x = np.random.default_rng(6).normal(size=(4, 3))
     want = ft.vmap(f, axis_name="i")(x)
-    close(ft.jit(ft.pmap(f, "i"))(x), want)
-    close(ft.pmap(ft.jit(f), "i")(x), want)
-    close(ft.jit(ft.grad(lambda x: ft.pmap(f, "i")(x).sum()))(x),
+    assert_close(ft.jit(ft.pmap(f, "i"))(x), want)
+    assert_close(ft.pmap(ft.jit(f), "i")(x), want)
+    assert_close(ft.jit(ft.grad(lambda x: ft.pmap(f, "i")(x).sum()))(x),
           ft.grad(lambda x: ft.vmap(f, axis_name="i")(x).sum())(x))
 
 
@@ -142,20 +142,20 @@ def test_control_flow_with_collectives_inside_pmap():
         x = lax.cond(x.sum() > 0, lambda v: v + lax.psum(v, "i"), lambda v: -v, x)
         return lax.scan(lambda c, r: (c + lax.psum(r, "i"), c), x[0], x)[1]
     x = np.random.default_rng(7).normal(size=(2, 3, 2))
-    close(ft.pmap(f, "i")(x), ft.vmap(f, axis_name="i")(x))
+    assert_close(ft.pmap(f, "i")(x), ft.vmap(f, axis_name="i")(x))
 
 
 def test_in_axes_out_axes_static_and_kwargs():
     x = np.arange(12.0).reshape(3, 4)
     f = ft.pmap(lambda a, b, k: a * b + k, in_axes=(1, None), static_broadcasted_argnums=2)
-    close(f(x, 2.0, 1), ft.vmap(lambda a, b: a * b + 1, in_axes=(1, None))(x, 2.0))
+    assert_close(f(x, 2.0, 1), ft.vmap(lambda a, b: a * b + 1, in_axes=(1, None))(x, 2.0))
     g = ft.pmap(lambda a: (a, lax.psum(a, "i")), "i", out_axes=(1, None))
     out, total = g(x.T)
-    close(out, x)
-    close(total, x.sum(axis=1))
+    assert_close(out, x)
+    assert_close(total, x.sum(axis=1))
     h = ft.pmap(lambda a, *, scale: a * scale)
-    close(h(x[:2], scale=np.full(2, 3.0)), x[:2] * 3.0)
-    close(ft.pmap(lambda: lax.axis_index("i") * 1.0, "i", axis_size=3)(), [0.0, 1.0, 2.0])
+    assert_close(h(x[:2], scale=np.full(2, 3.0)), x[:2] * 3.0)
+    assert_close(ft.pmap(lambda: lax.axis_index("i") * 1.0, "i", axis_size=3)(), [0.0, 1.0, 2.0])
     two = ft.devices()[2:4]
     r = ft.pmap(lambda a: a + 1, devices=two)(x[:2])
     assert r.sharding.mesh.devices.tolist() == two
@@ -166,16 +166,16 @@ def test_pmap_output_is_sharded_and_gathers():
     assert y.devices() == set(ft.devices()[:4])
     shards = y.addressable_shards
     assert [s.device for s in shards] == ft.devices()[:4]
-    close(np.stack([np.asarray(s.data)[0] for s in shards]), np.asarray(y))
-    close(np.asarray(y), np.arange(8.0).reshape(4, 2) * 2)
+    assert_close(np.stack([np.asarray(s.data)[0] for s in shards]), np.asarray(y))
+    assert_close(np.asarray(y), np.arange(8.0).reshape(4, 2) * 2)
 
 
 def test_empty_and_integer_programs():
     x = np.arange(6, dtype=np.int32).reshape(2, 3)
     out = ft.pmap(lambda v: lax.psum(v, "i"), "i")(x)
     assert out.dtype == np.int32
-    close(out, np.broadcast_to(x.sum(0), (2, 3)))
-    close(ft.pmap(lambda v: v)(np.zeros((2, 0))), np.zeros((2, 0)))
+    assert_close(out, np.broadcast_to(x.sum(0), (2, 3)))
+    assert_close(ft.pmap(lambda v: v)(np.zeros((2, 0))), np.zeros((2, 0)))
 
 
 # ---- shard_map ----------------------------------------------------------------------------
@@ -187,8 +187,8 @@ def test_shard_map_matches_the_unsharded_program():
         return lax.psum(b * 2, "y"), lax.all_gather(b, "x", tiled=True)
     rows, cols = ft.shard_map(f, mesh=mesh, in_specs=P("x", "y"),
                               out_specs=(P("x"), P(None, "y")))(x)
-    close(rows, 2 * (x[:, :3] + x[:, 3:]))
-    close(cols, x)
+    assert_close(rows, 2 * (x[:, :3] + x[:, 3:]))
+    assert_close(cols, x)
 
 
 def test_tensor_parallel_matmul_and_mlp_layer_match_dense():
@@ -203,15 +203,15 @@ def test_tensor_parallel_matmul_and_mlp_layer_match_dense():
         return lax.psum(fnp.tanh(x @ w1) @ w2, "model")
     tp = ft.shard_map(column_then_row, mesh=mesh, in_specs=(P(), P(None, "model"),
                                                              P("model", None)), out_specs=P())
-    close(tp(x, w1, w2), dense(x, w1, w2))
+    assert_close(tp(x, w1, w2), dense(x, w1, w2))
     grads_tp = ft.grad(lambda *a: (tp(*a) ** 2).sum(), argnums=(0, 1, 2))(x, w1, w2)
     grads = ft.grad(lambda *a: (dense(*a) ** 2).sum(), argnums=(0, 1, 2))(x, w1, w2)
     for a, b in zip(grads_tp, grads):
-        close(a, b, rtol=1e-10)
+        assert_close(a, b, rtol=1e-10)
 
     matmul = ft.shard_map(lambda a, b: lax.psum(a @ b, "model"), mesh=mesh,
                           in_specs=(P(None, "model"), P("model", None)), out_specs=P())
-    close(matmul(x, w1), x @ w1)
+    assert_close(matmul(x, w1), x @ w1)
 
 
 def test_data_parallel_step_equals_single_device_step():
@@ -226,8 +226,8 @@ def test_data_parallel_step_equals_single_device_step():
                                out_specs=(P(), P())))
     loss, g = step(w, x)
     want_loss, want_g = ft.value_and_grad(_loss)(w, x)
-    close(loss, want_loss)
-    close(g, want_g)
+    assert_close(loss, want_loss)
+    assert_close(g, want_g)
 
 
 def test_replicated_outputs_and_inputs_differentiate_exactly():
@@ -243,7 +243,7 @@ def test_replicated_outputs_and_inputs_differentiate_exactly():
     def dense(w, b):
         return ((w * 3.0) ** 2).sum() + ((b.sum(0) * w) ** 2).sum()
     for a, c in zip(ft.grad(loss, argnums=(0, 1))(w, b), ft.grad(dense, argnums=(0, 1))(w, b)):
-        close(a, c)
+        assert_close(a, c)
 
 
 def test_vmap_and_jit_of_shard_map():
@@ -251,8 +251,8 @@ def test_vmap_and_jit_of_shard_map():
     f = ft.shard_map(lambda b: b / lax.psum(b.sum(), "x"), mesh=mesh, in_specs=P("x"),
                      out_specs=P("x"))
     xs = np.random.default_rng(11).uniform(1, 2, size=(3, 4))
-    close(ft.vmap(f)(xs), xs / xs.sum(1, keepdims=True))
-    close(ft.jit(ft.vmap(f))(xs), xs / xs.sum(1, keepdims=True))
+    assert_close(ft.vmap(f)(xs), xs / xs.sum(1, keepdims=True))
+    assert_close(ft.jit(ft.vmap(f))(xs), xs / xs.sum(1, keepdims=True))
 
 
 def test_device_put_and_named_sharding():
@@ -263,7 +263,7 @@ def test_device_put_and_named_sharding():
     assert x.sharding.shard_shape(x.shape) == (2, 2)
     one = ft.device_put(fnp.ones(3), ft.devices()[3])
     assert one.devices() == {ft.devices()[3]}
-    close(one + 1, 2 * np.ones(3))
+    assert_close(one + 1, 2 * np.ones(3))
     assert ft.block_until_ready({"a": one})["a"] is one
     assert Mesh(np.array(ft.devices()[:2]), ("a",)).shape == {"a": 2}
 
@@ -282,8 +282,8 @@ def test_num_cpu_devices_changes_at_run_time_and_arrays_survive():
     y = ft.pmap(lambda a: a + 1)(np.zeros((4, 2)))
     ft.config.update("num_cpu_devices", 2)
     assert ft.device_count() == 2
-    close(np.asarray(y), np.ones((4, 2)))  # arrays on former devices stay readable
-    close(ft.pmap(lambda a: lax.psum(a, "i"), "i")(np.ones((2, 1))), 2 * np.ones((2, 1)))
+    assert_close(np.asarray(y), np.ones((4, 2)))  # arrays on former devices stay readable
+    assert_close(ft.pmap(lambda a: lax.psum(a, "i"), "i")(np.ones((2, 1))), 2 * np.ones((2, 1)))
     with pytest.raises(ValueError, match="positive integer"):
         ft.config.update("num_cpu_devices", 0)
 
@@ -372,7 +372,7 @@ def test_exception_in_one_shard_names_it_and_releases_the_others():
     with pytest.raises(ft.ShardError, match="shard 2 raised ValueError: bad shard"):
         ft.jit(ft.pmap(f, "i"))(np.ones(4))
     # The device threads are free again: the next program runs.
-    close(ft.pmap(lambda a: lax.psum(a, "i"), "i")(np.ones(4)), 4 * np.ones(4))
+    assert_close(ft.pmap(lambda a: lax.psum(a, "i"), "i")(np.ones(4)), 4 * np.ones(4))
 
 
 def test_jit_backend_and_device():
@@ -383,7 +383,7 @@ def test_jit_backend_and_device():
     with pytest.raises(RuntimeError, match="unknown backend 'tpu'"):
         partial(ft.jit, backend="tpu")(fnp.sin)
     f = partial(ft.jit, backend="cpu")(lambda x: x * 2)
-    close(f(np.ones(2)), 2 * np.ones(2))
+    assert_close(f(np.ones(2)), 2 * np.ones(2))
     placed = ft.jit(lambda x: x + 1, device=ft.devices()[2])(np.zeros(2))
     assert placed.devices() == {ft.devices()[2]}
     with pytest.raises(TypeError, match="device must be a Device"):

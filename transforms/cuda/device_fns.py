@@ -13,6 +13,8 @@ import numba
 import numpy as np
 from numba import cuda
 
+from ..lowering import runtime as _cpu_runtime
+
 
 def _simulator_math() -> types.ModuleType:
     """``math`` as a GPU computes it, for the simulator: NaN/inf on domain errors instead of
@@ -100,54 +102,16 @@ def pow(x, y):  # noqa: A001 - the name the scalar rules use
     return M.pow(x, y)
 
 
-def logistic(x):
-    if x >= 0:
-        return 1.0 / (1.0 + M.exp(-x))
-    e = M.exp(x)
-    return e / (1.0 + e)
-
-
-sigmoid = logistic
-
 fm = _module("fm", [exp, exp2, log, log2, log10, log1p, expm1, tanh, sin, cos, tan, erf, erfc,
                     sinh, cosh, asinh, acosh, atanh, atan, asin, acos, atan2, hypot, cbrt, pow,
-                    logistic])
+                    _cpu_runtime.logistic.py_func])
 fm.sigmoid = fm.logistic
 
 
 # ---- rt: exact integer and NaN semantics ------------------------------------------------------
-def idiv(x, y):
-    if y == 0:
-        return x - x
-    q = x // y
-    if (x % y != 0) and ((x < 0) != (y < 0)):
-        q += 1
-    return q
-
-
-def irem(x, y):
-    if y == 0:
-        return x - x
-    r = x % y
-    if r != 0 and ((r < 0) != (x < 0)):
-        r -= y
-    return r
-
-
-def fmax(x, y):
-    if x != x:
-        return x
-    if y != y:
-        return y
-    return x if x >= y else y
-
-
-def fmin(x, y):
-    if x != x:
-        return x
-    if y != y:
-        return y
-    return x if x <= y else y
+# The CPU backend's helpers are plain Python under their njit: compiled again for the device.
+_SHARED = [getattr(_cpu_runtime, name).py_func
+           for name in ("idiv", "irem", "fmax", "fmin", "logaddexp")]
 
 
 def round_away(x):
@@ -163,16 +127,7 @@ def fma(x, y, z):
     return x * y + z  # CUDA contracts this to one fused multiply-add
 
 
-def logaddexp(x, y):
-    if x == y:
-        return x + M.log(2.0) if M.isfinite(x) else x
-    m = x if x > y else y
-    if m != m or (x != x) or (y != y):
-        return x + y
-    return m + M.log1p(M.exp(-abs(x - y)))
-
-
-rt = _module("rt", [idiv, irem, fmax, fmin, round_away, fma, logaddexp])
+rt = _module("rt", _SHARED + [round_away, fma])
 rt.logistic = fm.logistic
 
 
