@@ -35,7 +35,7 @@ def cuda_jit(f):
     return ft.jit(f, backend="cuda")
 
 
-def compare(name, f, args, exact=False, rtol=None):
+def assert_matches_cpu(name, f, args, exact=False, rtol=None):
     want = ft.jit(f, backend="cpu")(*args)
     got = cuda_jit(f)(*args)
     for w, g in zip(ft.tree_util.tree_leaves(want), ft.tree_util.tree_leaves(got)):
@@ -49,7 +49,7 @@ def compare(name, f, args, exact=False, rtol=None):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_every_table_program_matches_the_cpu_backend(name):
     f, args = CASES[name]
-    compare(name, f, [fnp.asarray(a) for a in args])
+    assert_matches_cpu(name, f, [fnp.asarray(a) for a in args])
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -57,7 +57,7 @@ def test_float_elementwise(dtype):
     rng = np.random.default_rng(0)
     x = rng.uniform(0.1, 0.9, 6).astype(dtype)
     y = rng.uniform(0.1, 0.9, 6).astype(dtype)
-    compare(dtype, _all_ops(UNARY_FLOAT, BINARY_FLOAT), (x, y))
+    assert_matches_cpu(dtype, _all_ops(UNARY_FLOAT, BINARY_FLOAT), (x, y))
 
 
 @pytest.mark.parametrize("dtype", ("int32", "uint8", "int64", "bool"))
@@ -66,18 +66,18 @@ def test_integer_and_bool_elementwise(dtype):
     x = rng.integers(-5, 6, 6).astype(dtype)
     y = rng.integers(1, 6, 6).astype(dtype)
     if dtype == "bool":
-        compare(dtype, lambda a, b: {"and": a & b, "or": a | b, "xor": a ^ b, "not": ~a,
+        assert_matches_cpu(dtype, lambda a, b: {"and": a & b, "or": a | b, "xor": a ^ b, "not": ~a,
                                      "eq": a == b, "sel": lax.select(a, a, b)}, (x, y), True)
         return
     unary = [n for n in UNARY_INT if not (n == "neg" and dtype.startswith("u"))]
-    compare(dtype, _all_ops(unary, BINARY_INT), (x, y), True)
+    assert_matches_cpu(dtype, _all_ops(unary, BINARY_INT), (x, y), True)
 
 
 def test_conversions_and_remaining_primitives():
     x = np.random.default_rng(2).uniform(0, 120, 6).astype("float32")
-    compare("conversions", _conversions, (x,), True)
+    assert_matches_cpu("conversions", _conversions, (x,), True)
     a, b = (np.random.default_rng(3).uniform(-2, 2, 4) for _ in range(2))
-    compare("remaining", _remaining_ops, (a, b))
+    assert_matches_cpu("remaining", _remaining_ops, (a, b))
 
 
 def test_every_primitive_runs_on_the_cuda_backend_or_is_listed_as_host():
@@ -109,13 +109,13 @@ def test_grad_vmap_control_flow_and_random_compose():
     def loss(w, x):
         h = lax.fori_loop(0, 2, lambda i, h: fnp.tanh(h @ w @ w.T), x)
         return fnp.sum(lax.cond(h.sum() > 0, lambda v: v * v, lambda v: -v, h))
-    compare("grad", ft.grad(loss), (w, xs[0]), rtol=1e-12)
-    compare("vmap(grad)", ft.vmap(ft.grad(loss), in_axes=(None, 0)), (w, xs), rtol=1e-12)
-    compare("scan", lambda x: lax.scan(lambda c, r: (c + r, c * r), 0.0, x), (xs[:, 0],),
+    assert_matches_cpu("grad", ft.grad(loss), (w, xs[0]), rtol=1e-12)
+    assert_matches_cpu("vmap(grad)", ft.vmap(ft.grad(loss), in_axes=(None, 0)), (w, xs), rtol=1e-12)
+    assert_matches_cpu("scan", lambda x: lax.scan(lambda c, r: (c + r, c * r), 0.0, x), (xs[:, 0],),
             rtol=1e-12)
     key = ft.random.key(7)
-    compare("bits", lambda k: ft.random.bits(k, (6,)), (key,), exact=True)
-    compare("normal", lambda k: ft.random.normal(k, (6,)), (key,))
+    assert_matches_cpu("bits", lambda k: ft.random.bits(k, (6,)), (key,), exact=True)
+    assert_matches_cpu("normal", lambda k: ft.random.normal(k, (6,)), (key,))
 
 
 def test_pmap_over_cuda_devices_runs_collectives_through_the_host():
