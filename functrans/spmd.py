@@ -26,7 +26,7 @@ from .core.staging import hoist_tracer_consts, trace_to_jaxpr
 from .core.trace import get_aval
 from .core.trace import EVAL_TRACE, _state
 from .primitives.structural import squeeze_p
-from .primitives.shard_map import bind_shard_map, global_shape, mesh_axes, shard_map_p
+from .primitives.shard_map import bind_shard_map, mesh_axes, shard_map_p
 from .transforms.jit.api import _fast_key as _jit_fast_key
 from .transforms import ops
 from .transforms.batching import (_axis_size, _check_axes_spec, _leaf_labels,
@@ -286,4 +286,4 @@ def _check_names(spec, mesh, what):
             seen.add(n)
 
 
-__all__ = ["pmap", "shard_map", "global_shape", "processes"]
+__all__ = ["pmap", "shard_map"]
