@@ -53,6 +53,21 @@ def check_shape(name: str, shape: tuple, **params) -> None:
                              f"with shape {shape} (broadcasting must give exactly {shape})")
 
 
+def sample_shape(name: str, shape, batch: tuple, of: str) -> tuple:
+    """The samples' batch shape: ``batch`` when ``shape`` is None, else ``shape``, which
+    ``batch`` (the parameters' batch shape, described by ``of``) must broadcast to."""
+    if shape is None:
+        return batch
+    shape = canonical_shape(name, shape)
+    try:
+        ok = np.broadcast_shapes(shape, batch) == shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"{name}: shape {shape} must be broadcast-compatible with {of}")
+    return shape
+
+
 def result_shape(name: str, shape, **params) -> tuple:
     """``shape`` checked against the parameters, or their broadcast shape when it is None."""
     if shape is None:

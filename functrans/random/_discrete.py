@@ -12,7 +12,8 @@ from .. import lax
 from .. import numpy as fnp
 from ..core import dtypes
 from ..core.trace import get_aval
-from ._continuous import _gumbel, _std_uniform, as_array, check_shape, result_shape, uniform
+from ._continuous import (_gumbel, _std_uniform, as_array, check_shape, result_shape,
+                          sample_shape, uniform)
 from ._prng import UINT_DTYPES, canonical_shape, check_key, random_bits, split_key
 
 __all__ = ["randint", "bernoulli", "rademacher", "categorical", "permutation", "choice",
@@ -185,17 +186,8 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
         raise ValueError(f"categorical: axis {axis} is out of bounds for logits of rank "
                          f"{laval.ndim}")
     batch_shape = tuple(np.delete(laval.shape, axis).tolist())
-    if shape is None:
-        shape = batch_shape
-    else:
-        shape = canonical_shape("categorical", shape)
-        try:
-            ok = np.broadcast_shapes(shape, batch_shape) == shape
-        except ValueError:
-            ok = False
-        if not ok:
-            raise ValueError(f"categorical: shape {shape} must end with (or broadcast from) the "
-                             f"logits' batch shape {batch_shape}")
+    shape = sample_shape("categorical", shape, batch_shape,
+                         f"the logits' batch shape {batch_shape}")
     if mode is not None and mode not in ("highest", "high", "low"):
         raise ValueError(f"categorical: mode must be 'low', 'high' or 'highest', got {mode!r}")
     mode = mode or "low"

@@ -35,7 +35,7 @@ from ..scipy._incomplete import _d_da, _gammainc_raw
 from ..transforms.autodiff import custom_jvp
 from ..transforms.batching import vmap
 from ._continuous import (_exponential, _normal, _std_uniform, as_array, check_safe_cast,
-                          float_dtype, result_shape)
+                          float_dtype, result_shape, sample_shape)
 from ._prng import canonical_shape, check_key, split_key
 
 __all__ = ["gamma", "loggamma", "beta", "dirichlet", "chisquare", "t", "f", "poisson",
@@ -228,17 +228,7 @@ def dirichlet(key, alpha, shape=None, dtype=None):
         raise ValueError("dirichlet: alpha must have at least one dimension (the categories), "
                          "got a scalar")
     batch = a_shape[:-1]
-    if shape is None:
-        shape = batch
-    else:
-        shape = canonical_shape("dirichlet", shape)
-        try:
-            ok = np.broadcast_shapes(shape, batch) == shape
-        except ValueError:
-            ok = False
-        if not ok:
-            raise ValueError(f"dirichlet: shape {shape} must be broadcast-compatible with "
-                             f"alpha.shape[:-1] = {batch}")
+    shape = sample_shape("dirichlet", shape, batch, f"alpha.shape[:-1] = {batch}")
     check_safe_cast("dirichlet", dtype, alpha=alpha)
     lg = _loggamma(key, alpha, shape + a_shape[-1:], dtype)
     lg = lg - lax.stop_gradient(fnp.max(lg, axis=-1, keepdims=True))
@@ -423,17 +413,8 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
         raise ValueError("multinomial: p must have at least one dimension (the categories)")
     k = p_shape[-1]
     batch = np.broadcast_shapes(get_aval(n).shape, p_shape[:-1])
-    if shape is None:
-        shape = batch
-    else:
-        shape = canonical_shape("multinomial", shape)
-        try:
-            ok = np.broadcast_shapes(shape, batch) == shape
-        except ValueError:
-            ok = False
-        if not ok:
-            raise ValueError(f"multinomial: shape {shape} must be broadcast-compatible with the "
-                             f"batch shape {batch} of n and p.shape[:-1]")
+    shape = sample_shape("multinomial", shape, batch,
+                         f"the batch shape {batch} of n and p.shape[:-1]")
     p = fnp.broadcast_to(p, shape + (k,))
     n = fnp.broadcast_to(n, shape)
     keys = split_key(key, (k,))

@@ -12,7 +12,7 @@ from .. import lax
 from .. import numpy as fnp
 from .._decomp import cholesky, qr_q
 from ..core.trace import get_aval
-from ._continuous import _normal, as_array, float_dtype
+from ._continuous import _normal, as_array, float_dtype, sample_shape
 from ._prng import canonical_shape, check_key
 
 __all__ = ["multivariate_normal", "orthogonal"]
@@ -60,17 +60,8 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     except ValueError:
         raise ValueError(f"multivariate_normal: batch shapes of mean {ms[:-1]} and cov "
                          f"{cs[:-2]} do not broadcast") from None
-    if shape is None:
-        shape = batch
-    else:
-        shape = canonical_shape("multivariate_normal", shape)
-        try:
-            ok = np.broadcast_shapes(shape, batch) == shape
-        except ValueError:
-            ok = False
-        if not ok:
-            raise ValueError(f"multivariate_normal: shape {shape} must be broadcast-compatible "
-                             f"with mean.shape[:-1] = {ms[:-1]} and cov.shape[:-2] = {cs[:-2]}")
+    shape = sample_shape("multivariate_normal", shape, batch,
+                         f"mean.shape[:-1] = {ms[:-1]} and cov.shape[:-2] = {cs[:-2]}")
     z = _normal(key, shape + (n,), dtype)
     return mean + fnp.einsum("...ij,...j->...i", cholesky(cov), z)
 
