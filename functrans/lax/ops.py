@@ -126,6 +126,8 @@ def convert_element_type(operand, new_dtype):
     aval = get_aval(operand)
     if type(operand) in (bool, int, float):
         operand = np.asarray(operand, aval.dtype)[()]
+    elif isinstance(operand, (np.ndarray, np.generic)) and operand.dtype != aval.dtype:
+        operand = np.asarray(operand, aval.dtype)  # float64 NumPy input with enable_x64 off
     if aval.dtype == new_dtype and not aval.weak_type:
         return operand
     return P.convert_element_type_p.bind1(operand, new_dtype=new_dtype, weak_type=False)

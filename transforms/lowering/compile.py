@@ -182,7 +182,7 @@ class Kernel:
         self.checked = False
 
     def __call__(self, *args):
-        vals = [_kernel_arg(a) for a in args]
+        vals = [_kernel_arg(a, v.dtype) for a, v in zip(args, self.in_avals)]
         if self.parallel and parallel_regions.lock is not None:
             with parallel_regions.lock:  # see ParallelRegions
                 return self._call(vals, args)
@@ -209,9 +209,14 @@ class Kernel:
         return outs
 
 
-def _kernel_arg(x):
-    """What a kernel receives: contiguous-or-not ndarray, or a NumPy scalar for rank 0."""
+def _kernel_arg(x, dtype=None):
+    """What a kernel receives: contiguous-or-not ndarray, or a NumPy scalar for rank 0, of
+    the traced dtype ``dtype``. Callers may pass NumPy arrays and Python scalars whose dtype
+    is not canonical (float64 with enable_x64 off): the kernel was typed for the canonical one,
+    and a float64 buffer must not reach a float32 BLAS routine or widen the arithmetic."""
     v = x._value if type(x) is Array else np.asarray(x)
+    if dtype is not None and v.dtype != dtype:
+        v = v.astype(dtype)
     return v[()] if v.ndim == 0 else v
 
 
