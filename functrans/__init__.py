@@ -27,6 +27,7 @@ from .transforms import cuda as _cuda_backend  # noqa: F401  (registers the cuda
 from .core.devices import (default_backend, device_count, devices, local_device_count,  # noqa: F401
                            local_devices, process_count, process_index)
 from .placement import block_until_ready, device_put  # noqa: F401
+from .callbacks import pure_callback  # noqa: F401
 from .spmd import pmap, shard_map  # noqa: F401
 from . import debug, distributed, sharding  # noqa: F401
 from . import export  # noqa: F401,E402  (after jit: it builds on jit)

@@ -120,9 +120,10 @@ def test_deserialized_program_compiles_to_the_same_kernel():
 # params are strings and tuples): test_collectives_serialize checks that directly.
 # custom_lin only appears in linearized programs that are transposed, never compiled, and holds
 # a Python rule: writing it raises UnserializableError (test_unserializable_things).
-# debug_callback holds Python code and shard_map a mesh of this machine's devices: refused by
+# debug_callback and pure_callback hold Python code and shard_map a mesh of this machine's devices: refused by
 # name (test_programs_with_callbacks_or_device_meshes_are_refused).
-NOT_IN_EXPORTED_PROGRAMS = COLLECTIVES | {"custom_lin", "debug_callback", "shard_map"}
+NOT_IN_EXPORTED_PROGRAMS = COLLECTIVES | {"custom_lin", "debug_callback", "pure_callback",
+                                          "shard_map"}
 
 
 def _control_flow_programs():
@@ -579,6 +580,9 @@ def test_programs_with_callbacks_or_device_meshes_are_refused():
     from functrans.export.serialization import UnserializableError
     with pytest.raises(UnserializableError, match="debug_callback.*Callback"):
         ft.export.export(ft.jit(lambda x: (ft.debug.print("{}", x), x)[1]))(1.0).serialize()
+    host = ft.jit(lambda x: ft.pure_callback(np.sin, x, x))
+    with pytest.raises(UnserializableError, match="pure_callback.*PureCallback"):
+        ft.export.export(host)(1.0).serialize()
     with ft.config.override(num_cpu_devices=2):
         pmapped = ft.jit(ft.pmap(lambda x: lax.psum(x, "i"), "i"))
         with pytest.raises(UnserializableError, match="shard_map.*Mesh"):
