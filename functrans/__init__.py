@@ -17,7 +17,7 @@ from .core.eval import eval_jaxpr  # noqa: F401
 from .core.errors import (ConcretizationTypeError, ShardError,  # noqa: F401
                           TracerArrayConversionError, UnexpectedTracerError)
 from .core.ir import Jaxpr  # noqa: F401
-from .tracing import eval_shape, make_jaxpr  # noqa: F401
+from .tracing import eval_shape, make_jaxpr, named_call  # noqa: F401
 from .transforms.autodiff import (checkpoint, custom_jvp, custom_vjp, grad,  # noqa: F401
                                   hessian, jacfwd, jacrev, jvp, linearize, remat,
                                   value_and_grad, vjp)

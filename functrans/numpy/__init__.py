@@ -15,6 +15,7 @@ from .creation import *  # noqa: F401,F403
 from .editing import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .joining import *  # noqa: F401,F403
+from .index_tricks import *  # noqa: F401,F403
 from .linalg_ops import *  # noqa: F401,F403
 from .misc import *  # noqa: F401,F403
 from .numerical import *  # noqa: F401,F403
