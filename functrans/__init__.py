@@ -28,6 +28,7 @@ from .core.devices import (default_backend, device_count, devices, local_device_
                            local_devices, process_count, process_index)
 from .placement import block_until_ready, device_put  # noqa: F401
 from .callbacks import pure_callback  # noqa: F401
+from . import custom_batching  # noqa: F401
 from .spmd import pmap, shard_map  # noqa: F401
 from . import debug, distributed, sharding  # noqa: F401
 from . import export  # noqa: F401,E402  (after jit: it builds on jit)

@@ -208,6 +208,14 @@ _clip_grad.defvjp(lambda x: (fnp.sin(x), fnp.cos(x)),
                   lambda c, g: (fnp.clip(c * g, -0.5, 0.5),))
 
 
+@ft.custom_batching.custom_vmap
+def _batched_sin(x):
+    return fnp.sin(x)
+
+
+_batched_sin.def_vmap(lambda n, b, x: (fnp.sin(x), b[0]))
+
+
 def _mlp(params, x):
     for w, b in params:
         x = fnp.tanh(x @ w + b)
@@ -232,6 +240,8 @@ TRANSFORMED = {
                    (rng.standard_normal(3),)),
     "custom_vjp": (lambda x: (_clip_grad(x), ft.grad(lambda v: fnp.sum(_clip_grad(v)))(x)),
                    (rng.standard_normal(3),)),
+    "custom_vmap": (lambda x: (_batched_sin(x), ft.vmap(_batched_sin)(x)),
+                    (rng.standard_normal(3),)),
     "checkpoint_grad": (ft.grad(lambda x: fnp.sum(ft.checkpoint(fnp.sin)(x) ** 2)),
                         (rng.standard_normal(3),)),
     "inner_jit": (lambda x: ft.jit(lambda v: v * 3)(x) + ft.jit(fnp.cumsum)(x),
