@@ -111,10 +111,10 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None):
 
     ``bins``: a number of bins, ``[nx, ny]``, one edge array for both, or ``[xedges, yedges]``.
 
-    >>> h, xe, ye = fnp.histogram2d(fnp.array([0.0, 1.0]), fnp.array([0.0, 0.0]), bins=2)
+    >>> h, xe, ye = fnp.histogram2d(fnp.array([0.0, 1.0, 1.0]), fnp.array([0.0, 1.0, 1.0]), bins=2)
     >>> h
     Array([[1., 0.],
-           [1., 0.]], dtype=float64)
+           [0., 2.]], dtype=float64)
     """
     x, y = asarray(x), asarray(y)
     if get_aval(x).shape != get_aval(y).shape or len(get_aval(x).shape) != 1:

@@ -6,6 +6,7 @@ the jaxpr and drop the rule (the transformed function is batched like any other)
 ``vmap(grad(f))`` batches f's derivative program by the ordinary rules::
 
     >>> f = ft.custom_batching.custom_vmap(lambda x: x * 2)
+    >>> _ = f.def_vmap(lambda n, in_batched, x: (x * 2, in_batched[0]))
     >>> print(ft.make_jaxpr(f)(1.0))  # doctest: +ELLIPSIS
     { lambda ; a:f64[]. let
         b:f64[] = custom_vmap_call[
