@@ -180,6 +180,8 @@ def clamp(min, x, max):
     """
     lo, x_, hi = match_weak(min, x, max)
     value = P.min_p.bind1(P.max_p.bind1(x_, lo), hi)
+    if get_aval(value).dtype.kind != "f":
+        return value  # no derivatives: the selects below only route tangents
     # JAX's derivatives: x's where min < x < max, min's where x < min < max, max's where
     # max < x, and zero elsewhere (at the boundaries too). Each select picks the operand whose
     # tangent applies; the values agree with ``value`` wherever one is picked.
