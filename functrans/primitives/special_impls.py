@@ -115,10 +115,10 @@ def zeta_scalar(s, q):
     # The tail's terms shrink like ((s + 2j) / (2 pi a))^2: with a >= 10 + s the eight terms
     # below reach float64 rounding for every s (a fixed a = 10 left 1e-13 errors at s = 6).
     while a < 10.0 + s:
-        if a <= 0.0 and a == math.floor(a):
-            # A pole (q a non-positive integer, or -inf): +inf as SciPy and XLA give, so
-            # polygamma(m, q) there is (-1)^(m+1) inf.
+        if a == 0.0:
             return math.inf
+        if a < 0.0 and a == math.floor(a):
+            return math.nan
         total += a ** -s
         a += 1.0
     total += a ** (1.0 - s) / (s - 1.0) + 0.5 * a ** -s
