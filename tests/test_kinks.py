@@ -18,7 +18,10 @@ import pytest
 import functrans as ft
 import functrans.numpy as fnp
 from functrans import lax, nn
+from functrans.core.trace import all_primitives
 from functrans.scipy import special
+
+from primitive_coverage import primitives_in
 
 FD = "fd"  # expected value: central finite differences of the function itself
 INF, NAN = np.inf, np.nan
@@ -104,6 +107,18 @@ ROWS = [
     ("sinc", fnp.sinc, 0.0, 4, math.pi ** 4 / 5, "Maclaurin series"),
     ("sinc", fnp.sinc, 0.5, 1, FD, "smooth"),
     ("sinh", fnp.sinh, INF, 1, INF, "cosh(inf)"),
+    ("cosh", fnp.cosh, -INF, 1, -INF, "sinh(-inf)"),
+    ("cos", fnp.cos, 0.0, 1, 0.0, "-sin(0)"),
+    ("cos", fnp.cos, 0.0, 2, -1.0, "-cos(0)"),
+    ("tan", fnp.tan, 0.0, 1, 1.0, "1 + tan^2"),
+    ("tan", fnp.tan, 0.0, 2, 0.0, "2 tan (1 + tan^2)"),
+    ("arcsinh", fnp.arcsinh, 0.0, 1, 1.0, "1/sqrt(1 + x^2)"),
+    ("arcsinh", fnp.arcsinh, INF, 1, 0.0, "1/sqrt(1 + x^2)"),
+    ("square", lax.square, 0.0, 1, 0.0, "2x"),
+    ("square", lax.square, 0.0, 2, 2.0, "2"),
+    ("ceil", fnp.ceil, 1.0, 1, 0.0, "JAX: rounding has a zero derivative"),
+    ("fma", lambda x: lax.fma(x, 2.0, 1.0), 0.0, 1, 2.0, "y"),
+    ("fma", lambda z: lax.fma(INF, 0.0, z), 1.0, 1, 1.0, "z's derivative is 1 even when x y = nan"),
     ("exp2", fnp.exp2, -INF, 1, 0.0, "ln2 2^x"),
     ("erfc", lax.erfc, 0.0, 1, -2 / math.sqrt(math.pi), "closed form"),
     ("x / 0", lambda x: x / 0.0, 1.0, 1, INF, "JAX div jvp: g / y"),
@@ -184,6 +199,22 @@ ROWS = [
     ("zeta(3, q)", lambda q: lax.zeta(3.0, q), 0.0, 0, INF, "pole"),
     ("zeta(2, q)", lambda q: lax.zeta(2.0, q), 1.5, 1, FD, "-s zeta(s+1, q)"),
 ]
+
+
+# Elementwise primitives with no derivative to test at special points: integer/boolean-only
+# operations, comparisons and predicates (zero tangents), and bit reinterpretation.
+NOT_DIFFERENTIABLE = {"bitcast_convert_type", "is_finite", "population_count", "shift_left",
+                      "shift_right_arithmetic", "shift_right_logical", "xor", "and", "or", "not",
+                      "eq", "ne", "lt", "le", "gt", "ge", "convert_element_type",
+                      "stop_gradient", "add_any"}
+
+
+def test_the_table_reaches_every_differentiable_elementwise_primitive():
+    seen = primitives_in([(r[1], (np.float64(r[2]),)) for r in ROWS])
+    elementwise = {n for n, p in all_primitives().items() if "elementwise" in p.traits}
+    assert NOT_DIFFERENTIABLE <= elementwise
+    missing = elementwise - seen - NOT_DIFFERENTIABLE
+    assert not missing, f"no special-point rows for: {sorted(missing)}"
 
 
 def _derivative(f, order):
