@@ -88,7 +88,7 @@ def _reduce(name, prim, a, axis, dtype, out, keepdims, initial, where, identity,
                              f"has no identity (axis {empty[0]} of shape {aval.shape} is empty)")
     result = prim.bind1(a, axes=axes)
     if initial is not None:
-        init = _const(initial, result) if type(initial) in (bool, int, float) else \
+        init = _const(initial, result) if type(initial) in (bool, int, float, complex) else \
             convert(asarray(initial), dtype)
         result = _COMBINE[prim].bind1(result, init)
     return _keepdims(result, aval.shape, axes) if keepdims else result

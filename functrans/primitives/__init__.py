@@ -4,6 +4,7 @@ impls, type rules and transformation rules side by side.
 The set is small and closed: everything else in functrans.numpy / lax is a composite.
 """
 from .elementwise import *  # noqa: F401,F403
+from .complex_parts import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
