@@ -16,8 +16,9 @@ from ..core.avals import ShapedArray
 from ..core.trace import Primitive, get_aval
 from ..transforms.autodiff.rules import (Zero, deflinear, is_undefined, is_zero, jvp_rules,
                                          unbroadcast)
-from .elementwise import (abs_p, check_dtypes, convert_element_type_p, div_p, elementwise_shape,
-                          eq_p, mul_p, neg_p, select_n_p)
+from .elementwise import (abs_p, acosh_p, add_p, check_dtypes, convert_element_type_p, div_p,
+                          elementwise_shape, eq_p, mul_p, neg_p, rsqrt_p, select_n_p, sign_p,
+                          sub_p)
 
 __all__ = ["real_p", "imag_p", "conj_p", "complex_p"]
 
@@ -105,22 +106,60 @@ deflinear(conj_p, _conj_transpose)
 deflinear(complex_p, _complex_transpose)
 
 
-# |z| of a complex z: d|z| = re(conj(z) dz) / |z| (JAX's rule; 0 where z == 0).
-_real_abs_jvp = jvp_rules[abs_p]
+# ---- JVP rules that differ for complex operands (the real rules stay as they are) --------------
+def _for_complex(prim, complex_rule):
+    """Route complex operands of ``prim`` to ``complex_rule(g, ans, x)``; others keep the
+    existing JVP rule."""
+    real_rule = jvp_rules[prim]
+
+    def rule(primals, tangents, **params):
+        (x,), (t,) = primals, tangents
+        if get_aval(x).dtype.kind != "c":
+            return real_rule(primals, tangents, **params)
+        ans = prim.bind1(x, **params)
+        if is_zero(t):
+            return [ans], [Zero(get_aval(ans))]
+        return [ans], [complex_rule(t, ans, x)]
+    jvp_rules[prim] = rule
 
 
-def _abs_jvp(primals, tangents):
-    (x,), (t,) = primals, tangents
-    if get_aval(x).dtype.kind != "c":
-        return _real_abs_jvp(primals, tangents)
-    ans = abs_p.bind1(x)
-    if is_zero(t):
-        return [ans], [Zero(get_aval(ans))]
+def _scalar(value, like):
+    return np.asarray(value, get_aval(like).dtype)[()]
+
+
+def _nonzero_or_one(r):
+    """``r`` with zeros replaced by one (guards the derivatives of |z| and sign at 0)."""
+    return select_n_p.bind1(eq_p.bind1(r, _scalar(0, r)), r, _scalar(1, r))
+
+
+def _to(x, dtype):
+    return convert_element_type_p.bind1(x, new_dtype=dtype, weak_type=False)
+
+
+def _abs_jvp(g, ans, x):
+    # d|z| = re(conj(z) dz) / |z|, as in JAX (0 at z == 0).
+    safe = _to(_nonzero_or_one(ans), get_aval(x).dtype)
+    return real_p.bind1(mul_p.bind1(g, div_p.bind1(conj_p.bind1(x), safe)))
+
+
+def _sign_jvp(g, ans, x):
+    # sign(z) = z / |z| is smooth away from 0: d sign = (dz - s re(conj(s) dz)) / |z|.
+    # (JAX gives a zero derivative here; the true one keeps finite differences honest.)
     d = get_aval(x).dtype
-    one = np.ones((), get_aval(ans).dtype)[()]
-    safe = select_n_p.bind1(eq_p.bind1(ans, np.zeros((), get_aval(ans).dtype)[()]), ans, one)
-    safe_c = convert_element_type_p.bind1(safe, new_dtype=d, weak_type=False)
-    return [ans], [real_p.bind1(mul_p.bind1(t, div_p.bind1(conj_p.bind1(x), safe_c)))]
+    r = abs_p.bind1(x)
+    radial = _to(real_p.bind1(mul_p.bind1(conj_p.bind1(ans), g)), d)
+    out = div_p.bind1(sub_p.bind1(g, mul_p.bind1(ans, radial)), _to(_nonzero_or_one(r), d))
+    return select_n_p.bind1(eq_p.bind1(r, _scalar(0, r)), out, _scalar(0, out))
 
 
-jvp_rules[abs_p] = _abs_jvp
+def _acosh_jvp(g, ans, x):
+    # 1 / (sqrt(z - 1) sqrt(z + 1)): rsqrt((z - 1)(z + 1)) picks the wrong branch off the
+    # real axis.
+    one = _scalar(1, x)
+    return mul_p.bind1(g, mul_p.bind1(rsqrt_p.bind1(sub_p.bind1(x, one)),
+                                      rsqrt_p.bind1(add_p.bind1(x, one))))
+
+
+_for_complex(abs_p, _abs_jvp)
+_for_complex(sign_p, _sign_jvp)
+_for_complex(acosh_p, _acosh_jvp)
