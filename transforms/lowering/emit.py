@@ -26,6 +26,11 @@ class LoweringError(NotImplementedError):
     """A primitive or case the Numba lowering does not support."""
 
 
+def _float_text(f: float) -> str:
+    return "np.nan" if math.isnan(f) else ("np.inf" if f == math.inf else
+                                           "-np.inf" if f == -math.inf else repr(f))
+
+
 class Emitter:
     def __init__(self):
         self.materialized: set = set()
@@ -64,9 +69,9 @@ class Emitter:
         if name is None:
             name = self.consts[key] = f"_c{len(self.consts)}"
             if dtype.kind == "f":
-                f = float(v)
-                text = "np.nan" if math.isnan(f) else ("np.inf" if f == math.inf else
-                                                       "-np.inf" if f == -math.inf else repr(f))
+                text = _float_text(float(v))
+            elif dtype.kind == "c":
+                text = f"complex({_float_text(float(v.real))}, {_float_text(float(v.imag))})"
             elif dtype.kind == "b":
                 text = repr(bool(v))
             else:
