@@ -43,8 +43,8 @@ def reducer(name, ufunc, kinds) -> Primitive:
     return Primitive(name, impl=impl, abstract_eval=abstract_eval, traits={"reduction"})
 
 
-reduce_sum_p = reducer("reduce_sum", np.add, "iuf")
-reduce_prod_p = reducer("reduce_prod", np.multiply, "iuf")
+reduce_sum_p = reducer("reduce_sum", np.add, "iufc")
+reduce_prod_p = reducer("reduce_prod", np.multiply, "iufc")
 reduce_max_p = reducer("reduce_max", np.maximum, "iufb")
 reduce_min_p = reducer("reduce_min", np.minimum, "iufb")
 reduce_and_p = reducer("reduce_and", np.bitwise_and, "iub")
@@ -89,8 +89,8 @@ def cumulative(name, accumulate, kinds) -> Primitive:
     return Primitive(name, impl=impl, abstract_eval=abstract_eval, traits={"cumulative"})
 
 
-cumsum_p = cumulative("cumsum", lambda x, a: np.cumsum(x, a, dtype=x.dtype), "iuf")
-cumprod_p = cumulative("cumprod", lambda x, a: np.cumprod(x, a, dtype=x.dtype), "iuf")
+cumsum_p = cumulative("cumsum", lambda x, a: np.cumsum(x, a, dtype=x.dtype), "iufc")
+cumprod_p = cumulative("cumprod", lambda x, a: np.cumprod(x, a, dtype=x.dtype), "iufc")
 cummax_p = cumulative("cummax", lambda x, a: np.maximum.accumulate(x, a), "iuf")
 cummin_p = cumulative("cummin", lambda x, a: np.minimum.accumulate(x, a), "iuf")
 cumlogsumexp_p = cumulative("cumlogsumexp", lambda x, a: np.logaddexp.accumulate(x, a), "f")

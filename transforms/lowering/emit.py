@@ -453,7 +453,7 @@ class _Reduction:
         k = self.in_dtype.kind
         # Float sums/products accumulate in float64; integer ones in 64 bits (the same result
         # modulo 2**bits as wrapping at every step).
-        wide = {"f": np.float64, "i": np.int64, "u": np.uint64}
+        wide = {"f": np.float64, "c": np.complex128, "i": np.int64, "u": np.uint64}
         self.acc_dtype = np.dtype(wide[k]) if k in wide and self.kind in ("sum", "prod") \
             else self.in_dtype
         self.kept = [d for d in range(rank) if d not in self.axes]

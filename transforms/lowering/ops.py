@@ -272,6 +272,8 @@ def _dot_general(em, eqn):
         em.line(f"    blas.gemm32({a}[{q}], {b}[{q}], {c}[{q}], {ta}, {tb})")
     elif dt == np.float64:
         em.line(f"    blas.gemm64({a}[{q}], {b}[{q}], {c}[{q}], {ta}, {tb})")
+    elif dt.kind == "c":  # no complex BLAS binding: Numba's complex arithmetic in loops
+        em.line(f"    blas.gemm_loops({a}[{q}], {b}[{q}], {c}[{q}], {ta}, {tb})")
     else:  # integers (wrapping like NumPy) and booleans (any product true)
         acc = em.fresh("acc")
         em.line(f"    {acc} = np.empty(({m}, {n}), dtype=np.int64)")
