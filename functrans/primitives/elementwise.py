@@ -17,15 +17,15 @@ from ..core.trace import Primitive
 from . import special_impls
 
 _KIND_NAMES = {
-    "f": "a floating-point dtype",
+    "f": "a real floating-point dtype",
     "iu": "an integer dtype",
     "iub": "an integer or boolean dtype",
-    "iuf": "a numeric (integer or floating-point) dtype",
-    "if": "a signed numeric dtype",
-    "iufb": "a numeric or boolean dtype",
+    "iuf": "a real numeric (integer or floating-point) dtype",
+    "if": "a signed real numeric dtype",
+    "iufb": "a real numeric or boolean dtype",
     "fc": "a floating-point or complex dtype",
     "iufc": "a numeric (integer, floating-point or complex) dtype",
-    "iufbc": "a numeric or boolean dtype",
+    "iufbc": "a numeric (possibly complex) or boolean dtype",
 }
 
 

@@ -60,6 +60,7 @@ def _arg_reducer(name, np_fn):
             raise ValueError(f"{name}: cannot reduce the empty axis {axes[0]} of {x.str_short()}")
         if np.dtype(index_dtype).kind not in "iu":
             raise TypeError(f"{name}: index_dtype must be an integer dtype, got {index_dtype}")
+        check_dtypes(name, [x], "iufb")  # complex numbers are unordered
         shape = tuple(s for i, s in enumerate(x.shape) if i != axes[0])
         return [ShapedArray(shape, np.dtype(index_dtype))]
 
