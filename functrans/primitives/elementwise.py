@@ -23,6 +23,7 @@ _KIND_NAMES = {
     "iuf": "a real numeric (integer or floating-point) dtype",
     "if": "a signed real numeric dtype",
     "iufb": "a real numeric or boolean dtype",
+    "c": "a complex dtype",
     "fc": "a floating-point or complex dtype",
     "iufc": "a numeric (integer, floating-point or complex) dtype",
     "iufbc": "a numeric (possibly complex) or boolean dtype",
