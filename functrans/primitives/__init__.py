@@ -9,6 +9,7 @@ from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
+from .fft import *  # noqa: F401,F403
 from .structural import *  # noqa: F401,F403
 from . import interpreter_ops  # noqa: F401  (installs transforms.ops)
 from .collectives import *  # noqa: F401,F403
