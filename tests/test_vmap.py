@@ -109,6 +109,8 @@ def _elementwise_cases():
             lax.complex(y, x))) + fnp.imag(lax.complex(x, y) ** 2), (R(2, 3), R(2, 3))),
         "complex_matmul": (lambda a, b: lax.complex(a, b.T) @ lax.complex(b, a.T),
                            (R(2, 3), R(3, 2))),
+        "fft": (lambda x: (fnp.fft.ifftn(fnp.fft.rfft(x, axis=0)), fnp.fft.irfft(x * 1j, n=5)),
+                (R(4, 3),)),
         "cummin": (lambda x: lax.cummin(x, 0), (R(3, 2),)),
         "cumlogsumexp": (lambda x: lax.cumlogsumexp(x, 1, reverse=True), (R(3, 2),)),
         "scatter_min": (lambda x, idx, u: x.at[idx].min(u), (R(5), I(5, 3), R(3))),

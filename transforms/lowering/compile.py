@@ -18,6 +18,7 @@ import stat
 import sys
 import tempfile
 import threading
+import warnings
 
 import llvmlite
 import numba
@@ -27,6 +28,7 @@ from functrans._version import __version__
 from functrans.core.array import Array
 
 from . import control  # noqa: F401  (registers the control-flow lowering)
+from . import fft  # noqa: F401  (registers the fft lowering)
 from . import fastmath
 from .emit import LoweringError, emit_kernel
 
@@ -41,6 +43,7 @@ import numpy as np
 from functrans.primitives import special_impls as sp
 from functrans.transforms.lowering import blas
 from functrans.transforms.lowering import fastmath as fm
+from functrans.transforms.lowering import fft as fftl
 from functrans.transforms.lowering import runtime as rt
 """
 
@@ -200,7 +203,12 @@ class Kernel:
 
     def _first_call(self, vals):
         try:
-            outs = self.kernel(*vals, *self.consts)
+            with warnings.catch_warnings():
+                # Kernels are nogil; an object-mode block (fft) takes the GIL for its own
+                # duration only, which is all Numba's warning says.
+                warnings.filterwarnings("ignore", message="Code running in object mode",
+                                        category=numba.core.errors.NumbaWarning)
+                outs = self.kernel(*vals, *self.consts)
         except (numba.core.errors.TypingError, numba.core.errors.LoweringError,
                 numba.core.errors.UnsupportedError) as e:
             body = self.text[self.text.index("\ndef kernel(") + 1:]
