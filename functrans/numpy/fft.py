@@ -259,9 +259,9 @@ def _freqs(ks, n, d, dtype):
     out_dtype = dtypes.default_float_dtype() if dtype is None else \
         dtypes.canonicalize_dtype(dtype, what="fnp.fft frequencies dtype=")
     k = asarray(ks.astype(out_dtype))
-    # d may be traced: divide by d * n as NumPy does.
-    return P.div_p.bind1(k, convert(P.mul_p.bind1(convert(asarray(d), out_dtype),
-                                                  np.asarray(n, out_dtype)[()]), out_dtype))
+    # As NumPy: k * (1 / (n * d)), rounded alike; d may be traced.
+    nd = P.mul_p.bind1(np.asarray(n, out_dtype)[()], convert(asarray(d), out_dtype))
+    return P.mul_p.bind1(k, P.div_p.bind1(np.asarray(1, out_dtype)[()], nd))
 
 
 def _shift(name, x, axes, sign):
