@@ -44,10 +44,10 @@ CASES = {
     "ifft2": (C, [{}, {"s": (5, 2), "norm": "forward"}]),
     "rfft2": (R, [{}, {"s": (2, 6)}]),
     "irfft2": (C, [{}, {"s": (4, 5)}, {"norm": "ortho"}]),
-    "fftn": (C, [{}, {"axes": (1,)}, {"s": (2, 3, 4), "norm": "forward"}]),
+    "fftn": (C, [{}, {"axes": (1,)}, {"s": (2, 3, 4), "axes": (0, 1, 2), "norm": "forward"}]),
     "ifftn": (C, [{}, {"axes": (2, 0)}, {"norm": "ortho"}]),
     "rfftn": (R, [{}, {"axes": (0, 1)}, {"s": (4, 5), "axes": (2, 0)}]),
-    "irfftn": (C, [{}, {"s": (3, 4, 6)}, {"axes": (0, 2), "norm": "forward"}]),
+    "irfftn": (C, [{}, {"s": (3, 4, 6), "axes": (0, 1, 2)}, {"axes": (0, 2), "norm": "forward"}]),
 }
 PARAMS = [(name, k) for name, (_, variants) in CASES.items() for k in range(len(variants))]
 

@@ -88,7 +88,7 @@ def _fft_impl(x, *, fft_type, fft_lengths):
 fft_p = Primitive("fft", impl=_fft_impl, abstract_eval=_fft_abstract_eval)
 
 
-# ==== transformation rules ==========================================================================
+# ==== transformation rules ========================================================================
 from ..transforms.autodiff.rules import Zero, deflinear, is_zero  # noqa: E402
 from ..transforms.batching import batching_rules, moveaxis  # noqa: E402
 from . import complex_parts as C  # noqa: E402
@@ -118,7 +118,8 @@ def _irfft_transpose(ct, fft_lengths):
     if fft_lengths[-1] % 2 == 0:
         mask[-1] = 1.0
     scale = (mask / math.prod(fft_lengths)).astype(aval.dtype)
-    w = S.broadcast_in_dim_p.bind1(scale, shape=aval.shape, broadcast_dimensions=(aval.ndim - 1,))
+    w = S.broadcast_in_dim_p.bind1(scale, shape=aval.shape,
+                                   broadcast_dimensions=(aval.ndim - 1,))
     return C.conj_p.bind1(E.mul_p.bind1(x, w))
 
 
