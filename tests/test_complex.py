@@ -345,3 +345,16 @@ def test_autodiff_errors_follow_jax():
     jac = ft.jacfwd(lambda x: fnp.exp(1j * x))(np.array([0.5, 1.0]))
     np.testing.assert_allclose(np.diag(np.asarray(jac)), 1j * np.exp(1j * np.array([0.5, 1.0])),
                                rtol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int32", "bool", "float16", "float32",
+                                   "float64", "complex64", "complex128"])
+def test_sort_complex_follows_numpy(dtype):
+    x = np.array([3 + 1j, 1 - 2j, 3 - 1j, 1 + 0j]) if np.dtype(dtype).kind == "c" else \
+        np.array([3, 1, 2, 0])
+    x = x.astype(dtype)
+    want = np.sort_complex(x)
+    for f in (fnp.sort_complex, ft.jit(fnp.sort_complex)):
+        got = np.asarray(f(x))
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
