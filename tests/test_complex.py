@@ -358,3 +358,21 @@ def test_sort_complex_follows_numpy(dtype):
         got = np.asarray(f(x))
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_large_complex_products_match_numpy(dtype):
+    # Above the small-product size, jit calls cgemm/zgemm (transposing, never conjugating).
+    a, b = Z((2, 40, 50), dtype=dtype), Z((2, 50, 60), dtype=dtype)
+    eps = np.finfo(dtype).eps
+    tol = 50 * 4 * eps  # k = 50 terms of |a||b| ~ 1: a few ulp each, relative to ~sqrt(k)
+    for f, want in ((lambda x, y: x @ y, a @ b),
+                    (lambda x, y: fnp.swapaxes(x, 1, 2) @ y, np.swapaxes(a, 1, 2) @ a),
+                    (lambda x, y: x @ fnp.swapaxes(y, 1, 2), a @ np.swapaxes(a, 1, 2))):
+        args = (a, b) if want.shape == (2, 40, 60) else (a, a)
+        np.testing.assert_allclose(ft.jit(f)(*args), want, rtol=tol, atol=tol)
+    loss = lambda x, y: fnp.sum(fnp.abs(x @ y) ** 2)  # noqa: E731
+    g = np.asarray(ft.grad(loss)(a, b))
+    # Entries are sums of products that can cancel: error relative to the largest entry.
+    np.testing.assert_allclose(ft.jit(ft.grad(loss))(a, b), g, rtol=0,
+                               atol=tol * np.abs(g).max())

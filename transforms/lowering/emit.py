@@ -578,7 +578,7 @@ def _calls_blas(jaxpr) -> bool:
     from functrans.core.ir import walk_jaxprs
     from .ops import SMALL_GEMM
     for eqn in jaxpr.eqns:
-        if eqn.prim.name == "dot_general" and eqn.outputs[0].aval.dtype.kind == "f":
+        if eqn.prim.name == "dot_general" and eqn.outputs[0].aval.dtype.kind in "fc":
             (lc, _), _ = eqn.params["dimension_numbers"]
             k = int(np.prod([eqn.inputs[0].aval.shape[d] for d in lc]))
             if eqn.outputs[0].aval.size * k > SMALL_GEMM:
