@@ -278,6 +278,7 @@ STRUCTURAL = {
     "squeeze": ([_f[:1]], dict(dimensions=(0,))),
     "transpose": ([_f], dict(permutation=(1, 0))),
     "sort": ([_f, _i], dict(dimension=1, is_stable=True, num_keys=1)),
+    "fft": ([_f], dict(fft_type="RFFT", fft_lengths=(3,))),
     "argmax": ([_f], dict(axes=(1,), index_dtype=np.dtype(np.int32))),
     "argmin": ([_f], dict(axes=(0,), index_dtype=np.dtype(np.int64))),
     "reduce_sum": ([_f], dict(axes=(0, 1))),
