@@ -109,6 +109,13 @@ CASES = {
     "cummin": (lambda x: lax.cummin(x, 0, reverse=True), (distinct((4,)),)),
     "cumlogsumexp": (lambda x: lax.cumlogsumexp(x, 0), (U(-1, 1, (4,)),)),
     "dot_general": (lambda a, b: a @ b, (U(-1, 1, (2, 3)), U(-1, 1, (3, 2)))),
+    # complex intermediates between real inputs and outputs (tests/test_complex.py has more)
+    "complex_parts": (lambda x, y: fnp.real(fnp.exp(lax.complex(x, y)) * lax.conj(
+        lax.complex(y, x))) + fnp.imag(lax.complex(x, y) ** 2), (U(-1, 1), U(-1, 1))),
+    "complex_matmul": (lambda a, b: fnp.abs(lax.complex(a, b.T) @ lax.complex(b, a.T)),
+                       (U(0.2, 1, (2, 3)), U(0.2, 1, (3, 2)))),
+    "fft": (lambda x: fnp.abs(fnp.fft.fft2(x * (1 + 0.5j))) + fnp.fft.irfft(fnp.fft.rfft(x) ** 2),
+            (U(-1, 1, (3, 4)),)),
     "dot_batched": (lambda a, b: fnp.einsum("bij,bjk->bik", a, b),
                     (U(-1, 1, (2, 2, 3)), U(-1, 1, (2, 3, 2)))),
     "dot_vector": (lambda a, b: fnp.dot(a, b), (U(-1, 1, (3,)), U(-1, 1, (3, 2)))),

@@ -278,6 +278,7 @@ STRUCTURAL = {
     "squeeze": ([_f[:1]], dict(dimensions=(0,))),
     "transpose": ([_f], dict(permutation=(1, 0))),
     "sort": ([_f, _i], dict(dimension=1, is_stable=True, num_keys=1)),
+    "fft": ([_f], dict(fft_type="RFFT", fft_lengths=(3,))),
     "argmax": ([_f], dict(axes=(1,), index_dtype=np.dtype(np.int32))),
     "argmin": ([_f], dict(axes=(0,), index_dtype=np.dtype(np.int64))),
     "reduce_sum": ([_f], dict(axes=(0, 1))),
@@ -304,6 +305,7 @@ ELEMENTWISE_ARGS = {  # operands that are in the primitive's domain
     "shift_left": [_i, _i], "shift_right_arithmetic": [_i, _i], "shift_right_logical": [_u, _u],
     "and": [_i, _i], "or": [_b, _b], "xor": [_u, _u], "not": [_i], "population_count": [_u],
     "rem": [_i + 1, _i + 1],
+    "real": [_f * (1 + 2j)], "imag": [_f * (1 + 2j)], "conj": [_f * (1 + 2j)],
 }
 # Primitives whose behaviour is a sub-program: their type rules are checked on every traced
 # program by check_jaxpr (the suite enables it), their evaluation in their own tests.

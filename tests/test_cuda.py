@@ -73,6 +73,23 @@ def test_integer_and_bool_elementwise(dtype):
     assert_matches_cpu(dtype, _all_ops(unary, BINARY_INT), (x, y), True)
 
 
+def _complex_ops(z, w):
+    return {"exp": fnp.exp(z), "log": fnp.log(z), "log1p": fnp.log1p(z), "expm1": fnp.expm1(z),
+            "sqrt": fnp.sqrt(z), "sin": fnp.sin(z), "tanh": fnp.tanh(z), "asin": fnp.arcsin(z),
+            "acosh": fnp.arccosh(z), "abs": fnp.abs(z), "sign": fnp.sign(z), "div": z / w,
+            "pow": z ** w, "square": z ** 2, "parts": lax.complex(z.imag, z.real).conj(),
+            "eq": z == w, "sum": fnp.sum(z), "prod": fnp.prod(w), "matmul": fnp.outer(z, w),
+            "real": fnp.real(z * w).astype("complex64")}
+
+
+@pytest.mark.parametrize("dtype", ("complex64", "complex128"))
+def test_complex_elementwise_reductions_and_products(dtype):
+    rng = np.random.default_rng(5)
+    z, w = ((rng.uniform(0.2, 2, 6) + 1j * rng.uniform(0.2, 2, 6)).astype(dtype)
+            for _ in range(2))
+    assert_matches_cpu(dtype, _complex_ops, (z, w))
+
+
 def test_conversions_and_remaining_primitives():
     x = np.random.default_rng(2).uniform(0, 120, 6).astype("float32")
     assert_matches_cpu("conversions", _conversions, (x,), True)

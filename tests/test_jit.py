@@ -96,6 +96,10 @@ def _call_twice(jitted, *args):
 def _assert_close(name, got, want, exact):
     got, want = np.asarray(got), np.asarray(want)
     assert got.shape == want.shape and got.dtype == want.dtype, (name, got.dtype, want.dtype)
+    if got.dtype.kind == "c" and not exact:  # each part to 32 ulp
+        _assert_close(f"{name} (real part)", got.real, want.real, exact)
+        _assert_close(f"{name} (imaginary part)", got.imag, want.imag, exact)
+        return
     if exact or got.dtype.kind != "f":
         np.testing.assert_array_equal(got, want, err_msg=name)
         return

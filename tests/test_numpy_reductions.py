@@ -321,8 +321,8 @@ def test_where_must_be_boolean_and_broadcast():
 
 
 def test_unsupported_dtype_argument():
-    with pytest.raises(TypeError, match="complex"):
-        fnp.sum(np.ones(3), dtype=np.complex64)
+    with pytest.raises(TypeError, match="complex256|supported"):
+        fnp.sum(np.ones(3), dtype=np.clongdouble)
     with pytest.raises(TypeError, match="object|supported"):
         fnp.sum(np.array(["a", "b"]))
 

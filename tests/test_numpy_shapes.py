@@ -412,8 +412,8 @@ def test_axis_errors_name_the_axis():
 
 
 def test_unsupported_dtype_in_astype():
-    with pytest.raises(TypeError, match="complex"):
-        fnp.astype(np.ones(2), np.complex128)
+    with pytest.raises(TypeError, match="complex256|supported"):
+        fnp.astype(np.ones(2), np.clongdouble)
     with pytest.raises(TypeError, match="supported"):
         fnp.concatenate([np.array(["a"]), np.array(["b"])])
 

@@ -105,6 +105,12 @@ def _elementwise_cases():
         "reduce_or": (lambda x: fnp.any(x > 1, axis=0), (R(2, 3),)),
         "argmin": (lambda x: fnp.argmin(x, axis=0), (R(2, 3),)),
         "cumprod": (lambda x: fnp.cumprod(x, axis=1), (R(3, 2),)),
+        "complex_parts": (lambda x, y: fnp.real(fnp.exp(lax.complex(x, y)) * lax.conj(
+            lax.complex(y, x))) + fnp.imag(lax.complex(x, y) ** 2), (R(2, 3), R(2, 3))),
+        "complex_matmul": (lambda a, b: lax.complex(a, b.T) @ lax.complex(b, a.T),
+                           (R(2, 3), R(3, 2))),
+        "fft": (lambda x: (fnp.fft.ifftn(fnp.fft.rfft(x, axis=0)), fnp.fft.irfft(x * 1j, n=5)),
+                (R(4, 3),)),
         "cummin": (lambda x: lax.cummin(x, 0), (R(3, 2),)),
         "cumlogsumexp": (lambda x: lax.cumlogsumexp(x, 1, reverse=True), (R(3, 2),)),
         "scatter_min": (lambda x, idx, u: x.at[idx].min(u), (R(5), I(5, 3), R(3))),

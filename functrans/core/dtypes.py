@@ -16,16 +16,17 @@ bool_ = np.dtype(np.bool_)
 int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
 uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
 float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
+complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
 SUPPORTED_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-                    float16, float32, float64)
+                    float16, float32, float64, complex64, complex128)
 _SUPPORTED = frozenset(SUPPORTED_DTYPES)
-_TO_32 = {int64: int32, uint64: uint32, float64: float32}
+_TO_32 = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
 
 _SHORT = {d: ("bool" if d == bool_ else f"{d.kind}{8 * d.itemsize}") for d in SUPPORTED_DTYPES}
 
 # Placeholder Python scalars let np.result_type apply NEP 50's weak-scalar rules for us.
-_WEAK_PLACEHOLDER = {"b": True, "i": 0, "u": 0, "f": 0.0}
+_WEAK_PLACEHOLDER = {"b": True, "i": 0, "u": 0, "f": 0.0, "c": 0j}
 
 
 class UnsupportedDtypeError(TypeError):
@@ -64,6 +65,10 @@ def default_float_dtype() -> np.dtype:
     return float64 if config.enable_x64 else float32
 
 
+def default_complex_dtype() -> np.dtype:
+    return complex128 if config.enable_x64 else complex64
+
+
 def default_int_dtype() -> np.dtype:
     return int64 if config.enable_x64 else int32
 
@@ -81,7 +86,7 @@ def python_scalar_dtype(x) -> np.dtype:
     if isinstance(x, float):
         return default_float_dtype()
     if isinstance(x, complex):
-        raise UnsupportedDtypeError(f"complex value {x!r}: functrans does not support complex dtypes")
+        return default_complex_dtype()
     raise TypeError(f"{type(x).__name__} is not a Python scalar")
 
 
@@ -91,6 +96,32 @@ def is_python_scalar(x) -> bool:
 
 def is_float(dtype) -> bool:
     return np.dtype(dtype).kind == "f"
+
+
+def is_complex(dtype) -> bool:
+    return np.dtype(dtype).kind == "c"
+
+
+def real_dtype(dtype) -> np.dtype:
+    """The dtype of a complex dtype's real and imaginary parts (others map to themselves).
+
+    >>> real_dtype(complex64)
+    dtype('float32')
+    """
+    d = np.dtype(dtype)
+    return {complex64: float32, complex128: float64}.get(d, d)
+
+
+def complex_dtype(dtype) -> np.dtype:
+    """The complex dtype whose parts have float dtype ``dtype`` (float16 -> complex64).
+
+    >>> complex_dtype(float64)
+    dtype('complex128')
+    """
+    d = np.dtype(dtype)
+    if d.kind == "c":
+        return d
+    return canonicalize_dtype(complex128 if d == float64 else complex64)
 
 
 def is_int(dtype) -> bool:
@@ -122,7 +153,8 @@ def result_type(*dtypes_weak: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
     if weak:
         # np.result_type of only Python scalars picks 64-bit defaults; keep the widest kind.
         kinds = {d.kind for d, _ in dtypes_weak}
-        d = (default_float_dtype() if "f" in kinds else
+        d = (default_complex_dtype() if "c" in kinds else
+             default_float_dtype() if "f" in kinds else
              default_int_dtype() if kinds & {"i", "u"} else bool_)
         return d, True
     return canonicalize_dtype(np.result_type(*args)), False

@@ -20,14 +20,18 @@ from ..core import dtypes
 from ..core.trace import Tracer, get_aval
 
 
+# Bound once: this module defines ``lax.complex``, which shadows the builtin below.
+_PY_SCALAR_TYPES = (bool, int, float, complex)
+
+
 # ---- argument helpers -------------------------------------------------------------------------------
 def _is_weak(x) -> bool:
-    return type(x) in (bool, int, float) or getattr(x, "weak_type", False)
+    return type(x) in _PY_SCALAR_TYPES or getattr(x, "weak_type", False)
 
 
 def _convert_weak(x, dtype):
     """Give a weakly typed value (Python scalar or weak array) the dtype ``dtype``."""
-    if type(x) in (bool, int, float):
+    if type(x) in _PY_SCALAR_TYPES:
         return np.asarray(x, dtype=dtype)[()]
     if get_aval(x).dtype == dtype:
         return x
@@ -124,7 +128,7 @@ def convert_element_type(operand, new_dtype):
     """
     new_dtype = dtypes.canonicalize_dtype(new_dtype, what="convert_element_type target")
     aval = get_aval(operand)
-    if type(operand) in (bool, int, float):
+    if type(operand) in _PY_SCALAR_TYPES:
         operand = np.asarray(operand, aval.dtype)[()]
     elif isinstance(operand, (np.ndarray, np.generic)) and operand.dtype != aval.dtype:
         operand = np.asarray(operand, aval.dtype)  # float64 NumPy input with enable_x64 off
@@ -492,7 +496,7 @@ def full(shape, fill_value, dtype=None):
         raise TypeError(f"full: fill_value must be a scalar, got {aval.str_short()}")
     if dtype is not None:
         fill_value = convert_element_type(fill_value, dtype)
-    elif type(fill_value) in (bool, int, float):
+    elif type(fill_value) in _PY_SCALAR_TYPES:
         fill_value = np.asarray(fill_value, aval.dtype)[()]
     return broadcast_in_dim(fill_value, shape, ())
 
@@ -652,6 +656,32 @@ def top_k(operand, k):
     start = (0,) * aval.ndim
     limit = aval.shape[:-1] + (k,)
     return slice(vals, start, limit), slice(inds, start, limit)
+
+
+real, imag = map(_unary, (P.real_p, P.imag_p))
+
+
+def conj(x):
+    """Complex conjugate; a real operand is first converted to complex, as in JAX.
+
+    >>> lax.conj(fnp.array([1 + 2j]))
+    Array([1.-2.j], dtype=complex128)
+    """
+    d = get_aval(x).dtype
+    if d.kind != "c":
+        x = convert_element_type(x, dtypes.complex_dtype(d if d.kind == "f" else
+                                                         dtypes.default_float_dtype()))
+    return P.conj_p.bind1(x)
+
+
+def complex(x, y):
+    """``x + 1j * y`` from float parts of one dtype (float32 -> complex64, float64 ->
+    complex128).
+
+    >>> lax.complex(fnp.array([1.0]), fnp.array([2.0]))
+    Array([1.+2.j], dtype=complex128)
+    """
+    return P.complex_p.bind1(*match_weak(x, y))
 
 
 def is_tracer(x) -> bool:

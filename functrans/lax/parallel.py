@@ -20,7 +20,7 @@ __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "axis_
 
 
 def _array(x):
-    if type(x) in (bool, int, float):
+    if type(x) in (bool, int, float, complex):
         return np.asarray(x, get_aval(x).dtype)[()]
     return x
 

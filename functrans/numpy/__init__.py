@@ -26,7 +26,7 @@ from .sorting import *  # noqa: F401,F403
 from .ufuncs import *  # noqa: F401,F403
 from .vectorize import vectorize  # noqa: F401
 from . import array_methods as _array_methods  # noqa: F401  (operators on Array and tracers)
-from . import linalg  # noqa: F401
+from . import fft, linalg  # noqa: F401
 
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None

@@ -22,10 +22,10 @@ from ..core.trace import Tracer, get_aval
 
 ArrayLike = object  # documentation alias: Array, Tracer, ndarray, Python scalar, nested list
 
-_PY_SCALARS = (bool, int, float)
+_PY_SCALARS = (bool, int, float, complex)
 # NEP 50 has no weak booleans (bool is already the lowest kind), and NumPy's resolve_dtypes
 # rejects the Python type ``bool``: weak booleans resolve as the bool dtype.
-_WEAK_TYPE_FOR_KIND = {"b": np.dtype(bool), "i": int, "u": int, "f": float}
+_WEAK_TYPE_FOR_KIND = {"b": np.dtype(bool), "i": int, "u": int, "f": float, "c": complex}
 
 
 def is_array(x) -> bool:
@@ -56,9 +56,6 @@ def asarray(a, dtype=None, order=None, *, copy=None):
         return Array._wrap(np.asarray(a, dtype=d), True)
     elif t is list or t is tuple:
         out = _from_sequence(a, dtype)
-    elif t is complex:
-        dtypes.python_scalar_dtype(a)  # raises the unsupported-dtype error
-        raise AssertionError
     else:
         try:
             value = np.asarray(a)
@@ -167,7 +164,8 @@ def resolve_loop(ufunc: np.ufunc, keys: tuple, x64: bool, dtype=None):
     if any(d == object for d in resolved) and all(isinstance(k, type) for k in keys):
         # Comparisons of Python ints only pick NumPy's object loop (arbitrary precision);
         # as arrays they have the default dtypes.
-        defaults = {int: dtypes.default_int_dtype(), float: dtypes.default_float_dtype()}
+        defaults = {int: dtypes.default_int_dtype(), float: dtypes.default_float_dtype(),
+                    complex: dtypes.default_complex_dtype()}
         return resolve_loop(ufunc, tuple(defaults[k] for k in keys), x64, dtype)
     return tuple(dtypes.canonicalize_dtype(d) for d in resolved[:ufunc.nin]), \
         dtypes.canonicalize_dtype(resolved[ufunc.nin])
@@ -285,7 +283,7 @@ def normalize_axes(axis, ndim: int) -> tuple:
 def inexact_dtype(dtype) -> np.dtype:
     """The float dtype NumPy computes in for ``dtype`` (ints -> at least float16, as np.sin)."""
     dtype = np.dtype(dtype)
-    if dtype.kind == "f":
+    if dtype.kind in "fc":
         return dtype
     return dtypes.canonicalize_dtype(np.promote_types(dtype, np.float16))
 

@@ -11,7 +11,7 @@ import numpy as np
 from ..core import dtypes
 from ..core.array import Array
 from ..core.trace import Tracer
-from . import creation, indexing, linalg_ops, reductions, shape_ops, sorting, ufuncs
+from . import creation, indexing, linalg_ops, misc, reductions, shape_ops, sorting, ufuncs
 from ._core import convert
 
 
@@ -29,7 +29,7 @@ def _defer(f):
     return op
 
 
-_OPERAND_TYPES = (Array, Tracer, np.ndarray, np.generic, bool, int, float, list, tuple)
+_OPERAND_TYPES = (Array, Tracer, np.ndarray, np.generic, bool, int, float, complex, list, tuple)
 
 _OPERATORS = {
     "__add__": ufuncs.add, "__sub__": ufuncs.subtract, "__mul__": ufuncs.multiply,
@@ -154,8 +154,8 @@ def _install(cls):
     cls.at = property(indexing._IndexUpdateHelper, doc="Functional updates: x.at[i].set(v)")
     cls.T = property(lambda self: shape_ops.transpose(self))
     cls.mT = property(shape_ops.matrix_transpose)
-    cls.real = property(lambda self: self)
-    cls.imag = property(lambda self: creation.zeros_like(self))
+    cls.real = property(misc.real)
+    cls.imag = property(misc.imag)
     cls.flat = property(shape_ops.ravel)
     if cls is Tracer:  # Array has its own versions of these
         cls.copy = lambda self: self  # values are immutable: a copy is the value itself

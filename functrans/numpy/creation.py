@@ -160,7 +160,7 @@ def _linspace_dtype(start, stop):
     """NumPy's linspace dtype: the operands' result type (Python scalars weak), made inexact."""
     from ._core import result_dtype
     d = result_dtype(start, stop)
-    return d if d.kind == "f" else dtypes.default_float_dtype()
+    return d if d.kind in "fc" else dtypes.default_float_dtype()
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):

@@ -76,7 +76,10 @@ def norm(x, ord=None, axis=None, keepdims=False):
     >>> norm(fnp.ones((2, 2)))
     Array(2., dtype=float64)
     """
-    x = _float(asarray(x))
+    x = asarray(x)
+    if get_aval(x).dtype.kind == "c":  # every supported norm depends on |x| only
+        x = abs_(x)
+    x = _float(x)
     shape = get_aval(x).shape
     nd = len(shape)
     if axis is None:

@@ -118,6 +118,8 @@ def vdot(a, b):
     if get_aval(a).size != get_aval(b).size:
         raise ValueError(f"fnp.vdot: vectors have different lengths ({get_aval(a).size} and "
                          f"{get_aval(b).size})")
+    if get_aval(a).dtype.kind == "c":  # NumPy conjugates the first argument
+        a = P.conj_p.bind1(a)
     return dot(a, b)
 
 

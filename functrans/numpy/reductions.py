@@ -88,7 +88,7 @@ def _reduce(name, prim, a, axis, dtype, out, keepdims, initial, where, identity,
                              f"has no identity (axis {empty[0]} of shape {aval.shape} is empty)")
     result = prim.bind1(a, axes=axes)
     if initial is not None:
-        init = _const(initial, result) if type(initial) in (bool, int, float) else \
+        init = _const(initial, result) if type(initial) in (bool, int, float, complex) else \
             convert(asarray(initial), dtype)
         result = _COMBINE[prim].bind1(result, init)
     return _keepdims(result, aval.shape, axes) if keepdims else result
@@ -211,7 +211,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
 
 
 def _var(name, a, axis, dtype, out, ddof, keepdims, where, mean_, correction, nan_dof,
-         sqrt=False):
+         sqrt=False, squared=False):
     unsupported_out(name, out)
     if correction is not None:
         if ddof != 0:
@@ -222,6 +222,18 @@ def _var(name, a, axis, dtype, out, ddof, keepdims, where, mean_, correction, na
     axes = normalize_axes(axis, aval.ndim)
     out_dtype = _mean_dtype(aval.dtype) if dtype is None else \
         dtypes.canonicalize_dtype(dtype, what=f"fnp.{name} dtype=")
+    if out_dtype.kind == "c":
+        # NumPy: the mean of |x - mean|**2, a real number.
+        if dtype is not None:
+            raise TypeError(f"fnp.{name}: dtype= must be a floating-point dtype for the "
+                            f"(real) variance of complex values, got {out_dtype}")
+        x = convert(a, out_dtype)
+        mu = mean(x, axis=axes, keepdims=True, where=where) if mean_ is None else \
+            convert(asarray(mean_), out_dtype)
+        c = P.sub_p.bind1(x, broadcast_to_shape(mu, aval.shape))
+        sq = P.add_p.bind1(*(P.mul_p.bind1(p, p) for p in (P.real_p.bind1(c), P.imag_p.bind1(c))))
+        return _var(name, sq, axes, None, None, ddof, keepdims, where, 0.0, None, nan_dof,
+                    sqrt, squared=True)
     if out_dtype.kind != "f":
         raise TypeError(f"fnp.{name}: dtype= must be a floating-point dtype, got {out_dtype} "
                         "(NumPy would truncate the mean and wrap the squares around)")
@@ -234,7 +246,9 @@ def _var(name, a, axis, dtype, out, ddof, keepdims, where, mean_, correction, na
     else:
         mu = convert(asarray(mean_), comp)
     centered = P.sub_p.bind1(x, broadcast_to_shape(mu, aval.shape))
-    total = sum(P.mul_p.bind1(centered, centered), axis=axes, keepdims=keepdims, where=where)
+    # ``squared``: ``a`` already holds the squared deviations (complex input, see above).
+    total = sum(x if squared else P.mul_p.bind1(centered, centered), axis=axes,
+                keepdims=keepdims, where=where)
     count = _count(name, aval.shape, axes, where, keepdims)
     if isinstance(count, int):
         dof = count - ddof

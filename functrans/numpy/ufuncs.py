@@ -30,10 +30,12 @@ def _const(value, like):
     return lax.ops._convert_weak(value, get_aval(like).dtype)
 
 
-def _make(np_ufunc, impl, name=None, *, scalars=True):
+def _make(np_ufunc, impl, name=None, *, scalars=True, ordered=False):
     """A NumPy-compatible ufunc from ``impl``, which receives operands already cast to the
     loop dtypes. ``scalars=False`` broadcasts rank-0 operands too, for implementations that
-    ``select`` between operands (select_n needs equal shapes)."""
+    ``select`` between operands (select_n needs equal shapes). ``ordered`` functions compare
+    values: as in ``lax``, they refuse complex operands (NumPy orders them
+    lexicographically)."""
     name = name or np_ufunc.__name__
     nin = np_ufunc.nin
 
@@ -47,6 +49,10 @@ def _make(np_ufunc, impl, name=None, *, scalars=True):
                 f"fnp.{name}: where= is not supported (without out= NumPy leaves the masked "
                 f"entries uninitialized); use fnp.where(mask, fnp.{name}(...), other)")
         ops, out_dtype, weak = ufunc_operands(name, np_ufunc, args, dtype, scalars)
+        if ordered and _kind(ops[0]) == "c":
+            raise TypeError(f"fnp.{name} does not support complex operands "
+                            f"({get_aval(ops[0]).dtype}): functrans does not order complex "
+                            "numbers; compare fnp.real/fnp.imag or fnp.abs instead")
         return convert(impl(*ops), out_dtype, weak)
 
     fn.__name__ = fn.__qualname__ = name
@@ -86,7 +92,7 @@ def _in_float64(impl):
 def _float_only(prim, identity_for_ints=False):
     """Apply a float primitive; integer/bool loops (NumPy keeps their dtype) are identities."""
     def impl(x):
-        if _kind(x) != "f":
+        if _kind(x) not in "fc":
             if identity_for_ints:
                 return x
             raise TypeError(f"{prim.name} needs a float operand")
@@ -103,17 +109,27 @@ def _abs(x):
     return x if _kind(x) in "bu" else P.abs_p.bind1(x)
 
 
+def _parts(x):
+    return P.real_p.bind1(x), P.imag_p.bind1(x)
+
+
 def _isnan(x):
+    if _kind(x) == "c":
+        return P.or_p.bind1(*map(_isnan, _parts(x)))
     return P.ne_p.bind1(x, x) if _kind(x) == "f" else lax.full_like(x, False, dtypes.bool_)
 
 
 def _isinf(x):
+    if _kind(x) == "c":
+        return P.or_p.bind1(*map(_isinf, _parts(x)))
     if _kind(x) != "f":
         return lax.full_like(x, False, dtypes.bool_)
     return P.eq_p.bind1(P.abs_p.bind1(x), _const(np.inf, x))
 
 
 def _isfinite(x):
+    if _kind(x) == "c":
+        return P.and_p.bind1(*map(_isfinite, _parts(x)))
     return P.is_finite_p.bind1(x) if _kind(x) == "f" else lax.full_like(x, True, dtypes.bool_)
 
 
@@ -147,6 +163,8 @@ def _square(x):
 
 
 def _rint(x):
+    if _kind(x) == "c":  # NumPy rounds both parts
+        return P.complex_p.bind1(*map(_rint, _parts(x)))
     return P.round_p.bind1(x, rounding_method=1) if _kind(x) == "f" else x
 
 
@@ -221,8 +239,12 @@ def _bitwise_count(x):
 
 
 bitwise_count = _make(np.bitwise_count, _bitwise_count)
-conjugate = _make(np.conjugate, lambda x: x)
-conj = _make(np.conjugate, lambda x: x, "conj")
+def _conj(x):
+    return P.conj_p.bind1(x) if _kind(x) == "c" else x
+
+
+conjugate = _make(np.conjugate, _conj)
+conj = _make(np.conjugate, _conj, "conj")
 
 
 # ---- binary ---------------------------------------------------------------------------------------------
@@ -326,7 +348,7 @@ def int_power(x, y):
 
 
 def _power(x, y):
-    if _kind(x) == "f":
+    if _kind(x) in "fc":
         return P.pow_p.bind1(x, y)
     if _kind(x) == "b":
         return P.or_p.bind1(x, P.not_p.bind1(y))
@@ -344,7 +366,7 @@ def power(x1, x2, out=None, *, dtype=None):
     if type(x2) is int and type(x1) not in (bool, int, float) and dtype is None:
         (x, _), _, _ = ufunc_operands("power", np.power, [x1, x2])
         if _kind(x) != "b":
-            if x2 < 0 and _kind(x) != "f":
+            if x2 < 0 and _kind(x) not in "fc":
                 raise ValueError("Integers to negative integer powers are not allowed.")
             if get_aval(x).dtype == dtypes.float16:
                 # As NumPy's float16 pow, compute in float32 and round once: float16
@@ -508,10 +530,10 @@ floor_divide = _make(np.floor_divide, _half_in_float(_floor_divide), scalars=Fal
 remainder = _make(np.remainder, _half_in_float(_remainder), scalars=False)
 mod = _make(np.remainder, _half_in_float(_remainder), "mod", scalars=False)
 fmod = _make(np.fmod, _binary_prim(P.rem_p))
-maximum = _make(np.maximum, _binary_prim(P.max_p))
-minimum = _make(np.minimum, _binary_prim(P.min_p))
-fmax = _make(np.fmax, _fmax_fmin(P.max_p), scalars=False)
-fmin = _make(np.fmin, _fmax_fmin(P.min_p), scalars=False)
+maximum = _make(np.maximum, _binary_prim(P.max_p), ordered=True)
+minimum = _make(np.minimum, _binary_prim(P.min_p), ordered=True)
+fmax = _make(np.fmax, _fmax_fmin(P.max_p), scalars=False, ordered=True)
+fmin = _make(np.fmin, _fmax_fmin(P.min_p), scalars=False, ordered=True)
 arctan2 = _make(np.arctan2, _binary_prim(P.atan2_p))
 atan2 = _make(np.arctan2, _binary_prim(P.atan2_p), "atan2")
 hypot = _make(np.hypot, _half_in_float(_hypot), scalars=False)
@@ -525,8 +547,8 @@ ldexp = _make(np.ldexp, _half_in_float(_ldexp), scalars=False)
 
 
 def _comparison(np_ufunc, prim, negative_first):
-    fn = _make(np_ufunc, _compare(prim, negative_first))
     ordered = {P.lt_p: "<", P.le_p: "<", P.gt_p: ">", P.ge_p: ">"}.get(prim)
+    fn = _make(np_ufunc, _compare(prim, negative_first), ordered=ordered is not None)
 
     def compare(x1, x2, /, out=None, *, dtype=None, where=None):
         # NumPy 2 compares integer arrays with Python ints outside their dtype's range by

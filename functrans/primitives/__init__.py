@@ -4,10 +4,12 @@ impls, type rules and transformation rules side by side.
 The set is small and closed: everything else in functrans.numpy / lax is a composite.
 """
 from .elementwise import *  # noqa: F401,F403
+from .complex_parts import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
+from .fft import *  # noqa: F401,F403
 from .structural import *  # noqa: F401,F403
 from . import interpreter_ops  # noqa: F401  (installs transforms.ops)
 from .collectives import *  # noqa: F401,F403

@@ -17,12 +17,16 @@ from ..core.trace import Primitive
 from . import special_impls
 
 _KIND_NAMES = {
-    "f": "a floating-point dtype",
+    "f": "a real floating-point dtype",
     "iu": "an integer dtype",
     "iub": "an integer or boolean dtype",
-    "iuf": "a numeric (integer or floating-point) dtype",
-    "if": "a signed numeric dtype",
-    "iufb": "a numeric or boolean dtype",
+    "iuf": "a real numeric (integer or floating-point) dtype",
+    "if": "a signed real numeric dtype",
+    "iufb": "a real numeric or boolean dtype",
+    "c": "a complex dtype",
+    "fc": "a floating-point or complex dtype",
+    "iufc": "a numeric (integer, floating-point or complex) dtype",
+    "iufbc": "a numeric (possibly complex) or boolean dtype",
 }
 
 
@@ -82,36 +86,47 @@ def binop(name, fn, kinds, *, out_dtype=None, traits=()) -> Primitive:
 
 
 F, INT, INTB, NUM, SIGNED, ANY = "f", "iu", "iub", "iuf", "if", "iufb"
+# Operations NumPy and JAX define for complex numbers too (no ordering, rounding or bits).
+FC, NUMC, ANYC = "fc", "iufc", "iufbc"
 BOOL = dtypes.bool_
 
 # ---- unary math ------------------------------------------------------------------------------
-neg_p = unop("neg", np.negative, NUM)
-sign_p = unop("sign", np.sign, NUM)
-abs_p = unop("abs", np.abs, NUM)
+neg_p = unop("neg", np.negative, NUMC)
+sign_p = unop("sign", np.sign, NUMC)
+abs_p = unop("abs", np.abs, NUMC)
+
+
+def _abs_abstract_eval(x):
+    # |z| of a complex z is real, as in NumPy and JAX.
+    d = check_dtypes("abs", [x], NUMC)
+    return [ShapedArray(x.shape, dtypes.real_dtype(d), x.weak_type)]
+
+
+abs_p.abstract_eval = _abs_abstract_eval
 floor_p = unop("floor", np.floor, F)
 ceil_p = unop("ceil", np.ceil, F)
 is_finite_p = unop("is_finite", np.isfinite, F, out_dtype=BOOL)
-exp_p = unop("exp", np.exp, F)
-exp2_p = unop("exp2", np.exp2, F)
-log_p = unop("log", np.log, F)
-log1p_p = unop("log1p", np.log1p, F)
-expm1_p = unop("expm1", np.expm1, F)
-tanh_p = unop("tanh", np.tanh, F)
-sin_p = unop("sin", np.sin, F)
-cos_p = unop("cos", np.cos, F)
-tan_p = unop("tan", np.tan, F)
-asin_p = unop("asin", np.arcsin, F)
-acos_p = unop("acos", np.arccos, F)
-atan_p = unop("atan", np.arctan, F)
-sinh_p = unop("sinh", np.sinh, F)
-cosh_p = unop("cosh", np.cosh, F)
-asinh_p = unop("asinh", np.arcsinh, F)
-acosh_p = unop("acosh", np.arccosh, F)
-atanh_p = unop("atanh", np.arctanh, F)
-sqrt_p = unop("sqrt", np.sqrt, F)
-rsqrt_p = unop("rsqrt", lambda x: 1 / np.sqrt(x), F)
+exp_p = unop("exp", np.exp, FC)
+exp2_p = unop("exp2", np.exp2, FC)
+log_p = unop("log", np.log, FC)
+log1p_p = unop("log1p", np.log1p, FC)
+expm1_p = unop("expm1", np.expm1, FC)
+tanh_p = unop("tanh", np.tanh, FC)
+sin_p = unop("sin", np.sin, FC)
+cos_p = unop("cos", np.cos, FC)
+tan_p = unop("tan", np.tan, FC)
+asin_p = unop("asin", np.arcsin, FC)
+acos_p = unop("acos", np.arccos, FC)
+atan_p = unop("atan", np.arctan, FC)
+sinh_p = unop("sinh", np.sinh, FC)
+cosh_p = unop("cosh", np.cosh, FC)
+asinh_p = unop("asinh", np.arcsinh, FC)
+acosh_p = unop("acosh", np.arccosh, FC)
+atanh_p = unop("atanh", np.arctanh, FC)
+sqrt_p = unop("sqrt", np.sqrt, FC)
+rsqrt_p = unop("rsqrt", lambda x: 1 / np.sqrt(x), FC)
 cbrt_p = unop("cbrt", np.cbrt, F)
-square_p = unop("square", np.square, NUM)
+square_p = unop("square", np.square, NUMC)
 erf_p = unop("erf", special_impls.erf, F)
 erfc_p = unop("erfc", special_impls.erfc, F)
 erf_inv_p = unop("erf_inv", special_impls.erf_inv, F)
@@ -174,14 +189,14 @@ def _integer_pow(x, y):
     return np.asarray(acc, dtype=x.dtype)
 
 
-integer_pow_p = unop("integer_pow", _integer_pow, NUM)
+integer_pow_p = unop("integer_pow", _integer_pow, NUMC)
 _integer_pow_type = integer_pow_p.abstract_eval
 
 
 def _integer_pow_abstract_eval(x, *, y):
     if not isinstance(y, (int, np.integer)):
         raise TypeError(f"integer_pow requires an integer exponent y, got {y!r}")
-    if y < 0 and x.dtype.kind != "f":
+    if y < 0 and x.dtype.kind not in "fc":
         raise TypeError(f"integer_pow with a negative exponent ({y}) requires a floating-point "
                         f"operand, got {x.str_short()}")
     return _integer_pow_type(x)
@@ -190,21 +205,21 @@ def _integer_pow_abstract_eval(x, *, y):
 integer_pow_p.abstract_eval = _integer_pow_abstract_eval
 
 # ---- binary math ------------------------------------------------------------------------------
-add_p = binop("add", np.add, ANY)
-add_any_p = binop("add_any", np.add, ANY)  # accumulation of tangents/cotangents in autodiff
-sub_p = binop("sub", np.subtract, NUM)
-mul_p = binop("mul", np.multiply, ANY)
+add_p = binop("add", np.add, ANYC)
+add_any_p = binop("add_any", np.add, ANYC)  # accumulation of tangents/cotangents in autodiff
+sub_p = binop("sub", np.subtract, NUMC)
+mul_p = binop("mul", np.multiply, ANYC)
 max_p = binop("max", np.maximum, ANY)
 min_p = binop("min", np.minimum, ANY)
 atan2_p = binop("atan2", np.arctan2, F)
 nextafter_p = binop("nextafter", np.nextafter, F)
-pow_p = binop("pow", np.power, F)
+pow_p = binop("pow", np.power, FC)
 zeta_p = binop("zeta", special_impls.zeta, F)
 polygamma_p = binop("polygamma", special_impls.polygamma, F)
 
 
 def _div(x, y):
-    if x.dtype.kind == "f":
+    if x.dtype.kind in "fc":
         return np.true_divide(x, y)
     # C semantics: truncate toward zero; x / 0 gives 0, as NumPy's integer division does.
     q = np.floor_divide(x, y)
@@ -216,7 +231,7 @@ def _rem(x, y):
     return np.fmod(x, y)  # sign of the dividend, as C and XLA
 
 
-div_p = binop("div", _div, NUM)
+div_p = binop("div", _div, NUMC)
 rem_p = binop("rem", _rem, NUM)
 
 and_p = binop("and", np.bitwise_and, INTB)
@@ -269,8 +284,8 @@ shift_right_arithmetic_p = binop("shift_right_arithmetic", _shift_right_arithmet
 shift_right_logical_p = binop("shift_right_logical", _shift_right_logical, INT)
 
 # ---- comparisons --------------------------------------------------------------------------------
-eq_p = binop("eq", np.equal, ANY, out_dtype=BOOL, traits={"comparison"})
-ne_p = binop("ne", np.not_equal, ANY, out_dtype=BOOL, traits={"comparison"})
+eq_p = binop("eq", np.equal, ANYC, out_dtype=BOOL, traits={"comparison"})
+ne_p = binop("ne", np.not_equal, ANYC, out_dtype=BOOL, traits={"comparison"})
 lt_p = binop("lt", np.less, ANY, out_dtype=BOOL, traits={"comparison"})
 le_p = binop("le", np.less_equal, ANY, out_dtype=BOOL, traits={"comparison"})
 gt_p = binop("gt", np.greater, ANY, out_dtype=BOOL, traits={"comparison"})
@@ -287,7 +302,7 @@ def _select_n_abstract_eval(which, *cases):
             raise TypeError(f"select_n with a boolean selector takes 1 or 2 cases, got {len(cases)}")
     elif which.dtype.kind not in "iu":
         raise TypeError(f"select_n selector must be bool or integer, got {which.str_short()}")
-    d = check_dtypes("select_n", cases, ANY)
+    d = check_dtypes("select_n", cases, ANYC)
     return [ShapedArray(shape, d, all(c.weak_type for c in cases))]
 
 
@@ -314,6 +329,8 @@ def _convert_impl(x, *, new_dtype, weak_type):
     with np.errstate(all="ignore"):
         if new_dtype == BOOL:
             return [x != 0]
+        if x.dtype.kind == "c" and np.dtype(new_dtype).kind != "c":
+            x = x.real  # complex -> real keeps the real part (NumPy warns, JAX does not)
         return [x.astype(new_dtype)]
 
 
@@ -586,7 +603,8 @@ transpose_rules[select_n_p] = _select_n_transpose
 def _convert_jvp(primals, tangents, *, new_dtype, weak_type):
     (x,), (t,) = primals, tangents
     out = convert_element_type_p.bind1(x, new_dtype=new_dtype, weak_type=weak_type)
-    if is_zero(t) or np.dtype(new_dtype).kind != "f" or get_aval(x).dtype.kind != "f":
+    # Tangents flow between float and complex dtypes (complex -> real keeps the real part).
+    if is_zero(t) or np.dtype(new_dtype).kind not in "fc" or get_aval(x).dtype.kind not in "fc":
         return [out], [Zero(get_aval(out))]
     return [out], [convert_element_type_p.bind1(t, new_dtype=new_dtype, weak_type=False)]
 

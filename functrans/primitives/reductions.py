@@ -43,8 +43,8 @@ def reducer(name, ufunc, kinds) -> Primitive:
     return Primitive(name, impl=impl, abstract_eval=abstract_eval, traits={"reduction"})
 
 
-reduce_sum_p = reducer("reduce_sum", np.add, "iuf")
-reduce_prod_p = reducer("reduce_prod", np.multiply, "iuf")
+reduce_sum_p = reducer("reduce_sum", np.add, "iufc")
+reduce_prod_p = reducer("reduce_prod", np.multiply, "iufc")
 reduce_max_p = reducer("reduce_max", np.maximum, "iufb")
 reduce_min_p = reducer("reduce_min", np.minimum, "iufb")
 reduce_and_p = reducer("reduce_and", np.bitwise_and, "iub")
@@ -60,6 +60,7 @@ def _arg_reducer(name, np_fn):
             raise ValueError(f"{name}: cannot reduce the empty axis {axes[0]} of {x.str_short()}")
         if np.dtype(index_dtype).kind not in "iu":
             raise TypeError(f"{name}: index_dtype must be an integer dtype, got {index_dtype}")
+        check_dtypes(name, [x], "iufb")  # complex numbers are unordered
         shape = tuple(s for i, s in enumerate(x.shape) if i != axes[0])
         return [ShapedArray(shape, np.dtype(index_dtype))]
 
@@ -89,8 +90,8 @@ def cumulative(name, accumulate, kinds) -> Primitive:
     return Primitive(name, impl=impl, abstract_eval=abstract_eval, traits={"cumulative"})
 
 
-cumsum_p = cumulative("cumsum", lambda x, a: np.cumsum(x, a, dtype=x.dtype), "iuf")
-cumprod_p = cumulative("cumprod", lambda x, a: np.cumprod(x, a, dtype=x.dtype), "iuf")
+cumsum_p = cumulative("cumsum", lambda x, a: np.cumsum(x, a, dtype=x.dtype), "iufc")
+cumprod_p = cumulative("cumprod", lambda x, a: np.cumprod(x, a, dtype=x.dtype), "iufc")
 cummax_p = cumulative("cummax", lambda x, a: np.maximum.accumulate(x, a), "iuf")
 cummin_p = cumulative("cummin", lambda x, a: np.minimum.accumulate(x, a), "iuf")
 cumlogsumexp_p = cumulative("cumlogsumexp", lambda x, a: np.logaddexp.accumulate(x, a), "f")

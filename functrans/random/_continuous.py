@@ -167,8 +167,16 @@ def normal(key, shape=(), dtype=None):
         Array([-0.20584214, -0.78476578,  1.81608667], dtype=float64)
     """
     key = check_key("normal", key)
+    shape = canonical_shape("normal", shape)
+    if dtype is not None and dtypes.canonicalize_dtype(dtype, what="normal: dtype").kind == "c":
+        # As JAX: independent real and imaginary parts of variance 1/2 (E|z|^2 = 1).
+        d = dtypes.canonicalize_dtype(dtype)
+        real = dtypes.real_dtype(d)
+        k_re, k_im = (lax.index_in_dim(split_key(key, (2,)), i, keepdims=False) for i in (0, 1))
+        z = lax.complex(_normal(k_re, shape, real), _normal(k_im, shape, real))
+        return lax.mul(z, _c(1 / np.sqrt(2), d))
     dtype = float_dtype("normal", dtype)
-    return _normal(key, canonical_shape("normal", shape), dtype)
+    return _normal(key, shape, dtype)
 
 
 def truncated_normal(key, lower, upper, shape=None, dtype=None):

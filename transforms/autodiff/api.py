@@ -50,7 +50,38 @@ def _flatten_fun(fun, in_tree, has_aux, what):
 
 
 def _is_float(aval) -> bool:
-    return aval.dtype.kind == "f"
+    """Has a tangent space: floating-point or complex (JAX's inexact dtypes)."""
+    return aval.dtype.kind in "fc"
+
+
+def _is_complex(aval) -> bool:
+    return aval.dtype.kind == "c"
+
+
+_HOLO_HINT = ("For holomorphic differentiation, pass holomorphic=True. For differentiation of "
+              "non-holomorphic functions involving complex {}, use vjp directly.")
+
+
+def _check_holomorphic_inputs(what, leaves, holomorphic):
+    """holomorphic=True needs complex inputs, as in JAX."""
+    if holomorphic:
+        for leaf in leaves:
+            a = get_aval(leaf)
+            if not _is_complex(a):
+                raise TypeError(f"{what} with holomorphic=True requires inputs with complex "
+                                f"dtype, got {a.str_short()}")
+
+
+def _check_outputs(what, leaves, holomorphic, real_required):
+    """holomorphic=True needs complex outputs; reverse mode without it needs real ones."""
+    for leaf in leaves:
+        a = get_aval(leaf)
+        if holomorphic and not _is_complex(a):
+            raise TypeError(f"{what} with holomorphic=True requires outputs with complex "
+                            f"dtype, got {a.str_short()}")
+        if not holomorphic and real_required and _is_complex(a):
+            raise TypeError(f"{what} requires real-valued outputs (a floating-point dtype), got "
+                            f"{a.str_short()}. " + _HOLO_HINT.format("outputs"))
 
 
 def jvp(fun, primals, tangents, has_aux=False):
@@ -192,8 +223,6 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     (Array(9., dtype=float64, weak_type=True), Array(6., dtype=float64, weak_type=True))
     """
     what = f"grad({fun_name(fun)})"
-    if holomorphic:
-        raise NotImplementedError("holomorphic=True: functrans has no complex dtypes")
 
     @functools.wraps(fun)
     def value_and_grad_fun(*args, **kwargs):
@@ -203,9 +232,10 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
             a = get_aval(leaf)
             if not _is_float(a) and not allow_int:
                 raise TypeError(
-                    f"{what} requires real-valued (floating-point) inputs, but argument "
+                    f"{what} requires floating-point or complex inputs, but argument "
                     f"{nums[0] if len(nums) == 1 else nums} has a leaf of dtype {a.dtype}. Use "
                     "vjp, or set allow_int=True, to differentiate with respect to integers")
+        _check_holomorphic_inputs(what, tree_flatten(dyn)[0], holomorphic)
 
         partial_fun = _with_args_at(fun, args, kwargs, nums)
 
@@ -221,6 +251,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
                             f"the output has shape {a.shape}. Use jacrev/jacfwd, or vjp")
         if not _is_float(a):
             raise TypeError(f"{what}: the output must be a float scalar, got {a.str_short()}")
+        _check_outputs(what, leaves, holomorphic, real_required=True)
         g = f_vjp(_ones_like(ans))
         g = g[0] if isinstance(argnums, int) else tuple(g)
         return ((ans, res[2]), g) if has_aux else (ans, g)
@@ -277,13 +308,16 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 
         leaves, tree = tree_flatten(dyn)
         for leaf in leaves:
-            if not _is_float(get_aval(leaf)):
-                raise TypeError(f"{what} requires floating-point inputs, got "
-                                f"{get_aval(leaf).str_short()}")
+            a = get_aval(leaf)
+            if not _is_float(a) or (_is_complex(a) and not holomorphic):
+                raise TypeError(f"{what} requires floating-point inputs, got {a.str_short()}" +
+                                (". " + _HOLO_HINT.format("inputs") if _is_complex(a) else ""))
+        _check_holomorphic_inputs(what, leaves, holomorphic)
         basis, total = _std_basis(leaves)
 
         def push(*tangent_leaves):
             res = jvp(partial_fun, dyn, tree_unflatten(tree, tangent_leaves), has_aux=has_aux)
+            _check_outputs(what, tree_flatten(res[1])[0], holomorphic, real_required=False)
             return (res[1], res[2]) if has_aux else res[1]
 
         out = vmap(push, out_axes=-1)(*basis)
@@ -326,11 +360,13 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
 
         for leaf in tree_flatten(dyn)[0]:
             if not _is_float(get_aval(leaf)) and not allow_int:
-                raise TypeError(f"{what} requires floating-point inputs, got "
+                raise TypeError(f"{what} requires floating-point or complex inputs, got "
                                 f"{get_aval(leaf).str_short()}")
+        _check_holomorphic_inputs(what, tree_flatten(dyn)[0], holomorphic)
         res = vjp(partial_fun, *dyn, has_aux=has_aux)
         y, f_vjp = res[0], res[1]
         y_leaves, y_tree = tree_flatten(y)
+        _check_outputs(what, y_leaves, holomorphic, real_required=True)
         basis, total = _std_basis(y_leaves)
         cts = vmap(lambda *b: f_vjp(tree_unflatten(y_tree, b)))(*basis)
         # cts: per input leaf, leading axis = flat output index
@@ -356,4 +392,4 @@ def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
     Array([[6., 0.],
            [0., 6.]], dtype=float64)
     """
-    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
+    return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)

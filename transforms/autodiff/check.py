@@ -18,32 +18,44 @@ _DEFAULT_EPS = {np.dtype("float16"): 3e-2, np.dtype("float32"): 3e-3, np.dtype("
 _DEFAULT_TOL = {np.dtype("float16"): 5e-2, np.dtype("float32"): 2e-2, np.dtype("float64"): 1e-5}
 
 
+def _wide(x):
+    """``x`` as float64, or complex128 when complex (differences and sums in full precision)."""
+    x = np.asarray(x)
+    return x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+
+
 def _as_float_tree(args):
     return tree_map(lambda x: x if isinstance(x, Array) else Array(np.asarray(x)), args)
 
 
 def _dtype_of(tree):
     leaves = tree_flatten(tree)[0]
-    kinds = [get_aval(x).dtype for x in leaves if get_aval(x).dtype.kind == "f"]
+    # complex64 has float32 parts: tolerances follow the parts' precision.
+    kinds = [np.dtype(np.finfo(get_aval(x).dtype).dtype) for x in leaves
+             if get_aval(x).dtype.kind in "fc"]
     return min(kinds, key=lambda d: d.itemsize) if kinds else np.dtype("float64")
 
 
 def _random_like(tree, rng):
     def draw(x):
         a = get_aval(x)
-        return Array(rng.standard_normal(a.shape).astype(a.dtype))
+        v = rng.standard_normal(a.shape)
+        if a.dtype.kind == "c":  # directions off the real axis too
+            v = v + 1j * rng.standard_normal(a.shape)
+        return Array(v.astype(a.dtype))
     return tree_map(draw, tree)
 
 
 def _axpy(a, x, y):
-    return tree_map(lambda u, v: Array((a * np.asarray(u, np.float64) + np.asarray(v, np.float64))
-                                       .astype(get_aval(v).dtype)), x, y)
+    return tree_map(lambda u, v: Array((a * _wide(u) + _wide(v)).astype(get_aval(v).dtype)),
+                    x, y)
 
 
 def _vdot(x, y) -> float:
+    """The real part of the bilinear (unconjugated) pairing: JAX's transposes of complex
+    maps are plain transposes over the reals, for which Re(ct . J v) = Re(J^T ct . v)."""
     xs, ys = tree_flatten(x)[0], tree_flatten(y)[0]
-    return float(sum(np.vdot(np.asarray(a, np.float64), np.asarray(b, np.float64))
-                     for a, b in zip(xs, ys)))
+    return float(sum(np.real(np.sum(_wide(a) * _wide(b))) for a, b in zip(xs, ys)))
 
 
 def _assert_close(name, got, want, atol, rtol):
@@ -52,7 +64,7 @@ def _assert_close(name, got, want, atol, rtol):
     if g_tree != w_tree:
         raise AssertionError(f"{name}: structures differ: {g_tree} vs {w_tree}")
     for i, (g, w) in enumerate(zip(g_leaves, w_leaves)):
-        g64, w64 = np.asarray(g, np.float64), np.asarray(w, np.float64)
+        g64, w64 = _wide(g), _wide(w)
         if g64.shape != w64.shape:
             raise AssertionError(f"{name}: leaf {i} has shape {g64.shape}, expected {w64.shape}")
         err = np.abs(g64 - w64)
@@ -67,8 +79,7 @@ def _assert_close(name, got, want, atol, rtol):
 def _numerical_jvp(f, args, v, eps):
     plus = f(*_axpy(eps, v, args))
     minus = f(*_axpy(-eps, v, args))
-    return tree_map(lambda p, m: (np.asarray(p, np.float64) - np.asarray(m, np.float64))
-                    / (2 * eps), plus, minus)
+    return tree_map(lambda p, m: (_wide(p) - _wide(m)) / (2 * eps), plus, minus)
 
 
 def _check_jvp(f, args, atol, rtol, eps, rng):

@@ -39,8 +39,8 @@ def is_zero(t) -> bool:
 
 
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
-    """Tangents of floats have the primal's dtype; integers/bools only have zero tangents."""
-    return aval.strip_weak_type() if aval.dtype.kind == "f" else aval
+    """Tangents of floats (and complex numbers) have the primal's dtype; integers/bools only have zero tangents."""
+    return aval.strip_weak_type() if aval.dtype.kind in "fc" else aval
 
 
 def instantiate(t, aval=None):
@@ -108,7 +108,7 @@ class JVPTrace(Trace):
         out = []
         for p, t in zip(primals_out, tangents_out):
             aval = get_aval(p)
-            if aval.dtype.kind != "f":
+            if aval.dtype.kind not in "fc":
                 t = Zero(aval)  # integer and boolean outputs are not differentiable
             out.append(JVPTracer(self, p, t))
         return out

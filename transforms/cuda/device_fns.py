@@ -6,6 +6,7 @@ map to CUDA's libdevice through ``math``; the integer and NaN semantics match th
 """
 from __future__ import annotations
 
+import cmath
 import math
 import types
 
@@ -127,7 +128,8 @@ def fma(x, y, z):
     return x * y + z  # CUDA contracts this to one fused multiply-add
 
 
-rt = _module("rt", _SHARED + [round_away, fma])
+rt = _module("rt", _SHARED + [round_away, fma] + [
+    getattr(_cpu_runtime, name).py_func for name in ("clog1p", "cexpm1", "csign")])
 rt.logistic = fm.logistic
 
 
@@ -173,6 +175,6 @@ def fmod(x, y):
 np_shim = _module("np", [floor, ceil, rint, isfinite, fmod], extra=[
     (name, getattr(np, name)) for name in (
         "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-        "float32", "float64")])
+        "float32", "float64", "complex64", "complex128")])
 
-NAMESPACES = {"fm": fm, "rt": rt, "np": np_shim, "math": M}
+NAMESPACES = {"fm": fm, "rt": rt, "np": np_shim, "math": M, "cmath": cmath}

@@ -24,7 +24,7 @@ from . import kernels as K
 _NOT_ON_DEVICE = {"erf_inv", "digamma", "polygamma", "zeta", "nextafter", "population_count"}
 # Without a CUDA kernel yet: run on the host (operands copied over and back); the tests
 # check that this list is exactly what has no kernel.
-HOST_PRIMITIVES = _NOT_ON_DEVICE | {"scatter-mul"}
+HOST_PRIMITIVES = _NOT_ON_DEVICE | {"scatter-mul", "fft"}
 _INDEX_MAPS = {"broadcast_in_dim", "transpose", "slice", "rev", "pad", "concatenate"}
 _ALIASES = {"reshape", "squeeze"}
 _REDUCE = {"reduce_sum": "sum", "reduce_prod": "prod", "reduce_max": "max",

@@ -82,7 +82,7 @@ class _Ctx:
 
 def _int_sign(ctx, a, i, o):
     x = ctx.tmp(a[0])
-    if o.dtype.kind == "f":
+    if o.dtype.kind in "fc":
         return scalar_rules["sign"](ctx, [x], i, o)
     zero, one = ctx.const(0, o.dtype), ctx.const(1, o.dtype)
     if o.dtype.kind == "u":

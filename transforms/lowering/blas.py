@@ -21,6 +21,13 @@ from numba import types
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 
 
+_LOADED: list = []  # (path, library) of the cblas whose symbols kernels call
+
+
+def _libraries():
+    return [lib for _, lib in _LOADED]
+
+
 def _find_blas():
     """(symbol prefix, suffix, 64-bit ints) of a loaded cblas, or None."""
     libs_dir = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
@@ -38,6 +45,7 @@ def _find_blas():
                             ("scipy_cblas_{}gemm", False), ("cblas_{}gemm", False)):
             if hasattr(lib, name.format("s")) and hasattr(lib, name.format("d")):
                 llvm.load_library_permanently(path)
+                _LOADED.append((path, lib))
                 return name, ilp64
     return None
 
@@ -49,10 +57,22 @@ AVAILABLE = _FOUND is not None
 def _external(dtype):
     name, ilp64 = _FOUND
     i = types.int64 if ilp64 else types.int32
-    f = types.float32 if dtype == "s" else types.float64
+    f = {"s": types.float32, "d": types.float64, "c": types.complex64,
+         "z": types.complex128}[dtype]
     ptr = types.CPointer(f)
-    sig = types.void(types.intc, types.intc, types.intc, i, i, i, f, ptr, i, ptr, i, f, ptr, i)
+    # Complex ?gemm takes alpha and beta by pointer.
+    scalar = ptr if dtype in "cz" else f
+    sig = types.void(types.intc, types.intc, types.intc, i, i, i, scalar, ptr, i, ptr, i, scalar,
+                     ptr, i)
     return types.ExternalFunction(name.format(dtype), sig)
+
+
+def _has_complex_gemm():
+    name, _ = _FOUND
+    for lib in _libraries():
+        if hasattr(lib, name.format("c")) and hasattr(lib, name.format("z")):
+            return True
+    return False
 
 
 @numba.njit(cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
@@ -100,6 +120,44 @@ if AVAILABLE:
                1.0, a.ctypes, a.shape[1], b.ctypes, b.shape[1], 0.0, c.ctypes, n)
 else:  # no BLAS found: plain loops (vectorized inner loop)
     gemm32 = gemm64 = _gemm_loops
+
+COMPLEX_AVAILABLE = AVAILABLE and _has_complex_gemm()
+if COMPLEX_AVAILABLE:
+    _cgemm, _zgemm = _external("c"), _external("z")
+
+    @numba.njit(cache=True)
+    def gemm_c64(a, b, c, ta=False, tb=False):
+        """c = op(a) @ op(b) for complex64 C-contiguous matrices (op transposes, never
+        conjugates)."""
+        m, n = c.shape
+        k = a.shape[0] if ta else a.shape[1]
+        if m == 0 or n == 0:
+            return
+        if k == 0:
+            c[:] = 0
+            return
+        ab = np.array([1, 0], dtype=np.complex64)  # alpha, beta
+        _cgemm(_ROW_MAJOR, _TRANS if ta else _NO_TRANS, _TRANS if tb else _NO_TRANS, m, n, k,
+               ab[0:].ctypes, a.ctypes, a.shape[1], b.ctypes, b.shape[1], ab[1:].ctypes,
+               c.ctypes, n)
+
+    @numba.njit(cache=True)
+    def gemm_c128(a, b, c, ta=False, tb=False):
+        """c = op(a) @ op(b) for complex128 C-contiguous matrices (op transposes, never
+        conjugates)."""
+        m, n = c.shape
+        k = a.shape[0] if ta else a.shape[1]
+        if m == 0 or n == 0:
+            return
+        if k == 0:
+            c[:] = 0
+            return
+        ab = np.array([1, 0], dtype=np.complex128)
+        _zgemm(_ROW_MAJOR, _TRANS if ta else _NO_TRANS, _TRANS if tb else _NO_TRANS, m, n, k,
+               ab[0:].ctypes, a.ctypes, a.shape[1], b.ctypes, b.shape[1], ab[1:].ctypes,
+               c.ctypes, n)
+else:
+    gemm_c64 = gemm_c128 = _gemm_loops
 
 gemm_loops = _gemm_loops
 

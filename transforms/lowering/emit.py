@@ -26,6 +26,11 @@ class LoweringError(NotImplementedError):
     """A primitive or case the Numba lowering does not support."""
 
 
+def _float_text(f: float) -> str:
+    return "np.nan" if math.isnan(f) else ("np.inf" if f == math.inf else
+                                           "-np.inf" if f == -math.inf else repr(f))
+
+
 class Emitter:
     def __init__(self):
         self.materialized: set = set()
@@ -64,9 +69,9 @@ class Emitter:
         if name is None:
             name = self.consts[key] = f"_c{len(self.consts)}"
             if dtype.kind == "f":
-                f = float(v)
-                text = "np.nan" if math.isnan(f) else ("np.inf" if f == math.inf else
-                                                       "-np.inf" if f == -math.inf else repr(f))
+                text = _float_text(float(v))
+            elif dtype.kind == "c":
+                text = f"complex({_float_text(float(v.real))}, {_float_text(float(v.imag))})"
             elif dtype.kind == "b":
                 text = repr(bool(v))
             else:
@@ -448,7 +453,7 @@ class _Reduction:
         k = self.in_dtype.kind
         # Float sums/products accumulate in float64; integer ones in 64 bits (the same result
         # modulo 2**bits as wrapping at every step).
-        wide = {"f": np.float64, "i": np.int64, "u": np.uint64}
+        wide = {"f": np.float64, "c": np.complex128, "i": np.int64, "u": np.uint64}
         self.acc_dtype = np.dtype(wide[k]) if k in wide and self.kind in ("sum", "prod") \
             else self.in_dtype
         self.kept = [d for d in range(rank) if d not in self.axes]
@@ -573,7 +578,7 @@ def _calls_blas(jaxpr) -> bool:
     from functrans.core.ir import walk_jaxprs
     from .ops import SMALL_GEMM
     for eqn in jaxpr.eqns:
-        if eqn.prim.name == "dot_general" and eqn.outputs[0].aval.dtype.kind == "f":
+        if eqn.prim.name == "dot_general" and eqn.outputs[0].aval.dtype.kind in "fc":
             (lc, _), _ = eqn.params["dimension_numbers"]
             k = int(np.prod([eqn.inputs[0].aval.shape[d] for d in lc]))
             if eqn.outputs[0].aval.size * k > SMALL_GEMM:

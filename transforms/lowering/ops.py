@@ -251,7 +251,7 @@ def _dot_general(em, eqn):
         if x.aval.dtype != dt:
             src = em.tmp(f"{src}.astype({dtype_ctor(dt)})")
         ident = list(range(x.aval.ndim))
-        if swapped == ident and dt.kind == "f":
+        if swapped == ident and dt.kind in "fc":
             b_, r, c_ = shape3
             return em.tmp(f"{src}.reshape({_shape_tuple((b_, c_, r))})"), True
         if direct != ident:
@@ -264,7 +264,7 @@ def _dot_general(em, eqn):
     em.line(f"{c} = np.empty({_shape_tuple((bsz, m, n))}, dtype={dtype_ctor(dt)})")
     q = em.fresh("q")
     em.line(f"for {q} in range({bsz}):")
-    if dt.kind == "f" and m * n * k <= SMALL_GEMM:
+    if dt.kind in "fc" and m * n * k <= SMALL_GEMM:
         # A BLAS call costs about a microsecond: small products (the matrix-vector steps of
         # an RNN) are faster as inlined, vectorized loops.
         em.line(f"    blas.gemm_loops({a}[{q}], {b}[{q}], {c}[{q}], {ta}, {tb})")
@@ -272,6 +272,9 @@ def _dot_general(em, eqn):
         em.line(f"    blas.gemm32({a}[{q}], {b}[{q}], {c}[{q}], {ta}, {tb})")
     elif dt == np.float64:
         em.line(f"    blas.gemm64({a}[{q}], {b}[{q}], {c}[{q}], {ta}, {tb})")
+    elif dt.kind == "c":  # ?gemm transposes without conjugating, as dot_general does
+        fn = "gemm_c64" if dt == np.complex64 else "gemm_c128"
+        em.line(f"    blas.{fn}({a}[{q}], {b}[{q}], {c}[{q}], {ta}, {tb})")
     else:  # integers (wrapping like NumPy) and booleans (any product true)
         acc = em.fresh("acc")
         em.line(f"    {acc} = np.empty(({m}, {n}), dtype=np.int64)")

@@ -143,6 +143,38 @@ def logaddexp(x, y):
     return m + math.log1p(math.exp(-abs(x - y)))
 
 
+@_jit
+def clog1p(z):
+    """log(1 + z) for complex z, as NumPy computes it (log|1 + z| + i arg(1 + z))."""
+    x, y = z.real + 1.0, z.imag
+    return complex(math.log(math.hypot(x, y)), math.atan2(y, x))
+
+
+@_jit
+def cexpm1(z):
+    """exp(z) - 1 for complex z, accurate near 0 (NumPy's formula)."""
+    x, y = z.real, z.imag
+    a = math.sin(y / 2)
+    return complex(math.expm1(x) * math.cos(y) - 2 * a * a, math.exp(x) * math.sin(y))
+
+
+@_jit
+def csign(z):
+    """z / |z| for complex z (0 at 0; NaN parts give NaN), NumPy 2's sign."""
+    if z.real != z.real or z.imag != z.imag:
+        return complex(np.nan, np.nan)
+    r = abs(z)
+    if r == 0:
+        return z * 0
+    if r == np.inf:  # the direction of the infinite parts
+        re = 0.0 if abs(z.real) != np.inf else (1.0 if z.real > 0 else -1.0)
+        im = 0.0 if abs(z.imag) != np.inf else (1.0 if z.imag > 0 else -1.0)
+        if re != 0 and im != 0:
+            return complex(np.nan, np.nan)
+        return complex(re, im)
+    return z / r
+
+
 @intrinsic
 def mutable(typingctx, arr):
     """The same array typed as writable. Kernels never write to their inputs; this only lets

@@ -35,26 +35,42 @@ def _kind(aval) -> str:
     return aval.dtype.kind
 
 
+# Complex operands: Numba's cmath (the SIMD fast-math paths are real-only).
+_CMATH = {"exp", "log", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+          "asinh", "acosh", "atanh", "sqrt"}
+_COMPLEX_RT = {"log1p": "rt.clog1p", "expm1": "rt.cexpm1"}
+
+
 def _math(name):
     fm_name = {"asin": "asin", "acos": "acos", "atan": "atan"}.get(name, name)
 
     def rule(ctx, args, in_avals, out_aval, **params):
+        if _kind(out_aval) == "c":
+            return _complex_math(name, args[0])
         if fm_name in _FM:
             return f"fm.{fm_name}({args[0]})"
         return f"math.{_MATH[name]}({args[0]})"
     return rule
 
 
+def _complex_math(name, arg):
+    if name in _CMATH:
+        return f"cmath.{name}({arg})"
+    return f"{_COMPLEX_RT[name]}({arg})"
+
+
 for _name in ("exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "tan", "asin", "acos",
               "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc"):
     scalar_rules[_name] = _math(_name)
 scalar_rules["lgamma"] = lambda ctx, a, i, o: f"math.lgamma({a[0]})"
-scalar_rules["exp2"] = lambda ctx, a, i, o: (f"fm.exp2({a[0]})" if "exp2" in _FM
-                                             else f"({ctx.const(2, o.dtype)} ** {a[0]})")
+scalar_rules["exp2"] = lambda ctx, a, i, o: (
+    f"cmath.exp({a[0]} * {ctx.const(np.log(2), o.dtype)})" if _kind(o) == "c" else
+    f"fm.exp2({a[0]})" if "exp2" in _FM else f"({ctx.const(2, o.dtype)} ** {a[0]})")
 scalar_rules["logistic"] = lambda ctx, a, i, o: f"fm.logistic({a[0]})"
 scalar_rules["cbrt"] = lambda ctx, a, i, o: f"fm.cbrt({a[0]})"
-scalar_rules["sqrt"] = lambda ctx, a, i, o: f"math.sqrt({a[0]})"
-scalar_rules["rsqrt"] = lambda ctx, a, i, o: f"({ctx.const(1, o.dtype)} / math.sqrt({a[0]}))"
+scalar_rules["sqrt"] = lambda ctx, a, i, o: f"{'c' * (_kind(o) == 'c')}math.sqrt({a[0]})"
+scalar_rules["rsqrt"] = lambda ctx, a, i, o: (
+    f"({ctx.const(1, o.dtype)} / {'c' * (_kind(o) == 'c')}math.sqrt({a[0]}))")
 scalar_rules["erf_inv"] = lambda ctx, a, i, o: f"sp.erf_inv_scalar({a[0]})"
 scalar_rules["digamma"] = lambda ctx, a, i, o: f"sp.digamma_scalar({a[0]})"
 scalar_rules["polygamma"] = lambda ctx, a, i, o: f"sp.polygamma_scalar({a[0]}, {a[1]})"
@@ -76,6 +92,8 @@ def _abs(ctx, a, i, o):
 
 
 def _sign(ctx, a, i, o):
+    if _kind(o) == "c":
+        return f"rt.csign({a[0]})"
     x = ctx.tmp(a[0])
     if _kind(o) == "f":
         one, zero = ctx.const(1, o.dtype), ctx.const(0, o.dtype)
@@ -127,7 +145,7 @@ def _mul(ctx, a, i, o):
 
 
 def _div(ctx, a, i, o):
-    return f"({a[0]} / {a[1]})" if _kind(o) == "f" else f"rt.idiv({a[0]}, {a[1]})"
+    return f"({a[0]} / {a[1]})" if _kind(o) in "fc" else f"rt.idiv({a[0]}, {a[1]})"
 
 
 def _rem(ctx, a, i, o):
@@ -149,7 +167,7 @@ def _nextafter(ctx, a, i, o):
 
 def _binary_fm(name, op):
     def rule(ctx, a, i, o):
-        if name in _FM:
+        if name in _FM and _kind(o) != "c":
             return f"fm.{name}({a[0]}, {a[1]})"
         return op.format(*a)
     return rule
@@ -208,9 +226,15 @@ def _convert(ctx, a, i, o, *, new_dtype, weak_type):
     src = i[0].dtype
     if np.dtype(new_dtype) == np.bool_:
         return f"({a[0]} != {ctx.const(0, src)})"
+    if src.kind == "c" and np.dtype(new_dtype).kind != "c":
+        return f"({a[0]}).real"  # complex -> real keeps the real part
     return a[0]  # the emitter's cast does the conversion
 
 
 scalar_rules["select_n"] = _select_n
 scalar_rules["fma"] = lambda ctx, a, i, o: f"rt.fma({a[0]}, {a[1]}, {a[2]})"
 scalar_rules["convert_element_type"] = _convert
+scalar_rules["real"] = lambda ctx, a, i, o: f"({a[0]}).real"
+scalar_rules["imag"] = lambda ctx, a, i, o: f"({a[0]}).imag"
+scalar_rules["conj"] = lambda ctx, a, i, o: f"({a[0]}).conjugate()"
+scalar_rules["complex"] = lambda ctx, a, i, o: f"complex({a[0]}, {a[1]})"
