@@ -36,8 +36,9 @@ def _check_matrix(name, x, square=False):
 def _per_matrix(fn, *arrays, n_out=1):
     """Apply ``fn`` (matrices -> tuple of arrays) to each matrix of equal batch shapes."""
     batch = arrays[0].shape[:-2]
-    flat = [a.reshape((-1,) + a.shape[-2:]) for a in arrays]
-    outs = [fn(*(a[i] for a in flat)) for i in range(int(np.prod(batch, dtype=int)))]
+    size = int(np.prod(batch, dtype=int))
+    flat = [a.reshape((size,) + a.shape[-2:]) for a in arrays]
+    outs = [fn(*(a[i] for a in flat)) for i in range(size)]
     if not outs:  # an empty batch: one call on zeros gives the output shapes
         outs0 = fn(*(np.zeros(a.shape[-2:], a.dtype) for a in arrays))
         return [np.zeros(batch + o.shape, o.dtype) for o in outs0]
@@ -110,7 +111,8 @@ def _lu_abstract_eval(a):
 def pivots_to_permutation(pivots, m):
     """LAPACK's row swaps (0-based ``pivots``) as the permutation they apply to ``m`` rows."""
     perm = np.broadcast_to(np.arange(m, dtype=np.int32), pivots.shape[:-1] + (m,)).copy()
-    flat, piv = perm.reshape(-1, m), pivots.reshape(-1, pivots.shape[-1])
+    size = int(np.prod(pivots.shape[:-1], dtype=int))
+    flat, piv = perm.reshape(size, m), pivots.reshape(size, pivots.shape[-1])
     for b in range(flat.shape[0]):
         for i, p in enumerate(piv[b]):
             flat[b, i], flat[b, p] = flat[b, p], flat[b, i]

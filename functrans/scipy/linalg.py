@@ -169,10 +169,12 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     lu_ = lu_.astype(dtype)
     n = get_aval(lu_).shape[-1]
     sb = get_aval(b).shape
-    perm = _permutation(asarray(piv), n)
-    if get_aval(perm).shape[:-1] != get_aval(lu_).shape[:-2]:
-        raise ValueError(f"scipy.linalg.lu_solve: pivots of shape {get_aval(piv).shape} do not "
-                         f"match the factorization's shape {get_aval(lu_).shape}")
+    piv = asarray(piv)
+    if get_aval(piv).shape != get_aval(lu_).shape[:-1] or get_aval(piv).dtype.kind not in "iu":
+        raise ValueError(f"scipy.linalg.lu_solve: pivots {get_aval(piv).str_short()} do not "
+                         f"match the factorization's shape {get_aval(lu_).shape} (integer "
+                         f"pivots of shape {get_aval(lu_).shape[:-1]} expected)")
+    perm = _permutation(piv, n)
     batch = np.broadcast_shapes(get_aval(lu_).shape[:-2], sb[:-2])
     lu_ = fnp.broadcast_to(lu_, batch + (n, n))
     perm = fnp.broadcast_to(perm, batch + (n,))
