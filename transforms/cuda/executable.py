@@ -24,6 +24,9 @@ from . import kernels as K
 _NOT_ON_DEVICE = {"erf_inv", "digamma", "polygamma", "zeta", "nextafter", "population_count"}
 # Without a CUDA kernel yet: run on the host (operands copied over and back); the tests
 # check that this list is exactly what has no kernel.
+# (Primitives marked host_only -- collectives, callbacks, shard_map and the LAPACK-backed
+# decompositions cholesky/triangular_solve/lu/qr/eigh/svd -- have no handler either and run
+# on the host the same way; they are not listed here.)
 HOST_PRIMITIVES = _NOT_ON_DEVICE | {"scatter-mul"}
 _INDEX_MAPS = {"broadcast_in_dim", "transpose", "slice", "rev", "pad", "concatenate"}
 _ALIASES = {"reshape", "squeeze"}
