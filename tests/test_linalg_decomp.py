@@ -49,7 +49,8 @@ def spd(rng, shape, dtype="float64"):
 
 
 def close(got, want, rtol, atol=None):
-    np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=rtol if atol is None else atol)
+    atol = rtol if atol is None else atol
+    np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=atol)
 
 
 @st.composite
@@ -103,8 +104,8 @@ def test_qr_svd_match_numpy(case):
     for full in (True, False):
         u, s2, vh = fnp.linalg.svd(a, full_matrices=full)
         k = min(shape[-2:])
-        close((np.asarray(u)[..., :, :k] * np.asarray(s2)[..., None, :]) @ np.asarray(vh)[..., :k, :],
-              a, tol)
+        u, s2, vh = (np.asarray(x) for x in (u, s2, vh))
+        close((u[..., :, :k] * s2[..., None, :]) @ vh[..., :k, :], a, tol)
         assert u.shape == np.linalg.svd(a, full_matrices=full)[0].shape
         assert vh.shape == np.linalg.svd(a, full_matrices=full)[2].shape
 
@@ -216,7 +217,8 @@ def test_lstsq_matches_numpy():
                 assert np.shape(g) == np.shape(w)
                 close(g, w, _tol("float64"))
     rank_deficient = np.outer(np.arange(1.0, 5.0), np.ones(3))
-    got, want = fnp.linalg.lstsq(rank_deficient, np.ones(4)), np.linalg.lstsq(rank_deficient, np.ones(4))
+    got = fnp.linalg.lstsq(rank_deficient, np.ones(4))
+    want = np.linalg.lstsq(rank_deficient, np.ones(4))
     assert int(got[2]) == want[2] == 1 and got[1].shape == want[1].shape == (0,)
     close(got[0], want[0], _tol("float64"))
 
@@ -380,6 +382,23 @@ def test_grad_of_jit_and_jit_of_grad_and_vmap():
     xs = _perturbed([_A], 2, 1)[0]
     close(ft.jit(ft.vmap(ft.grad(f), (0, None)))(xs, _B),
           np.stack([ft.grad(f)(x, _B) for x in xs]), 1e-12)
+
+
+def test_inside_control_flow_and_pmap():
+    """A loop or branch containing a host step runs on the host as a whole; pmap's per-shard
+    programs run them like jit."""
+    b = _B[:, 0]
+    loop = lambda a, b: lax.fori_loop(  # noqa: E731
+        0, 3, lambda i, x: fnp.linalg.solve(a, x) + fnp.linalg.det(a), b)
+    close(ft.jit(loop)(_A, b), loop(_A, b), 1e-12)
+    scanned = lambda a, b: fnp.sum(lax.scan(  # noqa: E731
+        lambda c, x: (fnp.linalg.solve(a, c) * x, c.sum()), b, np.arange(1.0, 4.0))[0])
+    close(ft.jit(ft.grad(scanned))(_A, b), ft.grad(scanned)(_A, b), 1e-12)
+    check_grads(scanned, (_A, b), order=1)
+    branch = lambda p, a: lax.cond(p, fnp.linalg.inv, lambda x: x, a)  # noqa: E731
+    close(ft.jit(branch)(True, _A), np.linalg.inv(_A), _tol("float64"))
+    stacked = np.stack([_A, _A.T])
+    close(ft.pmap(fnp.linalg.inv)(stacked), np.linalg.inv(stacked), _tol("float64"))
 
 
 def test_jit_runs_decompositions_as_host_steps():

@@ -36,6 +36,8 @@ def _check_matrix(name, x, square=False):
 def _per_matrix(fn, *arrays, n_out=1):
     """Apply ``fn`` (matrices -> tuple of arrays) to each matrix of equal batch shapes."""
     batch = arrays[0].shape[:-2]
+    if not batch:
+        return list(fn(*arrays))
     size = int(np.prod(batch, dtype=int))
     flat = [a.reshape((size,) + a.shape[-2:]) for a in arrays]
     outs = [fn(*(a[i] for a in flat)) for i in range(size)]
