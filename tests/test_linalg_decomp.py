@@ -451,3 +451,17 @@ def test_errors_are_raised_when_tracing_too():
         ft.jit(fnp.linalg.inv)(np.ones((2, 3)))
     with pytest.raises(ValueError, match="batch"):
         ft.vmap(lambda a, b: fnp.linalg.solve(a, b))(np.ones((2, 2, 3, 3)), np.ones((2, 4, 3, 1)))
+
+
+def test_lu_pivots_to_permutation_matches_the_lu_primitive():
+    a = np.random.default_rng(6).uniform(-1, 1, (2, 3, 5, 4))
+    _, pivots, perm = lax.linalg.lu(a)
+    np.testing.assert_array_equal(lax.linalg.lu_pivots_to_permutation(pivots, 5), perm)
+    np.testing.assert_array_equal(
+        ft.jit(lambda p: lax.linalg.lu_pivots_to_permutation(p, 5))(pivots), perm)
+    np.testing.assert_array_equal(
+        ft.vmap(lambda p: lax.linalg.lu_pivots_to_permutation(p, 5))(pivots), perm)
+    with pytest.raises(TypeError, match="integer"):
+        lax.linalg.lu_pivots_to_permutation(np.zeros(3), 3)
+    with pytest.raises(ValueError, match="4 pivots.*size 3"):
+        lax.linalg.lu_pivots_to_permutation(np.zeros(4, np.int32), 3)

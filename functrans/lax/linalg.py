@@ -13,7 +13,8 @@ from .. import primitives as P
 from ..core.trace import get_aval
 from ..primitives.linalg_rules import mT
 
-__all__ = ["cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "symmetrize"]
+__all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eigh", "svd",
+           "symmetrize"]
 
 
 def _arr(x):
@@ -104,6 +105,41 @@ def lu(x):
     Array([1, 0], dtype=int32)
     """
     return tuple(P.lu_p.bind(_arr(x)))
+
+
+def lu_pivots_to_permutation(pivots, permutation_size: int):
+    """The permutation of ``permutation_size`` rows that LAPACK's successive row swaps
+    ``pivots`` (..., k) apply (row i swapped with row ``pivots[i]``, in order).
+
+    >>> lax.linalg.lu_pivots_to_permutation(fnp.array([2, 2, 2], dtype="int32"), 3)
+    Array([2, 0, 1], dtype=int32)
+    """
+    from .control_flow import fori_loop
+    from .ops import broadcast_in_dim, dynamic_index_in_dim, iota, select
+    pivots = _arr(pivots)
+    aval = get_aval(pivots)
+    if aval.ndim < 1 or aval.dtype.kind not in "iu":
+        raise TypeError(f"lax.linalg.lu_pivots_to_permutation: pivots must be an integer array "
+                        f"of at least one dimension, got {aval.str_short()}")
+    k, n = aval.shape[-1], int(permutation_size)
+    if k > n:
+        raise ValueError(f"lax.linalg.lu_pivots_to_permutation: {k} pivots for a permutation of "
+                         f"size {n}")
+    shape = aval.shape[:-1] + (n,)
+    idx = broadcast_in_dim(iota(aval.dtype, n), shape, (len(shape) - 1,))
+
+    def swap(i, perm):
+        # perm[i] <-> perm[pivots[i]], with the indices broadcast over the batch dimensions.
+        j = broadcast_in_dim(dynamic_index_in_dim(pivots, i, -1), shape, tuple(range(len(shape))))
+        at_i = broadcast_in_dim(dynamic_index_in_dim(perm, i, -1), shape, tuple(range(len(shape))))
+        at_j = P.reduce_sum_p.bind1(select(P.eq_p.bind1(idx, j), perm, P.mul_p.bind1(
+            perm, np.array(0, aval.dtype))), axes=(len(shape) - 1,))
+        at_j = broadcast_in_dim(at_j, shape, tuple(range(len(shape) - 1)))
+        i_b = P.convert_element_type_p.bind1(i, new_dtype=aval.dtype, weak_type=False)
+        out = select(P.eq_p.bind1(idx, j), at_i, perm)
+        return select(P.eq_p.bind1(idx, i_b), at_j, out)
+
+    return fori_loop(0, k, swap, idx)
 
 
 def qr(x, *, full_matrices: bool = True):

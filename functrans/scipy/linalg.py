@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import lax
 from .. import numpy as fnp
 from ..core.trace import get_aval
 from ..lax import linalg as lax_linalg
@@ -140,21 +139,6 @@ def lu_factor(a, overwrite_a=False, check_finite=True):
     return lu_, pivots
 
 
-def _permutation(pivots, n):
-    """The row permutation that LAPACK's successive swaps ``pivots`` (..., k) apply."""
-    batch = get_aval(pivots).shape[:-1]
-    perm0 = fnp.broadcast_to(fnp.arange(n, dtype=get_aval(pivots).dtype), batch + (n,))
-    idx = fnp.arange(n, dtype=get_aval(pivots).dtype)
-
-    def swap(i, perm):
-        j = lax.dynamic_index_in_dim(pivots, i, axis=-1, keepdims=True)
-        pi = lax.dynamic_index_in_dim(perm, i, axis=-1, keepdims=True)
-        pj = fnp.take_along_axis(perm, j, axis=-1)
-        return fnp.where(idx == i, pj, fnp.where(idx == j, pi, perm))
-
-    return lax.fori_loop(0, get_aval(pivots).shape[-1], swap, perm0)
-
-
 def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     """``x`` with ``op(a) @ x == b`` given ``lu_factor(a)`` (``op`` transposes for
     trans=1/'T').
@@ -174,7 +158,7 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
         raise ValueError(f"scipy.linalg.lu_solve: pivots {get_aval(piv).str_short()} do not "
                          f"match the factorization's shape {get_aval(lu_).shape} (integer "
                          f"pivots of shape {get_aval(lu_).shape[:-1]} expected)")
-    perm = _permutation(piv, n)
+    perm = lax_linalg.lu_pivots_to_permutation(piv, n)
     batch = np.broadcast_shapes(get_aval(lu_).shape[:-2], sb[:-2])
     lu_ = fnp.broadcast_to(lu_, batch + (n, n))
     perm = fnp.broadcast_to(perm, batch + (n,))
