@@ -247,7 +247,17 @@ def test_singular_and_indefinite_inputs_like_numpy_and_jax():
     # Integers compute in float64, as NumPy.
     assert fnp.linalg.det(np.array([[2, 1], [1, 2]])).dtype == np.float64
     assert int(fnp.linalg.matrix_rank(np.array([0.0, 1.0]))) == 1
-    assert fnp.linalg.det(np.ones((0, 0))) == 1.0
+    # Empty matrices, as NumPy.
+    for shape in [(0, 0), (2, 0, 0)]:
+        e = np.ones(shape)
+        for name in ("det", "inv", "slogdet", "svdvals", "eigvalsh", "cholesky", "pinv",
+                     "matrix_rank"):
+            got, want = getattr(fnp.linalg, name)(e), getattr(np.linalg, name)(e)
+            for g, w in zip(*(v if isinstance(v, tuple) else (v,) for v in (got, want))):
+                assert np.shape(g) == np.shape(w)
+                np.testing.assert_array_equal(g, w)
+        with pytest.raises(np.linalg.LinAlgError, match="empty"):
+            fnp.linalg.cond(e)
 
 
 # ---- derivatives -------------------------------------------------------------------------------
@@ -304,6 +314,14 @@ GRAD_CASES = {
 def test_derivatives_float64(name):
     f, args = GRAD_CASES[name]
     check_grads(f, args, order=2)
+
+
+def test_one_by_one_matrices_differentiate():
+    a = np.array([[2.0]])
+    for f in (fnp.linalg.cholesky, fnp.linalg.det, fnp.linalg.inv, fnp.linalg.eigvalsh,
+              fnp.linalg.svdvals, lambda x: fnp.linalg.eigh(x), lambda x: fnp.linalg.qr(x),
+              lambda x: fnp.linalg.svd(x), fsl.expm):
+        check_grads(f, (a,), order=2)
 
 
 @pytest.mark.parametrize("name", ["cholesky", "eigh", "qr_tall", "svd_tall", "det", "solve",

@@ -331,6 +331,8 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     if get_aval(A).ndim < 2:
         return fnp.any(A != 0).astype(dtypes.default_int_dtype())
     A = _matrix("matrix_rank", A)
+    if 0 in get_aval(A).shape[-2:]:  # no singular values: rank 0 (NumPy)
+        return fnp.zeros(get_aval(A).shape[:-2], dtypes.default_int_dtype())
     S = svdvals(A)
     if tol is None:
         if rtol is None:
@@ -350,6 +352,9 @@ def cond(x, p=None):
     """
     from .linalg import norm
     x = _matrix("cond", x)
+    if 0 in get_aval(x).shape[-2:]:
+        raise LinAlgError(f"fnp.linalg.cond is not defined on empty arrays, got shape "
+                          f"{get_aval(x).shape}")
     if p is None or p == 2 or p == -2:
         s = svdvals(x)
         r = s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
