@@ -337,6 +337,16 @@ def test_det_gradient_is_the_cofactor_matrix():
     close(g, np.linalg.det(_A) * np.linalg.inv(_A).T, 1e-12)
 
 
+def test_pinv_derivative_at_a_rank_deficient_matrix():
+    """Along a curve of constant rank the pseudo-inverse is smooth; its JVP there must match
+    central differences of that curve (float64, h = 1e-5: truncation ~1e-10)."""
+    r = np.random.default_rng(7)
+    u, v, du = r.normal(size=(4, 1)), r.normal(size=(1, 3)), r.normal(size=(4, 1))
+    curve = lambda t: np.asarray(fnp.linalg.pinv((u + t * du) @ v))  # noqa: E731
+    _, jv = ft.jvp(fnp.linalg.pinv, (u @ v,), (du @ v,))
+    close(jv, (curve(1e-5) - curve(-1e-5)) / 2e-5, 1e-7)
+
+
 def test_unsupported_derivatives_are_refused_clearly():
     with pytest.raises(NotImplementedError, match=r"qr: derivatives.*\(3, 4\)"):
         ft.jvp(lambda a: fnp.linalg.qr(a), (_W,), (_W,))

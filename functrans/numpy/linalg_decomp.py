@@ -18,6 +18,7 @@ from ..core import dtypes
 from ..core.array import Array
 from ..core.trace import get_aval
 from ..lax import linalg as lax_linalg
+from ..transforms.autodiff import custom_jvp
 from ._core import asarray, convert
 
 LinAlgError = np.linalg.LinAlgError
@@ -265,11 +266,34 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
     m, n = s_shape[-2:]
     if m == 0 or n == 0:
         return fnp.zeros(s_shape[:-2] + (n, m), get_aval(a).dtype)
+    return _pinv(a, asarray(rcond, get_aval(a).dtype))
+
+
+def _pinv_from_svd(a, rcond):
     u, s, vt = lax_linalg.svd(a, full_matrices=False)
-    cutoff = asarray(rcond, get_aval(a).dtype)[..., None] * fnp.max(s, axis=-1, keepdims=True)
+    cutoff = rcond[..., None] * fnp.max(s, axis=-1, keepdims=True)
     large = s > cutoff
     s_inv = fnp.where(large, 1 / fnp.where(large, s, 1), 0)
     return fnp.matmul(fnp.matrix_transpose(vt), s_inv[..., :, None] * fnp.matrix_transpose(u))
+
+
+def _pinv_jvp(primals, tangents):
+    """Golub and Pereyra's derivative of the pseudo-inverse, exact wherever the rank is locally
+    constant, including rank-deficient matrices (where the SVD's derivative divides by the
+    differences of equal singular values):
+    dP = -P dA P + (I - P A) dA^T P^T P + P P^T dA^T (I - A P)."""
+    (a, rcond), (da, _) = primals, tangents
+    p = _pinv(a, rcond)
+    mt = fnp.matrix_transpose
+    *_, m, n = get_aval(a).shape
+    eye_m, eye_n = fnp.eye(m, dtype=get_aval(a).dtype), fnp.eye(n, dtype=get_aval(a).dtype)
+    dat, pt = mt(da), mt(p)
+    dp = -(p @ da @ p) + (eye_n - p @ a) @ dat @ pt @ p + p @ pt @ dat @ (eye_m - a @ p)
+    return p, dp
+
+
+_pinv = custom_jvp(_pinv_from_svd)
+_pinv.defjvp(_pinv_jvp)
 
 
 def lstsq(a, b, rcond=None):
