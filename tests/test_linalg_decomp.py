@@ -331,6 +331,28 @@ def test_derivatives_float32(name):
     check_grads(f, tuple(np.asarray(a, np.float32) for a in args), order=1)
 
 
+# Functions whose derivatives are well conditioned on any input of the given family (no
+# eigenvector or singular vector derivatives, which blow up at near-equal values).
+BATCHED_GRADS = {
+    "cholesky": (fnp.linalg.cholesky, spd),
+    "eigvalsh": (fnp.linalg.eigvalsh, spd),
+    "qr": (lambda a: fnp.linalg.qr(a), well),
+    "svdvals": (fnp.linalg.svdvals, well),
+    "det": (fnp.linalg.det, well),
+    "inv": (fnp.linalg.inv, well),
+    "lu": (lambda a: lax.linalg.lu(a)[0], well),
+    "solve_triangular": (lambda a: fsl.solve_triangular(a, a[..., :1] * 2.0, lower=True), well),
+}
+
+
+@settings(max_examples=20, deadline=None)
+@given(batched(), st.sampled_from(sorted(BATCHED_GRADS)))
+def test_derivatives_with_random_batch_shapes(case, name):
+    rng, shape, _ = case
+    f, family = BATCHED_GRADS[name]
+    check_grads(f, (family(rng, shape),), order=1)
+
+
 def test_det_gradient_is_the_cofactor_matrix():
     # d det(A) / dA = det(A) A^-T (Jacobi's formula)
     g = ft.grad(fnp.linalg.det)(_A)
