@@ -514,3 +514,37 @@ def test_lu_pivots_to_permutation_matches_the_lu_primitive():
         lax.linalg.lu_pivots_to_permutation(np.zeros(3), 3)
     with pytest.raises(ValueError, match="4 pivots.*size 3"):
         lax.linalg.lu_pivots_to_permutation(np.zeros(4, np.int32), 3)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_scipy_linalg_wrappers_match_scipy(dtype):
+    r = np.random.default_rng(8)
+    tol = _tol(dtype)
+    a = well(r, (4, 4), dtype)
+    s = spd(r, (4, 4), dtype)
+    b = r.uniform(-1, 1, (4, 2)).astype(dtype)
+    for lower in (True, False):
+        # Junk in the triangle that is not read.
+        junk = s + (np.triu(np.ones((4, 4)), 1) if lower else np.tril(np.ones((4, 4)), -1))
+        junk = junk.astype(dtype)
+        for assume_a in ("gen", "sym", "pos"):
+            close(fsl.solve(junk, b, lower=lower, assume_a=assume_a),
+                  sl.solve(junk, b, lower=lower, assume_a=assume_a), tol)
+        w, v = fsl.eigh(junk, lower=lower)
+        close(w, sl.eigh(junk, lower=lower, eigvals_only=True), tol)
+        close(fsl.eigh(junk, lower=lower, eigvals_only=True), w, 0)
+    tall = a[:, :3]
+    for mode in ("full", "economic", "r"):
+        got, want = fsl.qr(tall, mode=mode), sl.qr(tall, mode=mode)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            close(g, w, tol)
+    close(fsl.det(a), sl.det(a), tol, atol=0)
+    close(fsl.inv(a), sl.inv(a), tol)
+    for g, w in zip(fsl.svd(a), sl.svd(a)):
+        close(g, w, tol)
+    close(fsl.cholesky(s), sl.cholesky(s), tol)
+    with pytest.raises(ValueError, match="assume_a"):
+        fsl.solve(a, b, assume_a="banded")
+    with pytest.raises(ValueError, match="mode"):
+        fsl.qr(a, mode="raw")

@@ -17,8 +17,8 @@ from ..lax import linalg as lax_linalg
 from ..numpy._core import asarray
 from ..numpy.linalg_decomp import _as_float, _lu_solve, _matrix
 
-__all__ = ["solve_triangular", "cho_factor", "cho_solve", "lu", "lu_factor", "lu_solve",
-           "expm", "block_diag"]
+__all__ = ["solve_triangular", "cho_factor", "cho_solve", "cholesky", "lu", "lu_factor",
+           "lu_solve", "expm", "block_diag", "det", "inv", "solve", "svd", "qr", "eigh"]
 
 
 def _trans(name, trans):
@@ -199,6 +199,91 @@ def block_diag(*arrs):
         rows.append(fnp.pad(a.astype(dtype), ((0, 0), (start, total - start - w))))
         start += w
     return fnp.concatenate(rows, axis=0)
+
+
+def det(a, overwrite_a=False, check_finite=True):
+    """Determinant (``fnp.linalg.det``).
+
+    >>> det(fnp.array([[1.0, 2.0], [3.0, 4.0]]))
+    Array(-2., dtype=float64)
+    """
+    return fnp.linalg.det(a)
+
+
+def inv(a, overwrite_a=False, check_finite=True):
+    """Matrix inverse (``fnp.linalg.inv``).
+
+    >>> inv(fnp.array([[2.0, 0.0], [0.0, 4.0]]))
+    Array([[0.5 , 0.  ],
+           [0.  , 0.25]], dtype=float64)
+    """
+    return fnp.linalg.inv(a)
+
+
+def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
+          assume_a="gen"):
+    """``x`` with ``a @ x == b`` (``b`` a vector or matrix); ``assume_a='pos'`` (or 'sym'/'her'
+    for symmetric positive-definite input) solves by Cholesky, reading the ``lower`` or upper
+    triangle.
+
+    >>> solve(fnp.array([[4.0, 2.0], [2.0, 3.0]]), fnp.array([2.0, 1.0]), assume_a="pos")
+    Array([0.5, 0. ], dtype=float64)
+    """
+    if assume_a in ("gen", "general"):
+        return fnp.linalg.solve(a, b)
+    if assume_a not in ("pos", "positive definite", "sym", "her", "symmetric", "hermitian"):
+        raise ValueError(f"scipy.linalg.solve: assume_a must be 'gen', 'sym', 'her' or 'pos', "
+                         f"got {assume_a!r}")
+    a = _matrix("solve", a, square=True)
+    # One triangle is read: symmetrize from it, then factor.
+    t = fnp.tril(a) if lower else fnp.triu(a)
+    eye = fnp.eye(get_aval(a).shape[-1], dtype=get_aval(a).dtype)
+    sym = t + fnp.matrix_transpose(t) - eye * a
+    if assume_a in ("pos", "positive definite"):
+        return cho_solve(cho_factor(sym, lower=True), b)
+    return fnp.linalg.solve(sym, b)
+
+
+def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True,
+        lapack_driver="gesdd"):
+    """Singular value decomposition ``(U, s, Vh)``, or ``s`` without ``compute_uv``.
+
+    >>> svd(fnp.array([[3.0, 0.0], [0.0, -4.0]]), compute_uv=False)
+    Array([4., 3.], dtype=float64)
+    """
+    return fnp.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+
+
+def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
+    """QR decomposition: ``(Q, R)`` with ``mode`` 'full' (Q square) or 'economic', or ``R``
+    alone with 'r'. (No pivoting.)
+
+    >>> q, r = qr(fnp.array([[3.0, 1.0], [4.0, 2.0], [0.0, 1.0]]), mode="economic")
+    >>> q.shape, r.shape
+    ((3, 2), (2, 2))
+    """
+    if pivoting:
+        raise NotImplementedError("scipy.linalg.qr: pivoting=True is not supported")
+    if mode not in ("full", "economic", "r"):
+        raise ValueError(f"scipy.linalg.qr: mode must be 'full', 'economic' or 'r', got {mode!r}")
+    q, r = fnp.linalg.qr(a, mode="reduced" if mode == "economic" else "complete")
+    return (r,) if mode == "r" else (q, r)  # SciPy: R of shape (m, n) with mode='r'
+
+
+def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False,
+         type=1, check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
+    """Eigenvalues (ascending) and eigenvectors ``(w, v)`` of a symmetric matrix, reading
+    its ``lower`` or upper triangle; ``w`` alone with ``eigvals_only``.
+
+    >>> eigh(fnp.array([[2.0, 1.0], [1.0, 2.0]]), eigvals_only=True)
+    Array([1., 3.], dtype=float64)
+    """
+    if b is not None or subset_by_index is not None or subset_by_value is not None:
+        raise NotImplementedError("scipy.linalg.eigh: generalized problems (b) and subsets are "
+                                  "not supported")
+    a = _matrix("eigh", a, square=True)
+    v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=False)
+    return w if eigvals_only else (w, v)
 
 
 from ._expm import expm  # noqa: E402
