@@ -1,7 +1,7 @@
-"""Linear algebra: decompositions run as host steps between compiled segments under jit. What
-that costs: a program ``kernel -> cholesky -> kernel`` against NumPy doing the same work
-eagerly, at a small size (where the per-step overhead shows) and a larger one (where LAPACK's
-time dominates); and a solve with its gradient (eager, jit), against NumPy's value alone."""
+"""Linear algebra under jit: a program ``2*a -> cholesky -> +1`` (LAPACK called inside the
+kernel) and the same with ``qr`` (a host step between compiled segments), against NumPy doing
+the same work eagerly, at a small size (where per-step overheads show) and a larger one (where
+LAPACK's time dominates); and a solve + slogdet loss with its gradient (eager, jit)."""
 from __future__ import annotations
 
 import numpy as np
@@ -41,15 +41,24 @@ def check_and_time() -> str:
         s = a @ a.T + n * np.eye(n)
         b = rng.normal(size=(n, 4))
         np_prog = chol_program(np, np.linalg.cholesky)
-        jit_prog = ft.jit(chol_program(fnp, fnp.linalg.cholesky))
-        np.testing.assert_allclose(jit_prog(s), np_prog(s), rtol=1e-12)
+        jit_prog = ft.jit(chol_program(fnp, lambda m: fnp.linalg.cholesky(
+            m, symmetrize_input=False)))
+        np_qr = chol_program(np, lambda m: np.linalg.qr(m)[1])
+        jit_qr = ft.jit(chol_program(fnp, lambda m: fnp.linalg.qr(m)[1]))
+        want_qr = np_qr(s)
+        np.testing.assert_allclose(jit_qr(s), want_qr, rtol=1e-12,
+                                   atol=1e-12 * abs(want_qr).max())
+        want = np_prog(s)  # LAPACK's blocked order may differ: a few ulp of the matrix scale
+        np.testing.assert_allclose(jit_prog(s), want, rtol=1e-12, atol=1e-12 * abs(want).max())
         jit_loss = ft.jit(loss)
         jit_grad = ft.jit(ft.grad(loss))
         np.testing.assert_allclose(jit_loss(a, b), loss_numpy(a, b), rtol=1e-10)
         np.testing.assert_allclose(jit_grad(a, b), ft.grad(loss)(a, b), rtol=1e-10)
         rows = [
             ("NumPy: 2*a -> cholesky -> +1", median_time(lambda: np_prog(s))),
-            ("jit: kernel -> cholesky (host) -> kernel", median_time(lambda: jit_prog(s))),
+            ("jit: one kernel calling LAPACK potrf", median_time(lambda: jit_prog(s))),
+            ("NumPy: 2*a -> qr -> +1", median_time(lambda: np_qr(s))),
+            ("jit: kernel -> qr (host step) -> kernel", median_time(lambda: jit_qr(s))),
             ("NumPy: solve + slogdet loss", median_time(lambda: loss_numpy(a, b))),
             ("functrans eager: same loss", median_time(lambda: loss(a, b))),
             ("jit: same loss", median_time(lambda: jit_loss(a, b))),

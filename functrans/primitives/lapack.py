@@ -1,7 +1,8 @@
 """The two LAPACK routines NumPy's ``np.linalg`` does not expose: ``?getrf`` (LU with partial
 pivoting) and ``?trsm`` (triangular solve), called through ctypes from the OpenBLAS that NumPy
 ships (its symbols carry a ``scipy_`` prefix and a ``64_`` suffix for 64-bit integers), or a
-system LAPACK. Each matrix is copied to Fortran order, so the routines see it as written.
+system LAPACK: the library jit's kernels call (``transforms/lowering/lapack.py``). Each matrix
+is copied to Fortran order, so the routines see it as written.
 
     >>> lu, piv = getrf(np.array([[1.0, 2.0], [3.0, 4.0]]))
     >>> piv.tolist(), lu.tolist()
@@ -10,31 +11,19 @@ system LAPACK. Each matrix is copied to Fortran order, so the routines see it as
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
-import glob
-import os
 
 import numpy as np
 
+from ..transforms.lowering.lapack import find_lapack
+
 
 def _find():
-    """(library, name pattern, integer type) of a LAPACK with ?getrf and ?trsm, or None."""
-    libs_dir = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
-    candidates = glob.glob(os.path.join(libs_dir, "libscipy_openblas*.so*"))
-    candidates += glob.glob(os.path.join(libs_dir, "libopenblas*.so*"))
-    candidates += [p for p in (ctypes.util.find_library(n) for n in ("openblas", "lapack")) if p]
-    patterns = (("scipy_{}64_", ctypes.c_int64), ("{}64_", ctypes.c_int64),
-                ("scipy_{}", ctypes.c_int32), ("{}", ctypes.c_int32))
-    for path in candidates:
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for pattern, int_t in patterns:
-            names = [pattern.format(r) for r in ("dgetrf_", "sgetrf_", "dtrsm_", "strsm_")]
-            if all(hasattr(lib, n) for n in names):
-                return lib, pattern, int_t
-    return None
+    """(library, name pattern, integer type) of the LAPACK the kernels use, or None."""
+    found = find_lapack()
+    if found is None:
+        return None
+    path, pattern, ilp64 = found
+    return ctypes.CDLL(path), pattern, ctypes.c_int64 if ilp64 else ctypes.c_int32
 
 
 _FOUND = _find()

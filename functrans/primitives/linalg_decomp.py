@@ -185,9 +185,14 @@ def _svd_impl(a, *, full_matrices, compute_uv):
 
 svd_p = Primitive("svd", impl=_svd_impl, abstract_eval=_svd_abstract_eval)
 
-# No Numba kernel: jit runs these as host steps (transforms/jit/segmented.py), LAPACK's
-# blocked routines on whole matrices being what an inlined kernel loop would call anyway.
-for _p in (cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p):
+# Under jit, cholesky, triangular_solve and lu call LAPACK inside the kernel
+# (transforms/lowering/lapack.py) when its symbols are found; qr, eigh and svd (whose routines
+# need workspace queries) run as host steps between compiled segments
+# (transforms/jit/segmented.py), as all six do without an in-kernel LAPACK.
+from ..transforms.lowering.lapack import AVAILABLE as _IN_KERNEL  # noqa: E402
+
+for _p in (qr_p, eigh_p, svd_p) + (() if _IN_KERNEL else (cholesky_p, triangular_solve_p,
+                                                          lu_p)):
     _p.host_only = True
 
 
