@@ -556,3 +556,21 @@ def test_scipy_linalg_wrappers_match_scipy(dtype):
         fsl.solve(a, b, assume_a="banded")
     with pytest.raises(ValueError, match="mode"):
         fsl.qr(a, mode="raw")
+
+
+def test_jit_edge_cases_match_eager():
+    """Empty matrices and batches, and a matrix that is not positive definite (NaN) in the
+    kernels' LAPACK calls, as eagerly."""
+    for shape in [(0, 0), (2, 0, 0), (0, 3, 3)]:
+        e = np.ones(shape)
+        for f in (fnp.linalg.det, fnp.linalg.inv, fnp.linalg.cholesky, lambda a: fsl.lu(a)[1],
+                  lambda a: fsl.solve_triangular(a, a)):
+            got, want = ft.jit(f)(e), f(e)
+            assert np.shape(got) == np.shape(want)
+            np.testing.assert_array_equal(got, want)
+    mixed = np.stack([np.eye(3), -np.eye(3)])
+    got = np.asarray(ft.jit(fnp.linalg.cholesky)(mixed))
+    np.testing.assert_array_equal(got[0], np.eye(3))
+    assert np.isnan(got[1]).all()
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    assert float(ft.jit(fnp.linalg.det)(singular)) == 0.0

@@ -65,13 +65,6 @@ if AVAILABLE:
     _sgetrf, _dgetrf = _getrf["s"], _getrf["d"]
 
     @numba.njit(cache=True)
-    def _chars(*codes):
-        out = np.empty(len(codes), np.uint8)
-        for i, c in enumerate(codes):
-            out[i] = c
-        return out
-
-    @numba.njit(cache=True)
     def cholesky(a):
         """Lower Cholesky factors of the (B, n, n) batch ``a`` (lower triangles read); NaN
         where a matrix is not positive definite."""
