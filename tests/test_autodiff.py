@@ -135,6 +135,18 @@ CASES = {
     # A gradient's fan-in (add_any) differentiated again.
     "add_any": (lambda x: ft.grad(lambda v: fnp.sum(v * fnp.sin(v)))(x), (U(-2, 2),)),
     "iota": (lambda x: x * lax.iota("float64", 3), (U(-1, 1),)),
+    # Decompositions of well-conditioned matrices with distinct eigen/singular values (their
+    # derivatives are defined there); test_linalg_decomp.py tests them further.
+    "cholesky": (lambda a: lax.linalg.cholesky(a @ a.T + 3 * fnp.eye(3)), (U(-1, 1, (3, 3)),)),
+    "triangular_solve": (lambda a, b: lax.linalg.triangular_solve(
+        a + 3 * fnp.eye(3), b, left_side=True, lower=True), (U(-1, 1, (3, 3)), U(-1, 1, (3, 2)))),
+    "lu": (lambda a: lax.linalg.lu(a + 3 * fnp.eye(3))[0], (U(-1, 1, (3, 3)),)),
+    "qr": (lambda a: fnp.concatenate(lax.linalg.qr(a, full_matrices=False)),
+           (U(-1, 1, (4, 3)),)),
+    "eigh": (lambda a: (lambda v, w: fnp.concatenate([v, w[None]]))(*lax.linalg.eigh(a)),
+             (U(-1, 1, (3, 3)),)),
+    "svd": (lambda a: (lambda u, s, vt: fnp.concatenate([u * s, vt]))(
+        *lax.linalg.svd(a, full_matrices=False)), (U(-1, 1, (3, 2)),)),
     # One ulp away from x: the derivative of x in x, none in the direction.
     "nextafter": (lambda x, y: lax.nextafter(x, y) * x, (U(0.5, 1), U(2, 3))),
 }

@@ -292,6 +292,13 @@ STRUCTURAL = {
     "cummax": ([_f], dict(axis=1, reverse=False)),
     "cummin": ([_i], dict(axis=0, reverse=False)),
     "cumlogsumexp": ([_f], dict(axis=1, reverse=False)),
+    "cholesky": ([_f @ _f.T + np.eye(2, dtype=F32)], {}),
+    "triangular_solve": ([np.tril(_f[:, :2]) + np.eye(2, dtype=F32), _f],
+                         dict(left_side=True, lower=True, transpose_a=False, unit_diagonal=False)),
+    "lu": ([_f], {}),
+    "qr": ([_f], dict(full_matrices=True)),
+    "eigh": ([_f @ _f.T], dict(lower=True)),
+    "svd": ([_f], dict(full_matrices=False, compute_uv=True)),
 }
 ELEMENTWISE_PARAMS = {
     "integer_pow": dict(y=3),

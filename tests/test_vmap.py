@@ -70,6 +70,13 @@ CASES = {
     "iota_in_body": (lambda x: x + fnp.arange(3.0), (R(3),)),
     "softmax": (ft.nn.softmax, (R(2, 3),)),
     "logsumexp": (lambda x: ft.scipy.special.logsumexp(x, axis=0), (R(3, 2),)),
+    "cholesky": (lambda x: lax.linalg.cholesky(x @ x.T + 3 * fnp.eye(3)), (R(3, 3),)),
+    "triangular_solve": (lambda a, b: lax.linalg.triangular_solve(
+        a + 4 * fnp.eye(3), b, left_side=True, lower=True), (R(3, 3), R(3, 2))),
+    "lu": (lambda x: lax.linalg.lu(x), (R(3, 3),)),
+    "qr": (lambda x: lax.linalg.qr(x), (R(3, 2),)),
+    "eigh": (lambda x: lax.linalg.eigh(x), (R(3, 3),)),
+    "svd": (lambda x: lax.linalg.svd(x), (R(2, 3),)),
 }
 
 

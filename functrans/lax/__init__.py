@@ -10,5 +10,6 @@ from .parallel import *  # noqa: F401,F403
 from .parallel import __all__ as _parallel_all
 from .control_flow import *  # noqa: F401,F403
 from .control_flow import __all__ as _control_flow_all
+from . import linalg  # noqa: F401  (jax.lax.linalg)
 
 __all__ = list(_ops_all) + list(_parallel_all) + list(_control_flow_all)

@@ -19,7 +19,6 @@ import numpy as np
 
 from .. import numpy as fnp
 from .. import random
-from .._decomp import qr_q
 from ..core import dtypes
 
 __all__ = ["zeros", "ones", "constant", "uniform", "normal", "truncated_normal",
@@ -245,7 +244,8 @@ def orthogonal(scale=1.0, column_axis=-1, dtype=None):
         n_cols = shape[column_axis]
         n_rows = math.prod(shape) // n_cols
         tall = (max(n_rows, n_cols), min(n_rows, n_cols))
-        q = qr_q(random.normal(key, tall, d))
+        q, r = fnp.linalg.qr(random.normal(key, tall, d))
+        q = q * fnp.sign(fnp.diagonal(r))  # R's diagonal positive: Haar-distributed Q
         if n_rows < n_cols:
             q = q.T
         q = fnp.reshape(q, tuple(np.delete(shape, column_axis % len(shape))) + (n_cols,))

@@ -2,8 +2,9 @@
 helpers (diagonal, trace, cross, outer, matrix_transpose, ...), computed as NumPy computes
 them.
 
-Decompositions (det, inv, solve, svd, ...) need linear-algebra primitives that functrans does
-not have yet; they raise NotImplementedError instead of giving a wrong answer.
+The decompositions and what is built on them (det, inv, solve, svd, ...) are in
+``linalg_decomp.py``. ``eig``/``eigvals`` need complex results, which functrans does not have
+yet; they raise NotImplementedError instead of giving a wrong answer.
 
     >>> norm(fnp.array([3.0, 4.0]))
     Array(5., dtype=float64)
@@ -19,6 +20,9 @@ from .. import primitives as P
 from ..core import dtypes
 from ..core.trace import get_aval
 from ._core import asarray, convert, normalize_axis
+from .linalg_decomp import (EighResult, QRResult, SlogdetResult, SVDResult,  # noqa: F401
+                            cholesky, cond, det, eigh, eigvalsh, inv, lstsq, matrix_rank, pinv,
+                            qr, slogdet, solve, svd, svdvals, tensorinv, tensorsolve)
 from .linalg_ops import matmul, tensordot, vecdot  # noqa: F401  (Array-API aliases)
 from .reductions import max as max_, min as min_, sum as sum_
 from .shape_ops import matrix_transpose  # noqa: F401  (Array-API alias)
@@ -71,7 +75,7 @@ def _vector_norm(x, axis, ord, keepdims):
 
 def norm(x, ord=None, axis=None, keepdims=False):
     """Vector or matrix norm with NumPy's conventions (vector ords: None/2, 1, inf, -inf, 0,
-    any p; matrix ords: None/'fro', 1, -1, inf, -inf).
+    any p; matrix ords: None/'fro', 'nuc', 1, -1, 2, -2, inf, -inf).
 
     >>> norm(fnp.ones((2, 2)))
     Array(2., dtype=float64)
@@ -111,8 +115,10 @@ def norm(x, ord=None, axis=None, keepdims=False):
     if row == col:
         raise ValueError("fnp.linalg.norm: duplicate axes given")
     if ord in (2, -2, "nuc"):
-        raise NotImplementedError(f"fnp.linalg.norm: ord={ord!r} for matrices needs a singular "
-                                  "value decomposition, which functrans does not support yet")
+        from .shape_ops import moveaxis
+        s = svdvals(moveaxis(x, (row, col), (-2, -1)))
+        red = {2: max_, -2: min_, "nuc": sum_}[ord]
+        return _keep(red(s, axis=-1), shape, (row, col), keepdims)
     # NumPy's max-norms of empty matrices are 0 (initial=0); the min-norms raise.
     if ord in (1, -1):
         sums, ax = sum_(abs_(x), axis=row), col - 1 if col > row else col
@@ -284,18 +290,16 @@ def multi_dot(arrays, *, out=None):
 def _unsupported(name):
     def fn(*args, **kwargs):
         raise NotImplementedError(
-            f"fnp.linalg.{name} needs matrix-decomposition primitives that functrans does not "
-            "have yet; compute it with NumPy outside traced code")
+            f"fnp.linalg.{name} of a real matrix has complex results, and functrans has no "
+            "complex dtypes yet; compute it with NumPy outside traced code (or use eigh/"
+            "eigvalsh for symmetric matrices)")
     fn.__name__ = name
     fn.__doc__ = (f"Not supported yet: raises NotImplementedError (see the module docstring)."
                   f"\n\n    >>> fnp.linalg.{name}(fnp.eye(2))  # doctest: +SKIP\n")
     return fn
 
 
-det, inv, solve, svd, eigh, cholesky, qr, slogdet, pinv, lstsq, eig, eigvals, eigvalsh, \
-    matrix_rank, svdvals, cond, tensorsolve, tensorinv = map(_unsupported, (
-        "det", "inv", "solve", "svd", "eigh", "cholesky", "qr", "slogdet", "pinv", "lstsq", "eig",
-        "eigvals", "eigvalsh", "matrix_rank", "svdvals", "cond", "tensorsolve", "tensorinv"))
+eig, eigvals = map(_unsupported, ("eig", "eigvals"))
 
 
 def matrix_power(a, n):
@@ -316,8 +320,7 @@ def matrix_power(a, n):
     except TypeError:
         raise TypeError("fnp.linalg.matrix_power: exponent must be an integer") from None
     if n < 0:
-        raise NotImplementedError("fnp.linalg.matrix_power with a negative exponent needs a "
-                                  "matrix inverse, which functrans does not support yet")
+        a, n = inv(a), -n
     if n == 0:
         return lax.broadcast_in_dim(eye(s[-1], dtype=get_aval(a).dtype), s,
                                     (len(s) - 2, len(s) - 1))

@@ -1,5 +1,5 @@
 """Samplers built on matrix factorizations: ``multivariate_normal`` (Cholesky) and
-``orthogonal`` (QR), using the composed decompositions of ``functrans._decomp``.
+``orthogonal`` (QR), using ``fnp.linalg``'s decompositions.
 
     >>> random.orthogonal(random.key(0), 3).shape
     (3, 3)
@@ -10,7 +10,6 @@ import numpy as np
 
 from .. import lax
 from .. import numpy as fnp
-from .._decomp import cholesky, qr_q
 from ..core.trace import get_aval
 from ._continuous import _normal, as_array, float_dtype, sample_shape
 from ._prng import canonical_shape, check_key
@@ -19,12 +18,12 @@ __all__ = ["multivariate_normal", "orthogonal"]
 
 
 def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
-    """Samples ``mean + L z`` with ``L`` the Cholesky factor of ``cov`` and ``z`` standard
-    normal; shape ``shape + mean.shape[-1:]``, where ``shape`` (default: the broadcast of
+    """Samples ``mean + F z`` with ``F F^T == cov`` and ``z`` standard normal; shape
+    ``shape + mean.shape[-1:]``, where ``shape`` (default: the broadcast of
     ``mean.shape[:-1]`` and ``cov.shape[:-2]``) must broadcast with both.
 
-    Only ``method="cholesky"`` is available ("eigh" and "svd" need eigen/singular value
-    decompositions functrans does not have); a ``cov`` that is not positive definite gives NaN.
+    ``method`` chooses the factor ``F`` as JAX does: "cholesky" (a ``cov`` that is not
+    positive definite gives NaN), "eigh" (``V sqrt(w)``) or "svd" (``U sqrt(s)``).
 
         >>> x = random.multivariate_normal(random.key(0), fnp.zeros(2), fnp.eye(2), (5,))
         >>> x.shape
@@ -39,9 +38,6 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     if method not in ("cholesky", "eigh", "svd"):
         raise ValueError(f"multivariate_normal: method must be 'cholesky', 'eigh' or 'svd', got "
                          f"{method!r}")
-    if method != "cholesky":
-        raise NotImplementedError(f"multivariate_normal: method={method!r} needs a matrix "
-                                  "decomposition functrans does not have yet; use 'cholesky'")
     mean = lax.convert_element_type(as_array(mean), dtype)
     cov = lax.convert_element_type(as_array(cov), dtype)
     ms, cs = get_aval(mean).shape, get_aval(cov).shape
@@ -63,7 +59,15 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     shape = sample_shape("multivariate_normal", shape, batch,
                          f"mean.shape[:-1] = {ms[:-1]} and cov.shape[:-2] = {cs[:-2]}")
     z = _normal(key, shape + (n,), dtype)
-    return mean + fnp.einsum("...ij,...j->...i", cholesky(cov), z)
+    if method == "svd":
+        u, s, _ = fnp.linalg.svd(cov)
+        factor = u * fnp.sqrt(s[..., None, :])
+    elif method == "eigh":
+        w, v = fnp.linalg.eigh(cov)
+        factor = v * fnp.sqrt(w[..., None, :])
+    else:
+        factor = fnp.linalg.cholesky(cov)
+    return mean + fnp.einsum("...ij,...j->...i", factor, z)
 
 
 def orthogonal(key, n, shape=(), dtype=None, m=None):
@@ -83,5 +87,7 @@ def orthogonal(key, n, shape=(), dtype=None, m=None):
     if n < 0 or m < 0:
         raise ValueError(f"orthogonal: n and m must be non-negative, got n={n}, m={m}")
     tall = (max(n, m), min(n, m))
-    q = qr_q(_normal(key, shape + tall, dtype))
+    q, r = fnp.linalg.qr(_normal(key, shape + tall, dtype))
+    # Signs making R's diagonal positive: Q is then unique, so Haar-distributed (Mezzadri).
+    q = q * fnp.sign(fnp.diagonal(r, 0, -2, -1))[..., None, :]
     return fnp.swapaxes(q, -1, -2) if n < m else q

@@ -1,2 +1,3 @@
-"""``functrans.scipy``: the parts of SciPy that JAX provides (``special``, ``stats``)."""
-from . import special, stats  # noqa: F401
+"""``functrans.scipy``: the parts of SciPy that JAX provides (``special``, ``stats``,
+``linalg``)."""
+from . import linalg, special, stats  # noqa: F401

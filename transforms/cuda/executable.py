@@ -17,6 +17,7 @@ from functrans.core.array import Array
 from functrans.core.ir import Literal
 from functrans.core.trace import EVAL_TRACE, set_current_trace
 
+from ..lowering import lapack
 from ..lowering.scalar import scalar_rules
 from . import kernels as K
 
@@ -24,7 +25,11 @@ from . import kernels as K
 _NOT_ON_DEVICE = {"erf_inv", "digamma", "polygamma", "zeta", "nextafter", "population_count"}
 # Without a CUDA kernel yet: run on the host (operands copied over and back); the tests
 # check that this list is exactly what has no kernel.
-HOST_PRIMITIVES = _NOT_ON_DEVICE | {"scatter-mul", "fft"}
+# (Primitives marked host_only -- collectives, callbacks, shard_map and the decompositions
+# qr/eigh/svd -- have no handler either and run on the host the same way; they are not listed
+# here. cholesky, triangular_solve and lu are host_only only without an in-kernel LAPACK.)
+HOST_PRIMITIVES = _NOT_ON_DEVICE | {"scatter-mul", "fft"} | (
+    {"cholesky", "triangular_solve", "lu"} if lapack.AVAILABLE else set())
 _INDEX_MAPS = {"broadcast_in_dim", "transpose", "slice", "rev", "pad", "concatenate"}
 _ALIASES = {"reshape", "squeeze"}
 _REDUCE = {"reduce_sum": "sum", "reduce_prod": "prod", "reduce_max": "max",

@@ -44,6 +44,7 @@ from functrans.primitives import special_impls as sp
 from functrans.transforms.lowering import blas
 from functrans.transforms.lowering import fastmath as fm
 from functrans.transforms.lowering import fft as fftl
+from functrans.transforms.lowering import lapack
 from functrans.transforms.lowering import runtime as rt
 """
 

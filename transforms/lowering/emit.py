@@ -578,6 +578,8 @@ def _calls_blas(jaxpr) -> bool:
     from functrans.core.ir import walk_jaxprs
     from .ops import SMALL_GEMM
     for eqn in jaxpr.eqns:
+        if eqn.prim.name in ("cholesky", "triangular_solve", "lu"):  # LAPACK: OpenBLAS threads
+            return True
         if eqn.prim.name == "dot_general" and eqn.outputs[0].aval.dtype.kind in "fc":
             (lc, _), _ = eqn.params["dimension_numbers"]
             k = int(np.prod([eqn.inputs[0].aval.shape[d] for d in lc]))

@@ -1,5 +1,6 @@
 """Emitters for the equations that are not fused into loop nests: reshape, concatenate, pad,
-dynamic slices, gather/scatter, dot_general (BLAS), cumulative ops, sort, bitcast.
+dynamic slices, gather/scatter, dot_general (BLAS), cumulative ops, sort, bitcast, and the
+LAPACK-backed cholesky, triangular_solve and lu.
 
 ``op_rules[name](em, eqn)`` writes lines that define ``em.name(out)`` for each output; every
 array it produces is C-contiguous (later loops and BLAS rely on it).
@@ -364,6 +365,37 @@ def _sort(em, eqn):
         em.line(f"{em.name(out)} = {res}")
 
 
+def _matrices(em, x, rows, cols):
+    """``x`` (..., rows, cols) as a C-contiguous batch (B, rows, cols)."""
+    b = math.prod(x.aval.shape[:-2])
+    return em.tmp(f"np.ascontiguousarray({em.atom(x)}).reshape({_shape_tuple((b, rows, cols))})")
+
+
+def _cholesky(em, eqn):
+    (x,), (out,) = eqn.inputs, eqn.outputs
+    n = x.aval.shape[-1]
+    em.line(f"{em.name(out)} = lapack.cholesky({_matrices(em, x, n, n)})"
+            f".reshape({_shape_tuple(out.aval.shape)})")
+
+
+def _triangular_solve(em, eqn):
+    (a, b), (out,) = eqn.inputs, eqn.outputs
+    p = eqn.params
+    k = a.aval.shape[-1]
+    va, vb = _matrices(em, a, k, k), _matrices(em, b, *b.aval.shape[-2:])
+    em.line(f"{em.name(out)} = lapack.triangular_solve({va}, {vb}, {p['left_side']}, "
+            f"{p['lower']}, {p['transpose_a']}, {p['unit_diagonal']})"
+            f".reshape({_shape_tuple(out.aval.shape)})")
+
+
+def _lu(em, eqn):
+    (a,) = eqn.inputs
+    res = em.fresh("lu")
+    em.line(f"{res} = lapack.lu({_matrices(em, a, *a.aval.shape[-2:])})")
+    for i, out in enumerate(eqn.outputs):
+        em.line(f"{em.name(out)} = {res}[{i}].reshape({_shape_tuple(out.aval.shape)})")
+
+
 def _bitcast(em, eqn):
     x, out = eqn.inputs[0], eqn.outputs[0]
     dt = dtype_ctor(out.aval.dtype)
@@ -385,6 +417,7 @@ op_rules.update({
     "dynamic_slice": _dynamic_slice, "dynamic_update_slice": _dynamic_update_slice,
     "gather": _gather, "dot_general": _dot_general, "sort": _sort,
     "bitcast_convert_type": _bitcast,
+    "cholesky": _cholesky, "triangular_solve": _triangular_solve, "lu": _lu,
     "scatter": _scatter(lambda c, v, fl, dt: v),
     "scatter-add": _scatter(lambda c, v, fl, dt: f"{c} | {v}" if dt == np.bool_ else f"{c} + {v}"),
     "scatter-mul": _scatter(lambda c, v, fl, dt: f"{c} * {v}"),

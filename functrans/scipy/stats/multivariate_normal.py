@@ -1,9 +1,8 @@
 """The multivariate normal distribution (``jax.scipy.stats.multivariate_normal``).
 
 ``cov`` may be a scalar (isotropic), a vector (the diagonal, as SciPy allows) or a matrix
-``(..., n, n)``; matrices are factored with a composed Cholesky decomposition (O(n^3) vector
-work in a loop; meant for the small and moderate ``n`` of statistical models). Leading axes
-of ``x``, ``mean`` and ``cov`` broadcast.
+``(..., n, n)``, factored by Cholesky decomposition. Leading axes of ``x``, ``mean`` and
+``cov`` broadcast.
 
     >>> logpdf(fnp.zeros(2), fnp.zeros(2), fnp.eye(2))
     Array(-1.83787707, dtype=float64)
@@ -13,7 +12,7 @@ from __future__ import annotations
 import math
 
 from ... import numpy as fnp
-from ..._decomp import cholesky, solve_lower
+from ...lax import linalg as lax_linalg
 from ...core.trace import get_aval
 from ._util import promote_inexact
 
@@ -64,8 +63,8 @@ def logpdf(x, mean, cov, allow_singular=None):
     if cs[-2:] != (n, n):
         raise ValueError(f"multivariate_normal.logpdf: cov of shape {cs} does not match mean "
                          f"of shape {ms}: a matrix cov must end in ({n}, {n})")
-    L = cholesky(cov)
-    z = solve_lower(L, y)
+    L = lax_linalg.cholesky(cov)
+    z = lax_linalg.triangular_solve(L, y[..., None], left_side=True, lower=True)[..., 0]
     half_logdet = fnp.sum(fnp.log(fnp.diagonal(L, axis1=-2, axis2=-1)), axis=-1)
     return -0.5 * (fnp.sum(z * z, axis=-1) + n * _LOG_2PI) - half_logdet
 

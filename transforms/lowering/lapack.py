@@ -1,0 +1,147 @@
+"""LAPACK inside generated kernels: Cholesky (``?potrf``), triangular solves (``?trsm``) and LU
+(``?getrf``) called by symbol from the OpenBLAS that NumPy ships (or a system LAPACK), as
+``blas.py`` calls ``?gemm``. A host step costs tens of microseconds per call; these cost what
+LAPACK costs. Arrays are C-contiguous batches ``(B, rows, cols)``; a row-major matrix is its
+transpose to Fortran, so Cholesky and triangular solves work in place on the transposed
+problem, and LU factors a transposed copy.
+
+    >>> L = cholesky(np.array([[[4.0, 2.0], [2.0, 5.0]]]))   # also inside @njit
+    >>> L[0].tolist()
+    [[2.0, 0.0], [1.0, 2.0]]
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import glob
+import os
+
+import numba
+import numpy as np
+from llvmlite import binding as llvm
+from numba import types
+
+
+def find_lapack():
+    """(library path, symbol pattern, 64-bit integers) of a LAPACK with ?getrf, ?potrf and
+    ?trsm, or None."""
+    libs_dir = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
+    candidates = glob.glob(os.path.join(libs_dir, "libscipy_openblas*.so*"))
+    candidates += glob.glob(os.path.join(libs_dir, "libopenblas*.so*"))
+    candidates += [p for p in (ctypes.util.find_library(n) for n in ("openblas", "lapack")) if p]
+    patterns = (("scipy_{}64_", True), ("{}64_", True), ("scipy_{}", False), ("{}", False))
+    for path in candidates:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for pattern, ilp64 in patterns:
+            names = [pattern.format(r + "_") for r in ("dgetrf", "sgetrf", "dtrsm", "strsm",
+                                                       "dpotrf", "spotrf")]
+            if all(hasattr(lib, n) for n in names):
+                return path, pattern, ilp64
+    return None
+
+
+FOUND = find_lapack()
+AVAILABLE = FOUND is not None
+
+if AVAILABLE:
+    llvm.load_library_permanently(FOUND[0])
+    _I = types.int64 if FOUND[2] else types.int32
+    _INT = np.int64 if FOUND[2] else np.int32
+    _ip, _cp, _vp, _len = types.CPointer(_I), types.CPointer(types.uint8), types.voidptr, \
+        types.uint64
+
+    def _ext(name, *args):
+        return types.ExternalFunction(FOUND[1].format(name + "_"), types.void(*args))
+
+    _potrf = {k: _ext(k + "potrf", _cp, _ip, _vp, _ip, _ip, _len) for k in "sd"}
+    _trsm = {k: _ext(k + "trsm", _cp, _cp, _cp, _cp, _ip, _ip, _vp, _vp, _ip, _vp, _ip,
+                     _len, _len, _len, _len) for k in "sd"}
+    _getrf = {k: _ext(k + "getrf", _ip, _ip, _vp, _ip, _ip, _ip) for k in "sd"}
+    _spotrf, _dpotrf = _potrf["s"], _potrf["d"]
+    _strsm, _dtrsm = _trsm["s"], _trsm["d"]
+    _sgetrf, _dgetrf = _getrf["s"], _getrf["d"]
+
+    @numba.njit(cache=True)
+    def cholesky(a):
+        """Lower Cholesky factors of the (B, n, n) batch ``a`` (lower triangles read); NaN
+        where a matrix is not positive definite."""
+        out = a.copy()
+        nb, n = a.shape[0], a.shape[1]
+        uplo = np.full(1, 85, np.uint8)  # 'U' of the transposed (Fortran) view = our lower
+        dims = np.full(1, max(n, 1), _INT)
+        info = np.zeros(1, _INT)
+        nn = np.full(1, n, _INT)
+        for b in range(nb):
+            m = out[b]
+            if n == 0:
+                continue
+            if a.itemsize == 8:
+                _dpotrf(uplo.ctypes, nn.ctypes, m.ctypes, dims.ctypes, info.ctypes, 1)
+            else:
+                _spotrf(uplo.ctypes, nn.ctypes, m.ctypes, dims.ctypes, info.ctypes, 1)
+            if info[0] != 0:
+                m[:] = np.nan
+            else:
+                for i in range(n):
+                    for j in range(i + 1, n):
+                        m[i, j] = 0
+        return out
+
+    @numba.njit(cache=True)
+    def triangular_solve(a, b, left_side, lower, transpose_a, unit_diagonal):
+        """``op(a)^-1 b`` or ``b op(a)^-1`` for the batches ``a`` (B, k, k), ``b`` (B, m, n).
+        In Fortran's view every matrix is transposed: the left solve becomes a right one with
+        the other triangle, and vice versa."""
+        x = b.copy()
+        nb, m, n = b.shape[0], b.shape[1], b.shape[2]
+        k = a.shape[1]
+        if m == 0 or n == 0:
+            return x
+        side = np.full(1, 82 if left_side else 76, np.uint8)   # 'R' / 'L'
+        uplo = np.full(1, 85 if lower else 76, np.uint8)        # 'U' / 'L'
+        trans = np.full(1, 84 if transpose_a else 78, np.uint8)  # 'T' / 'N'
+        diag = np.full(1, 85 if unit_diagonal else 78, np.uint8)  # 'U' / 'N'
+        rows, cols = np.full(1, n, _INT), np.full(1, m, _INT)    # x^T is (n, m) in Fortran
+        lda, ldb = np.full(1, max(k, 1), _INT), np.full(1, max(n, 1), _INT)
+        alpha = np.ones(1, a.dtype)
+        for q in range(nb):
+            if a.itemsize == 8:
+                _dtrsm(side.ctypes, uplo.ctypes, trans.ctypes, diag.ctypes, rows.ctypes,
+                       cols.ctypes, alpha.ctypes, a[q].ctypes, lda.ctypes, x[q].ctypes,
+                       ldb.ctypes, 1, 1, 1, 1)
+            else:
+                _strsm(side.ctypes, uplo.ctypes, trans.ctypes, diag.ctypes, rows.ctypes,
+                       cols.ctypes, alpha.ctypes, a[q].ctypes, lda.ctypes, x[q].ctypes,
+                       ldb.ctypes, 1, 1, 1, 1)
+        return x
+
+    @numba.njit(cache=True)
+    def lu(a):
+        """LU with partial pivoting of the batch ``a`` (B, m, n): packed factors, 0-based
+        pivots (int32) and the permutation they apply (int32)."""
+        nb, m, n = a.shape[0], a.shape[1], a.shape[2]
+        k = min(m, n)
+        out = np.empty_like(a)
+        pivots = np.zeros((nb, k), np.int32)
+        perm = np.empty((nb, m), np.int32)
+        mm, nn, ld = np.full(1, m, _INT), np.full(1, n, _INT), np.full(1, max(m, 1), _INT)
+        ipiv = np.zeros(max(k, 1), _INT)
+        info = np.zeros(1, _INT)
+        for q in range(nb):
+            t = np.ascontiguousarray(a[q].T)  # Fortran order of a[q]
+            if k:
+                if a.itemsize == 8:
+                    _dgetrf(mm.ctypes, nn.ctypes, t.ctypes, ld.ctypes, ipiv.ctypes, info.ctypes)
+                else:
+                    _sgetrf(mm.ctypes, nn.ctypes, t.ctypes, ld.ctypes, ipiv.ctypes, info.ctypes)
+            out[q] = t.T
+            for i in range(m):
+                perm[q, i] = i
+            for i in range(k):
+                p = ipiv[i] - 1
+                pivots[q, i] = p
+                perm[q, i], perm[q, p] = perm[q, p], perm[q, i]
+        return out, pivots, perm
