@@ -6,6 +6,8 @@ The set is small and closed: everything else in functrans.numpy / lax is a compo
 from .elementwise import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
+from .convolution import *  # noqa: F401,F403
+from .windowed import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
 from .structural import *  # noqa: F401,F403
