@@ -27,6 +27,7 @@ from functrans._version import __version__
 from functrans.core.array import Array
 
 from . import control  # noqa: F401  (registers the control-flow lowering)
+from . import window_ops  # noqa: F401  (registers convolution and pooling)
 from . import fastmath
 from .emit import LoweringError, emit_kernel
 
