@@ -24,7 +24,9 @@ from . import kernels as K
 _NOT_ON_DEVICE = {"erf_inv", "digamma", "polygamma", "zeta", "nextafter", "population_count"}
 # Without a CUDA kernel yet: run on the host (operands copied over and back); the tests
 # check that this list is exactly what has no kernel.
-HOST_PRIMITIVES = _NOT_ON_DEVICE | {"scatter-mul"}
+HOST_PRIMITIVES = _NOT_ON_DEVICE | {
+    "scatter-mul", "conv_general_dilated", "reduce_window_sum", "reduce_window_max",
+    "reduce_window_min", "select_and_gather_add", "select_and_scatter_add"}
 _INDEX_MAPS = {"broadcast_in_dim", "transpose", "slice", "rev", "pad", "concatenate"}
 _ALIASES = {"reshape", "squeeze"}
 _REDUCE = {"reduce_sum": "sum", "reduce_prod": "prod", "reduce_max": "max",
