@@ -106,9 +106,9 @@ def selected_positions(operand, select_prim, **params):
     kind = "max" if select_prim == "ge" else "min"
     v = windows(operand, identity(kind, operand.dtype), **params)
     out_shape = v.shape[:operand.ndim]
-    flat = v.reshape(out_shape + (-1,))
-    if flat.shape[-1] == 0 or flat.size == 0:
+    if v.size == 0:  # no windows (every window has at least one element)
         return np.zeros(out_shape, np.int64), out_shape
+    flat = v.reshape(out_shape + (-1,))
     pos = np.argmax(flat, -1) if kind == "max" else np.argmin(flat, -1)
     return pos, out_shape
 
