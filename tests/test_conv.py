@@ -413,7 +413,9 @@ def test_pooling_jit_matches_eager_with_derivatives(cfg, name, dtype):
 @given(window_configs(), st.sampled_from(["sum", "max", "min"]))
 def test_pooling_derivatives_match_finite_differences(cfg, name):
     x = rng.permutation(np.prod(cfg["shape"])).reshape(cfg["shape"]) * 0.37 + 0.1
-    check_grads(_pool(cfg, name), (x,), order=2)
+    pool = _pool(cfg, name)
+    # windows of padding alone give -inf/inf (no derivative): clipped to finite constants
+    check_grads(lambda v: fnp.clip(pool(v), -1e3, 1e3), (x,), order=2)
 
 
 @settings(max_examples=10, deadline=None)
@@ -439,11 +441,15 @@ def test_max_pool_ties_and_nan_follow_the_first_selected_element():
         np.testing.assert_array_equal(fn(y), [np.nan, 3.0])
     for fn in (g, ft.jit(g)):
         np.testing.assert_array_equal(fn(y), [0.0, 1.0, 0.0, 1.0])
-    # a window of padding only: -inf, and no gradient anywhere
+    # windows [pad, pad], [pad, pad], [pad, x0], [x0, x1]: padding alone gives -inf with no
+    # gradient; the tie x0 == x1 sends the last window's cotangent to x0 as well
     edge = lambda v: lax.reduce_window(v, -np.inf, lax.max, (2,), (1,), [(3, 0)])  # noqa: E731
-    np.testing.assert_array_equal(edge(np.ones(2))[:2], [-np.inf, -np.inf])
-    np.testing.assert_array_equal(ft.grad(lambda v: fnp.sum(edge(v)[2:]))(np.ones(2)),
-                                  [1.0, 1.0])
+    np.testing.assert_array_equal(edge(np.ones(2)), [-np.inf, -np.inf, 1.0, 1.0])
+    for fn in (ft.grad(lambda v: fnp.sum(edge(v)[2:] * 1.0)), ft.jit(ft.grad(
+            lambda v: fnp.sum(edge(v)[2:])))):
+        np.testing.assert_array_equal(fn(np.ones(2)), [2.0, 0.0])
+    np.testing.assert_array_equal(ft.grad(lambda v: fnp.sum(edge(v)[:2] * 0.0 + 1.0))(
+        np.ones(2)), [0.0, 0.0])
 
 
 def test_reduce_window_general_function_and_pytrees():
