@@ -5,10 +5,11 @@ feature and batch groups, any dimension order).
 (batch, feature, spatial...) for lhs and the output and (out feature, in feature, spatial...)
 for the kernel; ``padding`` is one ``(low, high)`` pair per spatial dim (negative crops)::
 
-    >>> conv_general_dilated_p.bind1(np.ones((1, 1, 4)), np.ones((1, 1, 2)), window_strides=(1,),
-    ...     padding=((0, 0),), lhs_dilation=(1,), rhs_dilation=(1,),
+    >>> y = conv_general_dilated_p.bind1(np.ones((1, 1, 4)), np.ones((1, 1, 2)),
+    ...     window_strides=(1,), padding=((0, 0),), lhs_dilation=(1,), rhs_dilation=(1,),
     ...     dimension_numbers=((0, 1, 2), (0, 1, 2), (0, 1, 2)), feature_group_count=1,
     ...     batch_group_count=1, precision=None, preferred_element_type=np.dtype("float64"))
+    >>> np.asarray(y)
     array([[[2., 2., 2.]]])
 """
 from __future__ import annotations

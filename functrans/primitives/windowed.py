@@ -6,8 +6,9 @@ Every primitive here takes ``window_dimensions``, ``window_strides``, ``padding`
 ``(low, high)`` pair per dim), ``base_dilation`` and ``window_dilation``, as XLA's
 ReduceWindow; padding and holes hold the reduction's identity::
 
-    >>> reduce_window_max_p.bind1(np.array([1., 3., 2., 5.]), window_dimensions=(2,),
+    >>> y = reduce_window_max_p.bind1(np.array([1., 3., 2., 5.]), window_dimensions=(2,),
     ...     window_strides=(2,), padding=((0, 0),), base_dilation=(1,), window_dilation=(1,))
+    >>> np.asarray(y)
     array([3., 5.])
 
 The selection in a window picks the first maximal (minimal) element in row-major window
