@@ -117,72 +117,75 @@ def _conv_abstract_eval(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_
 
 
 def dilate_and_pad(x, first_spatial, dilation, padding, fill):
-    """NumPy: the spatial dims (from ``first_spatial`` on) of ``x`` dilated (``fill`` in the
-    holes) and padded with ``fill`` (negative padding crops)."""
-    ns = x.ndim - first_spatial
-    shape = list(x.shape[:first_spatial])
+    """NumPy: the ``len(dilation)`` spatial dims of ``x`` from ``first_spatial`` on dilated
+    (``fill`` in the holes) and padded with ``fill`` (negative padding crops)."""
+    ns, fs = len(dilation), first_spatial
+    shape = list(x.shape)
     for k in range(ns):
         lo, hi = padding[k]
-        shape.append(dilate_dim(x.shape[first_spatial + k], dilation[k]) + max(lo, 0)
-                     + max(hi, 0))
+        shape[fs + k] = dilate_dim(x.shape[fs + k], dilation[k]) + max(lo, 0) + max(hi, 0)
     out = np.full(shape, fill, x.dtype)
-    dst = [slice(None)] * first_spatial
-    for k in range(ns):
-        lo = max(padding[k][0], 0)
-        dst.append(slice(lo, lo + dilate_dim(x.shape[first_spatial + k], dilation[k]),
-                         dilation[k]))
-    out[tuple(dst)] = x
-    crop = [slice(None)] * first_spatial
+    dst = [slice(None)] * x.ndim
+    crop = [slice(None)] * x.ndim
     for k in range(ns):
         lo, hi = padding[k]
-        crop.append(slice(-min(lo, 0), shape[first_spatial + k] + min(hi, 0)))
+        start = max(lo, 0)
+        dst[fs + k] = slice(start, start + dilate_dim(x.shape[fs + k], dilation[k]), dilation[k])
+        crop[fs + k] = slice(-min(lo, 0), shape[fs + k] + min(hi, 0))
+    out[tuple(dst)] = x
     return out[tuple(crop)]
 
 
 def window_view(x, first_spatial, window, strides, window_dilation):
-    """NumPy: windows of the spatial dims of ``x``: shape ``x.shape[:first_spatial] + out +
-    window`` (a strided view, no copy)."""
-    ns = x.ndim - first_spatial
+    """NumPy: windows over the ``len(window)`` spatial dims of ``x`` from ``first_spatial``
+    on: shape ``x.shape[:first_spatial] + out + x.shape[first_spatial + ns:] + window`` (a
+    strided view, no copy)."""
+    ns, fs = len(window), first_spatial
     full = [dilate_dim(w, d) for w, d in zip(window, window_dilation)]
-    axes = tuple(range(first_spatial, x.ndim))
+    axes = tuple(range(fs, fs + ns))
+    out = [stride_dim(x.shape[a], f, s) for a, f, s in zip(axes, full, strides)]
     if any(x.shape[a] < f for a, f in zip(axes, full)):  # no window fits: an empty result
-        out = [stride_dim(x.shape[a], f, s) for a, f, s in zip(axes, full, strides)]
-        return np.zeros(x.shape[:first_spatial] + tuple(out) + tuple(window), x.dtype)
+        return np.zeros(x.shape[:fs] + tuple(out) + x.shape[fs + ns:] + tuple(window), x.dtype)
     v = np.lib.stride_tricks.sliding_window_view(x, full, axis=axes)
-    sl = ([slice(None)] * first_spatial + [slice(None, None, s) for s in strides]
-          + [slice(None, None, d) for d in window_dilation])
-    assert v.ndim == first_spatial + 2 * ns
+    sl = ([slice(None)] * fs + [slice(None, None, s) for s in strides]
+          + [slice(None)] * (x.ndim - fs - ns) + [slice(None, None, d) for d in window_dilation])
     return v[tuple(sl)]
+
+
+def channels_last(spec):
+    """The permutation taking an array with dims ``(batch, feature, spatial...)`` at
+    ``spec`` to (batch, spatial..., feature) order."""
+    return (spec[0],) + tuple(spec[2:]) + (spec[1],)
 
 
 def conv_numpy(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                dimension_numbers, feature_group_count, batch_group_count, out_dtype):
-    """The convolution as an im2col matrix product through NumPy."""
+    """The convolution as an im2col matrix product through NumPy, channels last (rows are
+    output positions, columns kernel positions times input features)."""
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     if lhs.dtype != out_dtype:
         lhs, rhs = lhs.astype(out_dtype), rhs.astype(out_dtype)
-    x = lhs.transpose(lhs_spec)
-    w = rhs.transpose(rhs_spec)
-    n, c = x.shape[:2]
-    o = w.shape[0]
-    nsp = x.ndim - 2
-    ksp = w.shape[2:]
-    x = dilate_and_pad(x, 2, lhs_dilation, padding, 0)
-    cols = window_view(x, 2, ksp, window_strides, rhs_dilation)  # N, C, out..., k...
-    out_sp = cols.shape[2:2 + nsp]
+    x = lhs.transpose(channels_last(lhs_spec))  # N, S..., C
+    w = rhs.transpose(channels_last(rhs_spec))  # O, K..., I
+    n, c, o = x.shape[0], x.shape[-1], w.shape[0]
+    ns = x.ndim - 2
+    ksp = w.shape[1:-1]
+    x = dilate_and_pad(x, 1, lhs_dilation, padding, 0)
+    cols = window_view(x, 1, ksp, window_strides, rhs_dilation)  # N, out..., C, K...
+    out_sp = cols.shape[1:1 + ns]
+    cols = np.moveaxis(cols, 1 + ns, -1)  # N, out..., K..., C
     b, g = batch_group_count, feature_group_count
     nb, cg, od = n // b, c // g, o // (b * g)
     p, kk = math.prod(out_sp), math.prod(ksp)
-    # (B, Nb, G, Cg, P, K) -> (B, G, Nb*P, Cg*K): one row per output position and batch item.
-    cols = cols.reshape(b, nb, g, cg, p, kk).transpose(0, 2, 1, 4, 3, 5)
-    cols = cols.reshape(b, g, nb * p, cg * kk)
-    wm = w.reshape(b, g, od, cg * kk).transpose(0, 1, 3, 2)
+    cols = cols.reshape(b, nb, p, kk, g, cg).transpose(0, 4, 1, 2, 3, 5)
+    cols = cols.reshape(b, g, nb * p, kk * cg)
+    wm = w.reshape(b, g, od, kk * cg).transpose(0, 1, 3, 2)
     if out_dtype == np.bool_:
         res = np.matmul(cols.astype(np.int64), wm.astype(np.int64)) != 0
     else:
         res = np.matmul(cols, wm)  # B, G, Nb*P, Od
-    res = res.reshape(b, g, nb, p, od).transpose(2, 0, 1, 4, 3).reshape((nb, o) + out_sp)
-    return np.ascontiguousarray(res.transpose(np.argsort(out_spec)))
+    res = res.reshape(b, g, nb, p, od).transpose(2, 3, 0, 1, 4).reshape((nb,) + out_sp + (o,))
+    return np.ascontiguousarray(res.transpose(np.argsort(channels_last(out_spec))))
 
 
 def _conv_impl(lhs, rhs, *, precision, preferred_element_type, **params):

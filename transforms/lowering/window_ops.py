@@ -1,8 +1,8 @@
 """Emitters for convolution and windowed reductions.
 
-A convolution is an im2col copy (one row per output position, one column per input feature
-and kernel position, zero where the window reads padding or a dilation hole) followed by one
-GEMM per group (BLAS for large float products, loops otherwise, int64 accumulation for
+A convolution is an im2col copy (one row per output position, one column per kernel
+position and input feature, zero where the window reads padding or a dilation hole) followed
+by one GEMM per group (BLAS for large float products, loops otherwise, int64 accumulation for
 integers as dot_general). Windowed reductions and the selections that differentiate
 max/min pooling are loop nests over output positions and window offsets; a window offset
 that lands in padding or a base-dilation hole is skipped (it holds the identity).
@@ -164,18 +164,22 @@ def _select(scatter):
 
 
 def _conv(em, eqn):
+    """Channels last: the operand as (N, S..., C) and the kernel as (O, K..., I), so the
+    im2col copy moves runs of Cg contiguous features, and for NHWC/HWIO/NHWC no other copy
+    is needed."""
+    from functrans.primitives.convolution import channels_last
     lhs, rhs = eqn.inputs
     out = eqn.outputs[0]
     p = eqn.params
     lhs_spec, rhs_spec, out_spec = p["dimension_numbers"]
     dt = out.aval.dtype
     dst = em.name(out)
-    lshape = [lhs.aval.shape[d] for d in lhs_spec]
-    rshape = [rhs.aval.shape[d] for d in rhs_spec]
-    oshape = [out.aval.shape[d] for d in out_spec]
-    n, c, sp = lshape[0], lshape[1], lshape[2:]
-    o, ksp = rshape[0], rshape[2:]
-    out_sp = oshape[2:]
+    lperm, rperm = channels_last(lhs_spec), channels_last(rhs_spec)
+    lshape = [lhs.aval.shape[d] for d in lperm]
+    rshape = [rhs.aval.shape[d] for d in rperm]
+    n, c, sp = lshape[0], lshape[-1], lshape[1:-1]
+    o, ksp = rshape[0], rshape[1:-1]
+    out_sp = [out.aval.shape[d] for d in out_spec[2:]]
     b, g = p["batch_group_count"], p["feature_group_count"]
     nb, cg, od = n // b, c // g, o // (b * g)
     pp, kk = math.prod(out_sp), math.prod(ksp)
@@ -183,18 +187,25 @@ def _conv(em, eqn):
         em.line(f"{dst} = np.zeros({_shape_tuple(out.aval.shape)}, dtype={dtype_ctor(dt)})")
         return
     work = dt if dt.kind == "f" else np.dtype(np.int64)
-    xt = em.tmp(f"np.ascontiguousarray({em.atom(lhs)}.transpose({_shape_tuple(lhs_spec)}))")
-    wt = em.tmp(f"np.ascontiguousarray({em.atom(rhs)}.transpose({_shape_tuple(rhs_spec)}))")
-    wm = em.tmp(f"{wt}.astype({dtype_ctor(work)}).reshape({_shape_tuple((b, g, od, cg * kk))})")
+
+    def prepared(x, perm):
+        src = em.atom(x)
+        if list(perm) != list(range(len(perm))):
+            src = em.tmp(f"np.ascontiguousarray({src}.transpose({_shape_tuple(perm)}))")
+        if x.aval.dtype != work:
+            src = em.tmp(f"{src}.astype({dtype_ctor(work)})")
+        return src
+    xt = prepared(lhs, lperm)
+    wm = em.tmp(f"{prepared(rhs, rperm)}.reshape({_shape_tuple((b, g, od, kk * cg))})")
     cols = em.fresh("cols")
-    em.line(f"{cols} = np.zeros({_shape_tuple((b, g, nb * pp, cg * kk))}, "
+    em.line(f"{cols} = np.zeros({_shape_tuple((b, g, nb * pp, kk * cg))}, "
             f"dtype={dtype_ctor(work)})")
     strides, pads = p["window_strides"], p["padding"]
     ldil, rdil = p["lhs_dilation"], p["rhs_dilation"]
 
     def body(idx):
-        bi, ni, gi, ci = idx[:4]
-        oidx = idx[4:]
+        bi, ni, gi = idx[:3]
+        oidx = idx[3:]
         row = em.tmp(" + ".join([f"{ni} * {pp}"] + [
             f"{oi} * {math.prod(out_sp[d + 1:])}" for d, oi in enumerate(oidx)]))
         xidx, kidx, opened = [], [], 0
@@ -210,12 +221,12 @@ def _conv(em, eqn):
                 opened += 1
             xidx.append(i)
             kidx.append(k)
-        col = " + ".join([f"{ci} * {kk}"] + [f"{k} * {math.prod(ksp[d + 1:])}"
-                                            for d, k in enumerate(kidx)])
-        read = f"{xt}[{bi} * {nb} + {ni}, {gi} * {cg} + {ci}, {', '.join(xidx)}]"
-        em.line(f"{cols}[{bi}, {gi}, {row}, {col}] = {em.cast(read, work)}")
+        col = em.tmp("(" + " + ".join(["0"] + [f"{k} * {math.prod(ksp[d + 1:])}"
+                                               for d, k in enumerate(kidx)]) + f") * {cg}")
+        src = f"{xt}[{bi} * {nb} + {ni}, {', '.join(xidx)}, {gi} * {cg}:{gi} * {cg} + {cg}]"
+        em.line(f"{cols}[{bi}, {gi}, {row}, {col}:{col} + {cg}] = {src}")
         em.level -= opened
-    _loops(em, [b, nb, g, cg] + list(out_sp), body, "c")
+    _loops(em, [b, nb, g] + list(out_sp), body, "c")
     res = em.fresh("res")
     m = nb * pp
     em.line(f"{res} = np.empty({_shape_tuple((b, g, m, od))}, dtype={dtype_ctor(work)})")
@@ -229,14 +240,16 @@ def _conv(em, eqn):
         em.line(f"        blas.gemm32({args})")
     else:
         em.line(f"        blas.gemm64({args})")
-    r = em.tmp(f"np.ascontiguousarray({res}.reshape({_shape_tuple((b, g, nb, pp, od))})"
-               f".transpose((2, 0, 1, 4, 3)))")
-    r = em.tmp(f"{r}.reshape({_shape_tuple([nb, o] + list(out_sp))})")
+    r = res
+    if b * g > 1:  # (B, G, Nb, P, Od) -> (Nb, P, B, G, Od): features (b, g, od) major first
+        r = em.tmp(f"np.ascontiguousarray({r}.reshape({_shape_tuple((b, g, nb, pp, od))})"
+                   f".transpose((2, 3, 0, 1, 4)))")
+    r = em.tmp(f"{r}.reshape({_shape_tuple([nb] + out_sp + [o])})")
     if dt == np.bool_:
         r = em.tmp(f"{r} != 0")
     elif work != dt:
         r = em.tmp(f"{r}.astype({dtype_ctor(dt)})")
-    inv = tuple(int(i) for i in np.argsort(out_spec))
+    inv = tuple(int(i) for i in np.argsort(channels_last(out_spec)))
     if inv != tuple(range(len(inv))):
         r = em.tmp(f"np.ascontiguousarray({r}.transpose({_shape_tuple(inv)}))")
     em.line(f"{dst} = {r}")
