@@ -223,8 +223,12 @@ def _conv(em, eqn):
             kidx.append(k)
         col = em.tmp("(" + " + ".join(["0"] + [f"{k} * {math.prod(ksp[d + 1:])}"
                                                for d, k in enumerate(kidx)]) + f") * {cg}")
-        src = f"{xt}[{bi} * {nb} + {ni}, {', '.join(xidx)}, {gi} * {cg}:{gi} * {cg} + {cg}]"
-        em.line(f"{cols}[{bi}, {gi}, {row}, {col}:{col} + {cg}] = {src}")
+        # An explicit loop, not a slice assignment: under parallel=True Numba makes each
+        # array assignment a parallel region, one per window position (orders slower).
+        ci = em.fresh("ch")
+        em.line(f"for {ci} in range({cg}):")
+        em.line(f"    {cols}[{bi}, {gi}, {row}, {col} + {ci}] = "
+                f"{xt}[{bi} * {nb} + {ni}, {', '.join(xidx)}, {gi} * {cg} + {ci}]")
         em.level -= opened
     _loops(em, [b, nb, g] + list(out_sp), body, "c")
     res = em.fresh("res")
