@@ -202,6 +202,22 @@ def _conv(em, eqn):
             f"dtype={dtype_ctor(work)})")
     strides, pads = p["window_strides"], p["padding"]
     ldil, rdil = p["lhs_dilation"], p["rhs_dilation"]
+    if len(sp) <= 3:  # the compiled helper, with unit dims up to three spatial dims
+        fill = 3 - len(sp)
+        x5 = em.tmp(f"{xt}.reshape({_shape_tuple([n] + list(sp) + [1] * fill + [c])})")
+        three = lambda vals, one: _shape_tuple(list(vals) + [one] * fill)  # noqa: E731
+        em.line(f"rt.im2col3({x5}, {cols}, {nb}, {cg}, {three(out_sp, 1)}, "
+                f"{three(strides, 1)}, {three([lo for lo, _ in pads], 0)}, {three(ldil, 1)}, "
+                f"{three(rdil, 1)}, {three(ksp, 1)})")
+    else:
+        _im2col_loops(em, xt, cols, (b, nb, g, cg), sp, ksp, out_sp, strides, pads, ldil, rdil)
+    _gemm_and_output(em, eqn, cols, wm, (b, g, nb, od, o, pp, kk, cg), out_sp, work)
+
+
+def _im2col_loops(em, xt, cols, groups, sp, ksp, out_sp, strides, pads, ldil, rdil):
+    """im2col as generated loops (any number of spatial dims)."""
+    b, nb, g, cg = groups
+    pp = math.prod(out_sp)
 
     def body(idx):
         bi, ni, gi = idx[:3]
@@ -231,6 +247,15 @@ def _conv(em, eqn):
                 f"{xt}[{bi} * {nb} + {ni}, {', '.join(xidx)}, {gi} * {cg} + {ci}]")
         em.level -= opened
     _loops(em, [b, nb, g] + list(out_sp), body, "c")
+
+
+def _gemm_and_output(em, eqn, cols, wm, sizes, out_sp, work):
+    """One GEMM per (batch group, feature group), then the result in the output's order."""
+    b, g, nb, od, o, pp, kk, cg = sizes
+    out = eqn.outputs[0]
+    dt, dst = out.aval.dtype, em.name(out)
+    out_spec = eqn.params["dimension_numbers"][2]
+    from functrans.primitives.convolution import channels_last
     res = em.fresh("res")
     m = nb * pp
     em.line(f"{res} = np.empty({_shape_tuple((b, g, m, od))}, dtype={dtype_ctor(work)})")
