@@ -344,7 +344,7 @@ def test_conv_errors_name_the_problem():
         ft.jit(lambda a, b: conv(a, b, (1, 1), "SAME"))(x, w)
 
 
-# ---- reduce_window ---------------------------------------------------------------------------------
+# ---- reduce_window ---------------------------------------------------------------------------
 @st.composite
 def window_configs(draw):
     nd = draw(st.integers(1, 3))

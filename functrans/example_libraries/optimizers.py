@@ -312,7 +312,7 @@ def adamax(step_size, b1=0.9, b2=0.999, eps=1e-8):
         (lambda s: s[0])
 
 
-# ---- utilities ------------------------------------------------------------------------------------
+# ---- utilities -------------------------------------------------------------------------------
 def l2_norm(tree):
     """The l2 norm of all the leaves of a pytree together.
 
