@@ -195,6 +195,20 @@ def test_conv_derivatives_match_finite_differences(cfg):
     check_grads(_conv_fn(cfg), (x, w), order=2)
 
 
+def test_conv_with_four_spatial_dims_under_jit():
+    # more than three spatial dims: the lowering generates the im2col loops itself
+    x, w = rng.standard_normal((2, 4, 3, 4, 2, 3)), rng.standard_normal((4, 2, 2, 2, 1, 2))
+    dn = lax.conv_dimension_numbers(x.shape, w.shape, None)
+
+    def f(x, w):
+        return lax.conv_general_dilated(x, w, (1, 2, 1, 1), [(1, 0), (0, 1), (0, 0), (1, 1)],
+                                        (1, 1, 2, 1), (2, 1, 1, 1), feature_group_count=2)
+    want = conv_oracle(x, w, (1, 2, 1, 1), [(1, 0), (0, 1), (0, 0), (1, 1)], (1, 1, 2, 1),
+                       (2, 1, 1, 1), dn, fg=2)
+    _close(f(x, w), want, "float64")
+    _close(ft.jit(f)(x, w), want, "float64")
+
+
 def test_conv_matches_scipy_correlate():
     x, w = rng.standard_normal((2, 3, 7, 6)), rng.standard_normal((4, 3, 3, 2))
     for mode, pad in (("valid", "VALID"), ("full", [(2, 2), (1, 1)])):
