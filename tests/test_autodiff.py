@@ -119,6 +119,26 @@ CASES = {
     "dot_batched": (lambda a, b: fnp.einsum("bij,bjk->bik", a, b),
                     (U(-1, 1, (2, 2, 3)), U(-1, 1, (2, 3, 2)))),
     "dot_vector": (lambda a, b: fnp.dot(a, b), (U(-1, 1, (3,)), U(-1, 1, (3, 2)))),
+    "conv": (lambda x, w: lax.conv_general_dilated(x, w, (2, 1), [(1, 0), (0, 1)], (1, 2), (1, 1),
+                                                   ("NHWC", "HWIO", "NHWC")),
+             (U(-1, 1, (1, 4, 3, 2)), U(-1, 1, (2, 2, 2, 3)))),
+    "conv_feature_groups": (lambda x, w: lax.conv_general_dilated(
+        x, w, (1,), "SAME", rhs_dilation=(2,), feature_group_count=2),
+        (U(-1, 1, (2, 4, 4)), U(-1, 1, (4, 2, 2)))),
+    "conv_batch_groups": (lambda x, w: lax.conv_general_dilated(
+        x, w, (1,), [(1, 1)], batch_group_count=2), (U(-1, 1, (2, 2, 3)), U(-1, 1, (4, 2, 2)))),
+    "reduce_window_sum": (lambda x: lax.reduce_window(x, 0.0, lax.add, (2, 2), (1, 2), "SAME"),
+                          (U(-1, 1, (3, 4)),)),
+    "reduce_window_max": (lambda x: lax.reduce_window(x, -fnp.inf, lax.max, (2, 2), (1, 1),
+                                                      [(1, 0), (0, 1)]), (distinct((3, 3)),)),
+    "reduce_window_min": (lambda x: lax.reduce_window(x, fnp.inf, lax.min, (3,), (2,), "VALID",
+                                                      window_dilation=(2,)), (distinct((7,)),)),
+    # The linear primitives of max pooling's JVP and VJP, differentiated again.
+    "select_and_gather_add": (lambda x, t: ft.jvp(
+        lambda v: lax.reduce_window(v, -fnp.inf, lax.max, (2,), (1,), "VALID"), (x,), (t * t,))[1],
+        (distinct((4,)), U(-1, 1, (4,)))),
+    "select_and_scatter_add": (lambda x: ft.grad(lambda v: fnp.sum(lax.reduce_window(
+        v, -fnp.inf, lax.max, (2,), (1,), "VALID") ** 3))(x), (distinct((4,)),)),
     "sort": (lambda x: fnp.sort(x) * np.arange(1.0, 5.0), (distinct((4,)),)),
     "sort_2d": (lambda x: fnp.sort(x, axis=0) ** 2, (distinct((3, 2)),)),
     "logsumexp": (ft.scipy.special.logsumexp, (U(-1, 1, (4,)),)),
@@ -185,7 +205,8 @@ def test_check_grads_float64(name):
 
 @pytest.mark.parametrize("name", ["sin", "tanh", "logistic", "mul", "div", "dot_general", "sort",
                                   "reduce_max", "cumprod", "gather", "scatter_add", "logsumexp",
-                                  "pow", "exp"])
+                                  "pow", "exp", "conv", "conv_feature_groups",
+                                  "reduce_window_max", "reduce_window_sum"])
 def test_check_grads_float32(name):
     f, args = CASES[name]
     args32 = tuple(np.asarray(a, np.float32) for a in args)

@@ -262,6 +262,8 @@ _i = np.arange(6, dtype=np.int32).reshape(2, 3)
 _b = _i % 2 == 0
 _u = _i.astype(np.uint32)
 
+_WINDOW = dict(window_dimensions=(2, 2), window_strides=(1, 2), padding=((1, 0), (0, 1)),
+               base_dilation=(1, 2), window_dilation=(2, 1))
 # name -> (operands, params). Elementwise ones get defaults below.
 STRUCTURAL = {
     "broadcast_in_dim": ([_f], dict(shape=(4, 2, 3), broadcast_dimensions=(1, 2))),
@@ -287,6 +289,15 @@ STRUCTURAL = {
     "reduce_min": ([_u], dict(axes=(1,))),
     "reduce_and": ([_b], dict(axes=(0,))),
     "reduce_or": ([_b], dict(axes=(1,))),
+    "conv_general_dilated": ([_f.reshape(1, 2, 3), np.ones((4, 1, 2), F32)], dict(
+        window_strides=(2,), padding=((1, 2),), lhs_dilation=(2,), rhs_dilation=(1,),
+        dimension_numbers=((0, 1, 2), (0, 1, 2), (0, 2, 1)), feature_group_count=2,
+        batch_group_count=1, precision=None, preferred_element_type=np.dtype(np.float64))),
+    "reduce_window_sum": ([_i], _WINDOW),
+    "reduce_window_max": ([_f], _WINDOW),
+    "reduce_window_min": ([_u], _WINDOW),
+    "select_and_gather_add": ([np.ones((2, 3), F32), _f], dict(select_prim="ge", **_WINDOW)),
+    "select_and_scatter_add": ([np.ones((1, 3), F32), _f], dict(select_prim="le", **_WINDOW)),
     "cumsum": ([_i], dict(axis=1, reverse=False)),
     "cumprod": ([_f], dict(axis=0, reverse=True)),
     "cummax": ([_f], dict(axis=1, reverse=False)),

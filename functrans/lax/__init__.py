@@ -11,5 +11,10 @@ from .parallel import __all__ as _parallel_all
 from .control_flow import *  # noqa: F401,F403
 from .control_flow import __all__ as _control_flow_all
 from . import linalg  # noqa: F401  (jax.lax.linalg)
+from .convolution import *  # noqa: F401,F403
+from .convolution import __all__ as _convolution_all
+from .windowed import *  # noqa: F401,F403
+from .windowed import __all__ as _windowed_all
 
-__all__ = list(_ops_all) + list(_parallel_all) + list(_control_flow_all)
+__all__ = (list(_ops_all) + list(_parallel_all) + list(_control_flow_all) + list(_convolution_all)
+           + list(_windowed_all))

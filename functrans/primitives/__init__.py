@@ -8,6 +8,8 @@ from .complex_parts import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .linalg_decomp import *  # noqa: F401,F403
+from .convolution import *  # noqa: F401,F403
+from .windowed import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
 from .fft import *  # noqa: F401,F403

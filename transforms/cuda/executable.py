@@ -28,7 +28,9 @@ _NOT_ON_DEVICE = {"erf_inv", "digamma", "polygamma", "zeta", "nextafter", "popul
 # (Primitives marked host_only -- collectives, callbacks, shard_map and the decompositions
 # qr/eigh/svd -- have no handler either and run on the host the same way; they are not listed
 # here. cholesky, triangular_solve and lu are host_only only without an in-kernel LAPACK.)
-HOST_PRIMITIVES = _NOT_ON_DEVICE | {"scatter-mul", "fft"} | (
+HOST_PRIMITIVES = _NOT_ON_DEVICE | {
+    "scatter-mul", "fft", "conv_general_dilated", "reduce_window_sum", "reduce_window_max",
+    "reduce_window_min", "select_and_gather_add", "select_and_scatter_add"} | (
     {"cholesky", "triangular_solve", "lu"} if lapack.AVAILABLE else set())
 _INDEX_MAPS = {"broadcast_in_dim", "transpose", "slice", "rev", "pad", "concatenate"}
 _ALIASES = {"reshape", "squeeze"}

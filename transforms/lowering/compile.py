@@ -29,6 +29,7 @@ from functrans.core.array import Array
 
 from . import control  # noqa: F401  (registers the control-flow lowering)
 from . import fft  # noqa: F401  (registers the fft lowering)
+from . import window_ops  # noqa: F401  (registers convolution and pooling)
 from . import fastmath
 from .emit import LoweringError, emit_kernel
 

@@ -203,3 +203,43 @@ def fma(typingctx, x, y, z):
         return builder.call(fn, args)
 
     return x(x, y, z), codegen
+
+
+
+@_jit
+def im2col3(x, cols, nb, cg, out_shape, strides, lo, ldil, rdil, ksize):
+    """Fill ``cols[b, g, n*P + out, k*cg + c]`` from ``x`` of shape (N, S0, S1, S2, C) (three
+    spatial dims; unused ones have size 1): for each output position and kernel offset, the
+    ``cg`` features of group g at the input position it reads, unless that is padding or an
+    lhs-dilation hole (left as is: zero). A helper compiled on its own: inside a
+    ``parallel=True`` kernel these loops run several times slower."""
+    nbatch, ngroups = cols.shape[0], cols.shape[1]
+    k0, k1, k2 = ksize
+    o0, o1, o2 = out_shape
+    p = o0 * o1 * o2
+    for b in range(nbatch):
+        for n in range(nb):
+            for g in range(ngroups):
+                for a0 in range(o0):
+                    for a1 in range(o1):
+                        for a2 in range(o2):
+                            row = n * p + (a0 * o1 + a1) * o2 + a2
+                            for w0 in range(k0):
+                                q0 = a0 * strides[0] + w0 * rdil[0] - lo[0]
+                                if q0 < 0 or q0 % ldil[0] != 0 or q0 // ldil[0] >= x.shape[1]:
+                                    continue
+                                for w1 in range(k1):
+                                    q1 = a1 * strides[1] + w1 * rdil[1] - lo[1]
+                                    if (q1 < 0 or q1 % ldil[1] != 0
+                                            or q1 // ldil[1] >= x.shape[2]):
+                                        continue
+                                    for w2 in range(k2):
+                                        q2 = a2 * strides[2] + w2 * rdil[2] - lo[2]
+                                        if (q2 < 0 or q2 % ldil[2] != 0
+                                                or q2 // ldil[2] >= x.shape[3]):
+                                            continue
+                                        col = ((w0 * k1 + w1) * k2 + w2) * cg
+                                        src = x[b * nb + n, q0 // ldil[0], q1 // ldil[1],
+                                                q2 // ldil[2]]
+                                        for c in range(cg):
+                                            cols[b, g, row, col + c] = src[g * cg + c]
