@@ -194,13 +194,39 @@ def to_numpy(x, aval: ShapedArray | None = None) -> np.ndarray:
     return v
 
 
-def _check_nans(prim, outs):
+def nan_error(prim) -> FloatingPointError:
+    """The debug_nans error for a NaN produced by ``prim``, naming the user's line."""
+    where = _state.nan_where
+    where, context = where if where is not None else (source_info(), "")
+    return FloatingPointError(f"invalid value (nan) encountered in {prim.name}"
+                              + (f" at {where}" if where else "") + context
+                              + " (debug_nans is on)")
+
+
+class nan_source:
+    """Context manager: NaNs found meanwhile are reported at ``source`` (an equation's line,
+    while a compiled program is re-run eagerly to locate one), with ``context`` appended."""
+
+    __slots__ = ("where", "prev")
+
+    def __init__(self, source, context=""):
+        self.where = (source, context)
+
+    def __enter__(self):
+        self.prev = _state.nan_where
+        _state.nan_where = self.where
+
+    def __exit__(self, *exc):
+        _state.nan_where = self.prev
+
+
+def _check_nans(prim, vals, params, outs):
     for o in outs:
         if o.dtype.kind == "f" and np.isnan(o).any():
-            where = source_info()
-            raise FloatingPointError(
-                f"invalid value (nan) encountered in {prim.name}"
-                + (f" at {where}" if where else "") + " (debug_nans is on)")
+            locate = getattr(prim, "locate_nan", None)
+            if locate is not None:  # a compiled call: name the primitive inside it
+                locate(vals, params)
+            raise nan_error(prim)
 
 
 def _check_impl(prim, outs, out_avals):
@@ -250,7 +276,7 @@ class EvalTrace(Trace):
                 o = o.copy()  # a view of the caller's writable array would not stay immutable
             result.append(Array._wrap(o, a.weak_type))
         if config.debug_nans:
-            _check_nans(prim, [r._value for r in result])
+            _check_nans(prim, vals, params, [r._value for r in result])
         return result
 
 
@@ -259,6 +285,7 @@ EVAL_TRACE = EvalTrace()
 
 class _State(threading.local):
     trace: Trace = EVAL_TRACE  # every thread starts at the root
+    nan_where = None  # (source, context) while nan_source is active
 
 
 _state = _State()
