@@ -21,7 +21,7 @@ from .array import Array
 from .avals import ShapedArray
 from .config import config
 from .errors import ConcretizationTypeError, TracerArrayConversionError, UnexpectedTracerError
-from .ir import source_info
+from .ir import Jaxpr, source_info, walk_jaxprs
 
 
 _PRIMITIVES: list = []
@@ -242,29 +242,35 @@ def _check_impl(prim, outs, out_avals):
 
 
 class EvalTrace(Trace):
-    """The root trace: runs impls on concrete values."""
+    """The root trace: runs impls on concrete values.
+
+    Type rules are pure functions of the input types and params, so their results are
+    cached per (primitive, x64 flag, input types, params): a signature seen before skips
+    validation. Params that are not hashable (arrays) or hold programs are not cached.
+    """
 
     name = "eager evaluation"
 
     def __init__(self):
         super().__init__(None)
+        self.rule_cache: dict = {}
 
     def process_primitive(self, prim, args, params):
-        avals, vals, user = [], [], None
+        sig, vals, user = [], [], None
         for x in args:
             if type(x) is Array:
                 v = x._value
-                avals.append(ShapedArray(v.shape, v.dtype, x._weak))
+                sig.append((v.shape, v.dtype, x._weak))
                 vals.append(v)
             elif isinstance(x, Tracer):
                 raise UnexpectedTracerError(x)  # only tracers of finished traces get here
             else:
                 aval = get_aval(x)
-                avals.append(aval)
+                sig.append((aval.shape, aval.dtype, aval.weak_type))
                 vals.append(to_numpy(x, aval))
                 if type(x) is np.ndarray and x.ndim and x.flags.writeable:
                     user = (user or []) + [x]
-        out_avals = prim.abstract_eval(*avals, **params)
+        out_avals = self.type_rule(prim, sig, params)
         outs = prim.impl(*vals, **params)
         if config.check_jaxprs:
             _check_impl(prim, outs, out_avals)
@@ -278,6 +284,35 @@ class EvalTrace(Trace):
         if config.debug_nans:
             _check_nans(prim, vals, params, [r._value for r in result])
         return result
+
+    def type_rule(self, prim, sig, params) -> list:
+        """``prim.abstract_eval`` on inputs of types ``sig`` ((shape, dtype, weak) each)."""
+        try:
+            key = (prim, config.enable_x64, *sig, *params.items()) if params else \
+                (prim, config.enable_x64, *sig)
+            out_avals = self.rule_cache.get(key)
+        except TypeError:  # unhashable params
+            key = out_avals = None
+        if out_avals is None:
+            out_avals = prim.abstract_eval(*[ShapedArray(*s) for s in sig], **params)
+            if key is not None and _context_free(prim, params):
+                if len(self.rule_cache) >= _RULE_CACHE_SIZE:
+                    self.rule_cache.clear()
+                self.rule_cache[key] = out_avals
+        return out_avals
+
+
+_RULE_CACHE_SIZE = 8192
+
+
+def _context_free(prim, params) -> bool:
+    """Whether the type rule depends on the inputs and params alone: not for collectives
+    (named axes in scope), nor for params holding programs or functions (kept alive by
+    identity and seldom seen twice)."""
+    if getattr(prim, "named_axis_rule", False) or getattr(prim, "host_only", False):
+        return False
+    return not any(callable(v) or isinstance(v, (Jaxpr, tuple)) and any(walk_jaxprs({0: v}))
+                   for v in params.values())
 
 
 EVAL_TRACE = EvalTrace()
@@ -320,6 +355,9 @@ class new_trace(set_current_trace):
         super().__enter__()
         return self.trace
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, *exc):
         _state.trace = self.prev
         self.trace.alive = False
+        if config.check_tracer_leaks and exc_type is None:
+            from .leaks import check_leaks
+            check_leaks(self.trace)

@@ -188,17 +188,8 @@ def _fast_signature(args, kwargs):
     or None when something else needs the general path. The key also holds the config flags
     that change traced programs; leaves come in ``tree_flatten``'s order."""
     key, leaves = [], []
-    for a in args:
-        t = type(a)
-        if t is Array:
-            v = a._value
-            key.append((v.shape, v.dtype, a._weak))
-            leaves.append(a)
-        elif t in _SCALARS:
-            key.append(t)
-            leaves.append(a)
-        elif not _add_node(a, t, key, leaves):
-            return None
+    if not _add_children(args, key, leaves):
+        return None
     if kwargs:
         key.append("**")
         if not _add_node(kwargs, dict, key, leaves):
@@ -221,6 +212,21 @@ def _fast_key(args):
     return key
 
 
+def _add_children(children, key, leaves) -> bool:
+    for c in children:
+        t = type(c)
+        if t is Array:  # the common leaves first, without a call
+            v = c._value
+            key.append((v.shape, v.dtype, c._weak))
+            leaves.append(c)
+        elif t in _SCALARS:
+            key.append(t)
+            leaves.append(c)
+        elif not _add_node(c, t, key, leaves):
+            return False
+    return True
+
+
 def _add_node(x, t, key, leaves) -> bool:
     """Add ``x`` (of type ``t``) to a fast signature; False if it needs the general path."""
     if t is np.ndarray:
@@ -229,24 +235,16 @@ def _add_node(x, t, key, leaves) -> bool:
     elif isinstance(x, np.generic):  # a NumPy scalar's type fixes its dtype
         key.append(t)
         leaves.append(x)
-    elif t is Array or t in _SCALARS:
-        key.append((x._value.shape, x._value.dtype, x._weak) if t is Array else t)
-        leaves.append(x)
     elif t is tuple or t is list:
         key.append((t, len(x)))
-        for c in x:
-            if not _add_node(c, type(c), key, leaves):
-                return False
+        return _add_children(x, key, leaves)
     elif t is dict:
         try:
             names = sorted(x)
         except TypeError:
             return False
         key.append((dict, tuple(names)))
-        for n in names:
-            c = x[n]
-            if not _add_node(c, type(c), key, leaves):
-                return False
+        return _add_children([x[n] for n in names], key, leaves)
     elif x is None:
         key.append(None)
     else:
