@@ -242,18 +242,13 @@ def _check_impl(prim, outs, out_avals):
 
 
 class EvalTrace(Trace):
-    """The root trace: runs impls on concrete values.
-
-    Type rules are pure functions of the input types and params, so their results are
-    cached per (primitive, x64 flag, input types, params): a signature seen before skips
-    validation. Params that are not hashable (arrays) or hold programs are not cached.
-    """
+    """The root trace: runs impls on concrete values (type rules through ``type_rule``'s
+    cache)."""
 
     name = "eager evaluation"
 
     def __init__(self):
         super().__init__(None)
-        self.rule_cache: dict = {}
 
     def process_primitive(self, prim, args, params):
         sig, vals, user = [], [], None
@@ -262,15 +257,24 @@ class EvalTrace(Trace):
                 v = x._value
                 sig.append((v.shape, v.dtype, x._weak))
                 vals.append(v)
+            elif type(x) is np.ndarray and x.ndim:
+                # The caller's array itself: outputs that could alias it are copied below.
+                d = dtypes.canonicalize_dtype(x.dtype)
+                sig.append((x.shape, d, False))
+                if d != x.dtype:
+                    vals.append(x.astype(d))
+                else:
+                    vals.append(x)
+                    if x.flags.writeable:
+                        user = (user or []) + [x]
             elif isinstance(x, Tracer):
                 raise UnexpectedTracerError(x)  # only tracers of finished traces get here
             else:
                 aval = get_aval(x)
                 sig.append((aval.shape, aval.dtype, aval.weak_type))
-                vals.append(to_numpy(x, aval))
-                if type(x) is np.ndarray and x.ndim and x.flags.writeable:
-                    user = (user or []) + [x]
-        out_avals = self.type_rule(prim, sig, params)
+                vals.append(to_numpy(x, aval))  # (a read-only view: 0-d arrays are not
+                # checked for aliasing, and wrapping an output freezes its buffer)
+        out_avals = type_rule(prim, sig, params)
         outs = prim.impl(*vals, **params)
         if config.check_jaxprs:
             _check_impl(prim, outs, out_avals)
@@ -278,31 +282,43 @@ class EvalTrace(Trace):
         for o, a in zip(outs, out_avals):
             if type(o) is not np.ndarray or o.dtype != a.dtype:
                 o = np.asarray(o, dtype=a.dtype)
-            if user and o.ndim and any(np.may_share_memory(o, u) for u in user):
+            if user and o.ndim and (o.base is not None or any(o is u for u in user)) and \
+                    any(np.may_share_memory(o, u) for u in user):
                 o = o.copy()  # a view of the caller's writable array would not stay immutable
-            result.append(Array._wrap(o, a.weak_type))
+            o.setflags(write=False)
+            r = _new_object(Array)  # Array._wrap, inlined: this is the hottest path
+            r._value, r._weak, r._sharding = o, a.weak_type, None
+            result.append(r)
         if config.debug_nans:
             _check_nans(prim, vals, params, [r._value for r in result])
         return result
 
-    def type_rule(self, prim, sig, params) -> list:
-        """``prim.abstract_eval`` on inputs of types ``sig`` ((shape, dtype, weak) each)."""
-        try:
-            key = (prim, config.enable_x64, *sig, *params.items()) if params else \
-                (prim, config.enable_x64, *sig)
-            out_avals = self.rule_cache.get(key)
-        except TypeError:  # unhashable params
-            key = out_avals = None
-        if out_avals is None:
-            out_avals = prim.abstract_eval(*[ShapedArray(*s) for s in sig], **params)
-            if key is not None and _context_free(prim, params):
-                if len(self.rule_cache) >= _RULE_CACHE_SIZE:
-                    self.rule_cache.clear()
-                self.rule_cache[key] = out_avals
-        return out_avals
 
-
+_new_object = object.__new__
 _RULE_CACHE_SIZE = 8192
+_rule_cache: dict = {}
+
+
+def type_rule(prim, sig, params) -> list:
+    """``prim.abstract_eval`` on inputs of types ``sig`` ((shape, dtype, weak) each).
+
+    Type rules are pure functions of the input types and params, so their results are
+    cached per (primitive, x64 flag, input types, params): a signature seen before skips
+    validation. Collectives and params holding programs or functions are not cached.
+    """
+    try:
+        key = (prim, config.enable_x64, *sig, *params.items()) if params else \
+            (prim, config.enable_x64, *sig)
+        out_avals = _rule_cache.get(key)
+    except TypeError:  # unhashable params
+        key = out_avals = None
+    if out_avals is None:
+        out_avals = prim.abstract_eval(*[ShapedArray(*s) for s in sig], **params)
+        if key is not None and _context_free(prim, params):
+            if len(_rule_cache) >= _RULE_CACHE_SIZE:
+                _rule_cache.clear()
+            _rule_cache[key] = out_avals
+    return out_avals
 
 
 def _context_free(prim, params) -> bool:
