@@ -272,8 +272,10 @@ class EvalTrace(Trace):
             else:
                 aval = get_aval(x)
                 sig.append((aval.shape, aval.dtype, aval.weak_type))
-                vals.append(to_numpy(x, aval))  # (a read-only view: 0-d arrays are not
-                # checked for aliasing, and wrapping an output freezes its buffer)
+                vals.append(to_numpy(x, aval))  # (a read-only view: wrapping an output that
+                # is the input itself must not freeze the caller's array)
+                if type(x) is np.ndarray and x.flags.writeable:
+                    user = (user or []) + [x]
         out_avals = type_rule(prim, sig, params)
         outs = prim.impl(*vals, **params)
         if config.check_jaxprs:
@@ -282,7 +284,7 @@ class EvalTrace(Trace):
         for o, a in zip(outs, out_avals):
             if type(o) is not np.ndarray or o.dtype != a.dtype:
                 o = np.asarray(o, dtype=a.dtype)
-            if user and o.ndim and (o.base is not None or any(o is u for u in user)) and \
+            if user and (o.base is not None or any(o is u for u in user)) and \
                     any(np.may_share_memory(o, u) for u in user):
                 o = o.copy()  # a view of the caller's writable array would not stay immutable
             o.setflags(write=False)
