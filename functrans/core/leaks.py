@@ -11,7 +11,8 @@ of failing later where it is used::
     >>> with ft.config.override(check_tracer_leaks=True):
     ...     ft.jit(lambda x: leaked.append(x) or x)(1.0)
     Traceback (most recent call last):
-    UnexpectedTracerError: Leaked tracer f64[] of jit(<lambda>), held by a list ...
+    ...
+    functrans.core.errors.UnexpectedTracerError: Leaked tracer f64[] of jit(<lambda>), held by ...
 """
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ that created that primitive (as JAX re-runs the de-optimized function)::
     >>> with ft.config.override(debug_nans=True):
     ...     ft.jit(lambda x: fnp.log(x) * 2)(-1.0)
     Traceback (most recent call last):
+    ...
     FloatingPointError: invalid value (nan) encountered in log at ... inside jit(<lambda>) ...
 """
 from __future__ import annotations
