@@ -17,7 +17,7 @@ from .core.eval import eval_jaxpr  # noqa: F401
 from .core.errors import (ConcretizationTypeError, ShardError,  # noqa: F401
                           TracerArrayConversionError, UnexpectedTracerError)
 from .core.ir import Jaxpr  # noqa: F401
-from .tracing import eval_shape, make_jaxpr  # noqa: F401
+from .tracing import eval_shape, make_jaxpr, named_call  # noqa: F401
 from .transforms.autodiff import (checkpoint, custom_jvp, custom_vjp, grad,  # noqa: F401
                                   hessian, jacfwd, jacrev, jvp, linearize, remat,
                                   value_and_grad, vjp)
@@ -27,6 +27,8 @@ from .transforms import cuda as _cuda_backend  # noqa: F401  (registers the cuda
 from .core.devices import (default_backend, device_count, devices, local_device_count,  # noqa: F401
                            local_devices, process_count, process_index)
 from .placement import block_until_ready, device_put  # noqa: F401
+from .callbacks import pure_callback  # noqa: F401
+from . import custom_batching  # noqa: F401
 from .spmd import pmap, shard_map  # noqa: F401
 from . import debug, distributed, sharding  # noqa: F401
 from . import export  # noqa: F401,E402  (after jit: it builds on jit)

@@ -72,3 +72,41 @@ def eval_shape(fun, *args, **kwargs):
     jaxpr, out_tree = _trace(fun, (), args, kwargs, f"eval_shape({fun_name(fun)})")
     return tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
                                      for a in jaxpr.out_avals])
+
+
+def named_call(fun, *, name: str | None = None):
+    """``fun`` under the name ``name`` (default: its own): traced, it appears in the jaxpr as
+    a ``jit`` call with that name (jit inlines it, so compiled code is unchanged); evaluated
+    eagerly, it simply runs ``fun``.
+
+    >>> inner = ft.named_call(lambda x: x * 2, name="double")
+    >>> print(ft.make_jaxpr(lambda x: inner(x) + 1)(1.0))
+    { lambda ; a:f64[]. let
+        b:f64[] = jit[
+          jaxpr={ lambda ; c:f64[]. let d:f64[] = mul c 2.0:f64[] in (d,) }
+          name=double
+        ] a
+        e:f64[] = add b 1.0:f64[]
+      in (e,) }
+    """
+    from .core.trace import EVAL_TRACE, _state
+    from .transforms.jit import jit
+
+    if not callable(fun):
+        raise TypeError(f"named_call: expected a callable, got {type(fun).__name__}")
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"named_call: name must be a string, got {type(name).__name__}")
+
+    @functools.wraps(fun)
+    def body(*args, **kwargs):
+        return fun(*args, **kwargs)
+
+    body.__name__ = name or fun_name(fun)
+    staged = jit(body)
+
+    @functools.wraps(fun)
+    def call(*args, **kwargs):
+        if _state.trace is EVAL_TRACE:
+            return fun(*args, **kwargs)
+        return staged(*args, **kwargs)
+    return call

@@ -9,7 +9,8 @@ TESTED_ELSEWHERE = {
     "cond": "test_control_flow", "while": "test_control_flow", "scan": "test_control_flow",
     "custom_jvp_call": "test_custom_rules", "custom_vjp_call": "test_custom_rules",
     "custom_lin": "test_custom_rules", "checkpoint": "test_custom_rules", "jit": "test_jit_api",
-    "shard_map": "test_spmd", "debug_callback": "test_spmd",
+    "shard_map": "test_spmd", "debug_callback": "test_spmd", "pure_callback": "test_callbacks",
+    "custom_vmap_call": "test_custom_batching",
 }
 # vmap replaces collectives by ordinary primitives while tracing; on devices they exchange
 # values between shards: test_vmap and test_spmd (pmap == vmap for each) test them.

@@ -90,8 +90,8 @@ def test_every_primitive_runs_on_the_cuda_backend_or_is_listed_as_host():
     seen = primitives_in(programs) | set(UNARY_FLOAT + BINARY_FLOAT + UNARY_INT + BINARY_INT)
     host_only = {n for n, p in all_primitives().items() if getattr(p, "host_only", False)}
     missing = set(all_primitives()) - seen - COLLECTIVES - host_only - {
-        "cond", "while", "scan", "custom_jvp_call", "custom_vjp_call", "custom_lin",
-        "checkpoint", "jit"}
+        "cond", "while", "scan", "custom_jvp_call", "custom_vjp_call", "custom_vmap_call",
+        "custom_lin", "checkpoint", "jit"}
     assert not missing, f"primitives no cuda test reaches: {sorted(missing)}"
     # jit's passes inline call primitives; custom_lin only exists while differentiating.
     inlined = set(CALL_PARAMS) | {"custom_lin"}

@@ -120,9 +120,10 @@ def test_deserialized_program_compiles_to_the_same_kernel():
 # params are strings and tuples): test_collectives_serialize checks that directly.
 # custom_lin only appears in linearized programs that are transposed, never compiled, and holds
 # a Python rule: writing it raises UnserializableError (test_unserializable_things).
-# debug_callback holds Python code and shard_map a mesh of this machine's devices: refused by
+# debug_callback and pure_callback hold Python code and shard_map a mesh of this machine's devices: refused by
 # name (test_programs_with_callbacks_or_device_meshes_are_refused).
-NOT_IN_EXPORTED_PROGRAMS = COLLECTIVES | {"custom_lin", "debug_callback", "shard_map"}
+NOT_IN_EXPORTED_PROGRAMS = COLLECTIVES | {"custom_lin", "debug_callback", "pure_callback",
+                                          "shard_map"}
 
 
 def _control_flow_programs():
@@ -207,6 +208,14 @@ _clip_grad.defvjp(lambda x: (fnp.sin(x), fnp.cos(x)),
                   lambda c, g: (fnp.clip(c * g, -0.5, 0.5),))
 
 
+@ft.custom_batching.custom_vmap
+def _batched_sin(x):
+    return fnp.sin(x)
+
+
+_batched_sin.def_vmap(lambda n, b, x: (fnp.sin(x), b[0]))
+
+
 def _mlp(params, x):
     for w, b in params:
         x = fnp.tanh(x @ w + b)
@@ -231,6 +240,8 @@ TRANSFORMED = {
                    (rng.standard_normal(3),)),
     "custom_vjp": (lambda x: (_clip_grad(x), ft.grad(lambda v: fnp.sum(_clip_grad(v)))(x)),
                    (rng.standard_normal(3),)),
+    "custom_vmap": (lambda x: (_batched_sin(x), ft.vmap(_batched_sin)(x)),
+                    (rng.standard_normal(3),)),
     "checkpoint_grad": (ft.grad(lambda x: fnp.sum(ft.checkpoint(fnp.sin)(x) ** 2)),
                         (rng.standard_normal(3),)),
     "inner_jit": (lambda x: ft.jit(lambda v: v * 3)(x) + ft.jit(fnp.cumsum)(x),
@@ -579,6 +590,9 @@ def test_programs_with_callbacks_or_device_meshes_are_refused():
     from functrans.export.serialization import UnserializableError
     with pytest.raises(UnserializableError, match="debug_callback.*Callback"):
         ft.export.export(ft.jit(lambda x: (ft.debug.print("{}", x), x)[1]))(1.0).serialize()
+    host = ft.jit(lambda x: ft.pure_callback(np.sin, x, x))
+    with pytest.raises(UnserializableError, match="pure_callback.*PureCallback"):
+        ft.export.export(host)(1.0).serialize()
     with ft.config.override(num_cpu_devices=2):
         pmapped = ft.jit(ft.pmap(lambda x: lax.psum(x, "i"), "i"))
         with pytest.raises(UnserializableError, match="shard_map.*Mesh"):

@@ -7,6 +7,10 @@ and reassociate reductions, so we allow 32 ulp (relative, plus an absolute floor
 arithmetic that rounds exactly like NumPy (no FMA contraction) is compared exactly.
 
 To keep the suite fast, each test compiles one kernel that evaluates many operations at once.
+
+The tables run in both dtype modes (the ``x64`` fixture): with enable_x64 off, arguments are
+passed as the caller has them (float64/int64 NumPy arrays, Python scalars) and must be converted
+to the traced 32-bit dtypes before they reach a kernel, on the first call and on the fast path.
 """
 import numpy as np
 import pytest
@@ -59,9 +63,34 @@ _KERNELS = {}
 
 
 def _jitted(key, fn):
+    key = (key, ft.config.enable_x64)
     if key not in _KERNELS:
         _KERNELS[key] = ft.jit(fn)
     return _KERNELS[key]
+
+
+@pytest.fixture(params=[True, False], ids=["x64", "x32"])
+def x64(request):
+    """Runs a test with enable_x64 on (NumPy's dtypes) and off (JAX's 32-bit defaults)."""
+    with ft.config.override(enable_x64=request.param):
+        yield request.param
+
+
+def _as_passed(a, x64):
+    """What a caller passes: in 32-bit mode the NumPy value itself, 64-bit dtypes included
+    (jit must canonicalize it); in 64-bit mode a functrans array."""
+    return fnp.asarray(a) if x64 else np.asarray(a)
+
+
+def _call_twice(jitted, *args):
+    """The first call traces and compiles; the second takes the fast dispatch path. Both
+    must agree."""
+    first = jitted(*args)
+    second = jitted(*args)
+    for a, b in zip(ft.tree_util.tree_leaves(first), ft.tree_util.tree_leaves(second)):
+        assert np.asarray(a).dtype == np.asarray(b).dtype
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    return first
 
 
 def _assert_close(name, got, want, exact):
@@ -89,25 +118,27 @@ def _float_values(dtype):
     return st.one_of(body, edge)
 
 
-@pytest.mark.parametrize("dtype", FLOATS)
+# 32-bit mode only changes float64/int64/uint64 arguments: those are the ones run in it.
+@pytest.mark.parametrize("dtype,x64", [(d, True) for d in FLOATS] + [("float64", False)])
 @settings(max_examples=15)
 @given(data=st.data())
-def test_float_elementwise_ops(dtype, data):
+def test_float_elementwise_ops(dtype, x64, data):
     shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=2, max_side=5))
     x = data.draw(hnp.arrays(dtype, shape, elements=_float_values(dtype)))
     y = data.draw(hnp.arrays(dtype, shape, elements=_float_values(dtype)))
     f = _all_ops(UNARY_FLOAT, BINARY_FLOAT)
-    with np.errstate(all="ignore"):
-        want = f(x, y)
-    got = _jitted(("float", dtype, len(shape)), f)(x, y)
+    with np.errstate(all="ignore"), ft.config.override(enable_x64=x64):
+        want = f(fnp.asarray(x), fnp.asarray(y))
+        got = _call_twice(_jitted(("float", dtype, len(shape)), f), x, y)
     for name in want:
         _assert_close(name, got[name], want[name], name in EXACT_FLOAT)
 
 
-@pytest.mark.parametrize("dtype", INTS + ("bool",))
+@pytest.mark.parametrize("dtype,x64", [(d, True) for d in INTS + ("bool",)]
+                         + [("int64", False), ("uint64", False)])
 @settings(max_examples=10)
 @given(data=st.data())
-def test_int_and_bool_elementwise_ops(dtype, data):
+def test_int_and_bool_elementwise_ops(dtype, x64, data):
     shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=2, max_side=5))
     x = data.draw(hnp.arrays(dtype, shape))
     y = data.draw(hnp.arrays(dtype, shape))
@@ -123,8 +154,9 @@ def test_int_and_bool_elementwise_ops(dtype, data):
     else:
         unary = [u for u in UNARY_INT if not (u == "neg" and dtype.startswith("u"))]
         f = _all_ops(unary, BINARY_INT)
-    want = f(x, y)
-    got = _jitted(("int", dtype, len(shape)), f)(x, y)
+    with ft.config.override(enable_x64=x64):
+        want = f(fnp.asarray(x), fnp.asarray(y))  # (NumPy's own `x > y` would compare in int64)
+        got = _call_twice(_jitted(("int", dtype, len(shape)), f), x, y)
     for name in want:
         _assert_close(name, got[name], want[name], True)
 
@@ -134,13 +166,13 @@ def _conversions(x):
             for d in ("bool", "int8", "int32", "uint16", "int64", "float32", "float64")}
 
 
-@pytest.mark.parametrize("src", ("bool", "int16", "uint32", "float32", "float64"))
-def test_convert_element_type(src):
+@pytest.mark.parametrize("src", ("bool", "int16", "uint32", "float32", "float64", "int64"))
+def test_convert_element_type(src, x64):
     rng = np.random.default_rng(0)
     # In range of every target: out-of-range float-to-int conversion is undefined in NumPy too.
     x = rng.uniform(0, 120, 50).astype(src)
     want = _conversions(x)
-    got = ft.jit(_conversions)(x)
+    got = _call_twice(ft.jit(_conversions), x)
     for k in want:
         _assert_close(k, got[k], want[k], True)
 
@@ -158,11 +190,10 @@ CASES = _tables()
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_jit_matches_eager(name):
+def test_jit_matches_eager(name, x64):
     f, args = CASES[name]
-    args = [fnp.asarray(a) for a in args]
-    want = f(*args)
-    got = ft.jit(f)(*args)
+    want = f(*[fnp.asarray(a) for a in args])
+    got = _call_twice(ft.jit(f), *[_as_passed(a, x64) for a in args])
     for w, g in zip(ft.tree_util.tree_leaves(want), ft.tree_util.tree_leaves(got)):
         _assert_close(name, g, w, False)
 
@@ -210,21 +241,50 @@ def test_indexing_and_updates(x, data):
         _assert_close(k, got[k], want[k], True)
 
 
-def test_dot_general_dtypes_and_shapes():
+def test_dot_general_dtypes_and_shapes(x64):
     rng = np.random.default_rng(0)
 
     def f(a, b, c, d):
         return {"mm": a @ b, "bmm": fnp.einsum("bij,bjk->bik", c, d), "mv": a @ b[:, 0],
                 "vv": fnp.dot(b[:, 0], b[:, 1]), "outer": fnp.einsum("i,j->ij", a[0], b[0])}
-    for dt in ("float32", "float64", "int32", "int8", "bool"):
+    for dt in ("float32", "float64", "int32", "int64", "int8", "bool"):
         a = (rng.standard_normal((4, 3)) * 3).astype(dt)
         b = (rng.standard_normal((3, 5)) * 3).astype(dt)
         c = (rng.standard_normal((2, 4, 3)) * 3).astype(dt)
         d = (rng.standard_normal((2, 3, 2)) * 3).astype(dt)
         want = f(*map(fnp.asarray, (a, b, c, d)))
-        got = ft.jit(f)(a, b, c, d)
+        got = _call_twice(ft.jit(f), a, b, c, d)
         for k in want:
             _assert_close(f"{dt} {k}", got[k], want[k], dt not in FLOATS)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 2), (64, 784, 32)])  # loops / BLAS ?gemm
+def test_matmul_of_mixed_numpy_arguments(shape, x64):
+    # float32 @ float64 from NumPy: float64 in 64-bit mode, float32 (both converted) in 32-bit
+    # mode, whichever kernel (unrolled loops or BLAS) computes it.
+    m, k, n = shape
+    x = np.linspace(-1, 1, m * k, dtype=np.float32).reshape(m, k)
+    w = np.linspace(-1, 1, k * n).reshape(k, n)
+    got = _call_twice(ft.jit(lambda x, w: fnp.dot(x, w)), x, w)
+    want_dtype = np.float64 if x64 else np.float32
+    assert got.dtype == want_dtype
+    want = x.astype(want_dtype) @ w.astype(want_dtype)
+    np.testing.assert_allclose(got, want, rtol=1e-5 if not x64 else 1e-12, atol=1e-5)
+
+
+def test_python_scalars_and_int64_arguments_in_32_bit_mode():
+    # Python scalars and int64 arrays become weak float32 / int32 values: the kernel must see
+    # those types (not float64/int64) so that its arithmetic rounds like the eager result.
+    with ft.config.override(enable_x64=False):
+        f = ft.jit(lambda x, s, i: (x * s + 1.0 / 3.0, i * 3, i.astype(fnp.float32) + x))
+        x = np.linspace(0, 1, 20, dtype=np.float32)
+        i = np.arange(20, dtype=np.int64)
+        want = f.__wrapped__(fnp.asarray(x), 0.1, fnp.asarray(i))
+        for _ in range(2):
+            got = f(x, 0.1, i)
+            for g, w in zip(got, want):
+                assert g.dtype == w.dtype and g.dtype in (np.float32, np.int32)
+                np.testing.assert_array_equal(g, w)
 
 
 def _remaining_ops(x, y):
@@ -254,11 +314,11 @@ def _remaining_ops(x, y):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_remaining_primitives(dtype):
+def test_remaining_primitives(dtype, x64):
     rng = np.random.default_rng(1)
     x, y = (rng.uniform(-2, 2, 4).astype(dtype) for _ in range(2))
     want = _remaining_ops(fnp.asarray(x), fnp.asarray(y))
-    got = ft.jit(_remaining_ops)(x, y)
+    got = _call_twice(ft.jit(_remaining_ops), x, y)
     for k in want:
         _assert_close(k, got[k], want[k], k in ("bitcast", "permuted", "scattered", "transposed"))
 
@@ -287,3 +347,25 @@ def test_logical_right_shift_of_negative_int64_is_exact():
     want = (x.view(np.uint64) >> s.view(np.uint64)).view(np.int64)
     np.testing.assert_array_equal(ft.jit(lax.shift_right_logical)(x, s), want)
     np.testing.assert_array_equal(lax.shift_right_logical(x, s), want)
+
+
+@pytest.mark.parametrize("x64", [True, False], ids=["x64", "x32"])
+def test_interpreted_and_segmented_programs_return_canonical_arrays(x64):
+    # float16 programs run on the reference interpreter and programs with a callback run in
+    # segments: inputs returned as outputs must come back as immutable Arrays of the traced
+    # dtype (float32 in 32-bit mode), never as the caller's own NumPy buffer.
+    def with_callback(x):
+        ft.debug.callback(lambda v: None, x)
+        return x, x * 2
+
+    progs = [(ft.jit(lambda x, h: (x, h * 2)), (np.ones(3), np.ones(2, np.float16))),
+             (ft.jit(with_callback), (np.ones(3),))]
+    with ft.config.override(enable_x64=x64):
+        for f, args in progs:
+            for _ in range(2):
+                user = args[0].copy()
+                out = f(user, *args[1:])
+                assert type(out[0]) is ft.Array
+                assert out[0].dtype == (np.float64 if x64 else np.float32)
+                user[0] = 5.0
+                np.testing.assert_array_equal(out[0], np.ones(3))

@@ -27,7 +27,7 @@ from functrans.core.trace import all_primitives
 # Call-like primitives: name of the param holding the body jaxpr, and how many leading
 # inputs are not passed to it.
 CALL_PARAMS = {"jit": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr",
-               "checkpoint": "jaxpr"}
+               "checkpoint": "jaxpr", "custom_vmap_call": "jaxpr"}
 
 
 def _subst(x, env):

@@ -116,7 +116,7 @@ def primitive_registry() -> dict:
 
 
 # ---- writing ----------------------------------------------------------------------------------
-_CALL_LIKE = ("custom_jvp_call", "custom_vjp_call")
+_CALL_LIKE = ("custom_jvp_call", "custom_vjp_call", "custom_vmap_call")
 
 
 class _Writer:
@@ -178,7 +178,7 @@ class _Writer:
                 # program computes the same values (derivatives then come from the body).
                 rule = params.get("jvp") or params.get("fwd")
                 prim = self.registry["jit"]
-                params = {"jaxpr": params["call_jaxpr"],
+                params = {"jaxpr": params.get("call_jaxpr") or params["jaxpr"],
                           "name": getattr(rule, "what", eqn.prim.name)}
             elif self.registry.get(prim.name) is not prim:
                 raise UnserializableError(

@@ -126,6 +126,8 @@ def convert_element_type(operand, new_dtype):
     aval = get_aval(operand)
     if type(operand) in (bool, int, float):
         operand = np.asarray(operand, aval.dtype)[()]
+    elif isinstance(operand, (np.ndarray, np.generic)) and operand.dtype != aval.dtype:
+        operand = np.asarray(operand, aval.dtype)  # float64 NumPy input with enable_x64 off
     if aval.dtype == new_dtype and not aval.weak_type:
         return operand
     return P.convert_element_type_p.bind1(operand, new_dtype=new_dtype, weak_type=False)
@@ -177,7 +179,20 @@ def clamp(min, x, max):
     Array([0. , 0.5, 1. ], dtype=float64)
     """
     lo, x_, hi = match_weak(min, x, max)
-    return P.min_p.bind1(P.max_p.bind1(x_, lo), hi)
+    value = P.min_p.bind1(P.max_p.bind1(x_, lo), hi)
+    if get_aval(value).dtype.kind != "f":
+        return value  # no derivatives: the selects below only route tangents
+    # JAX's derivatives: x's where min < x < max, min's where x < min < max, max's where
+    # max < x, and zero elsewhere (at the boundaries too). Each select picks the operand whose
+    # tangent applies; the values agree with ``value`` wherever one is picked.
+    shape = get_aval(value).shape
+    lo, x_, hi = (v if get_aval(v).shape == shape else broadcast_in_dim(v, shape, ())
+                  for v in (lo, x_, hi))
+    x_in = P.and_p.bind1(P.gt_p.bind1(x_, lo), P.lt_p.bind1(x_, hi))
+    lo_in = P.and_p.bind1(P.gt_p.bind1(lo, x_), P.lt_p.bind1(lo, hi))
+    hi_in = P.lt_p.bind1(hi, x_)
+    out = select(hi_in, hi, stop_gradient(value))
+    return select(x_in, x_, select(lo_in, lo, out))
 
 
 def stop_gradient(x):

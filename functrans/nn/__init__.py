@@ -14,6 +14,7 @@ from .. import numpy as fnp
 from ..core.trace import get_aval
 from ..numpy._core import asarray, convert, inexact_dtype
 from ..scipy.special import logsumexp  # noqa: F401  (jax.nn.logsumexp)
+from ..transforms.autodiff import custom_jvp
 
 __all__ = ["relu", "relu6", "sigmoid", "log_sigmoid", "silu", "swish", "gelu", "softplus",
            "soft_sign", "elu", "selu", "celu", "leaky_relu", "hard_tanh", "hard_sigmoid",
@@ -26,23 +27,33 @@ def _float(x):
     return convert(x, inexact_dtype(get_aval(x).dtype), get_aval(x).weak_type)
 
 
+@custom_jvp
 def relu(x):
-    """``max(x, 0)``; its derivative at 0 is 0, as in JAX.
+    """``max(x, 0)``; its derivative at 0 is 0, as in JAX (not max's tie split of 1/2).
 
     >>> relu(fnp.array([-1.0, 2.0]))
     Array([0., 2.], dtype=float64)
+    >>> ft.grad(relu)(0.0)
+    Array(0., dtype=float64, weak_type=True)
     """
     x = asarray(x)
     return fnp.maximum(x, 0)
 
 
+relu.defjvps(lambda g, ans, x: lax.select(x > 0, g, lax.full_like(g, 0)))
+
+
+@custom_jvp
 def relu6(x):
-    """``min(max(x, 0), 6)``.
+    """``min(max(x, 0), 6)``; its derivative is 0 at both kinks, as in JAX.
 
     >>> relu6(fnp.array([-1.0, 7.0]))
     Array([0., 6.], dtype=float64)
     """
     return fnp.minimum(fnp.maximum(asarray(x), 0), 6)
+
+
+relu6.defjvps(lambda g, ans, x: lax.select((x > 0) & (x < 6), g, lax.full_like(g, 0)))
 
 
 def sigmoid(x):

@@ -15,6 +15,8 @@ from .creation import *  # noqa: F401,F403
 from .editing import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .joining import *  # noqa: F401,F403
+from .histograms import *  # noqa: F401,F403
+from .index_tricks import *  # noqa: F401,F403
 from .linalg_ops import *  # noqa: F401,F403
 from .misc import *  # noqa: F401,F403
 from .numerical import *  # noqa: F401,F403
@@ -22,6 +24,7 @@ from .reductions import *  # noqa: F401,F403
 from .shape_ops import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
 from .ufuncs import *  # noqa: F401,F403
+from .vectorize import vectorize  # noqa: F401
 from . import array_methods as _array_methods  # noqa: F401  (operators on Array and tracers)
 from . import linalg  # noqa: F401
 

@@ -326,12 +326,17 @@ def _parse_einsum(subscripts, shapes):
 def einsum(subscripts, *operands, optimize="greedy", precision=None,
            preferred_element_type=None, out=None):
     """Einstein summation, contracted pairwise with ``dot_general`` in an order chosen by
-    ``np.einsum_path``.
+    ``np.einsum_path``. As NumPy, the subscripts may also be given as sublists of integers
+    (0-51, and ``...``) after each operand: ``einsum(a, [0, 1], b, [1, 2], [0, 2])``.
 
     >>> einsum("ij,jk->ik", fnp.ones((2, 3)), fnp.ones((3, 4))).shape
     (2, 4)
+    >>> einsum(fnp.ones((2, 3)), [0, 1], fnp.ones((3, 4)), [1, 2], [0, 2]).shape
+    (2, 4)
     """
     from .shape_ops import transpose
+    if not isinstance(subscripts, str):
+        subscripts, operands = _sublists_to_subscripts((subscripts,) + operands)
     ops = [asarray(o) for o in operands]
     if len(ops) > 1:
         from ._core import promote
@@ -398,6 +403,38 @@ def _sum_unneeded(x, t, needed):
     else:
         r = P.reduce_sum_p.bind1(x, axes=tuple(drop))
     return r, "".join(c for k, c in enumerate(t) if k not in drop)
+
+
+def _sublist_letters(sub, where):
+    try:
+        items = list(sub)
+    except TypeError:
+        raise TypeError(f"fnp.einsum: {where} must be a list of integers (or ...), got "
+                        f"{type(sub).__name__}") from None
+    out = []
+    for k in items:
+        if k is Ellipsis:
+            out.append("...")
+        elif isinstance(k, (int, np.integer)) and not isinstance(k, bool) and 0 <= k < 52:
+            # NumPy's mapping: 0-25 -> A-Z, 26-51 -> a-z (so implicit outputs sort by integer)
+            out.append(chr(ord("A") + k) if k < 26 else chr(ord("a") + k - 26))
+        else:
+            raise ValueError(f"fnp.einsum: subscripts in {where} must be integers in [0, 52) "
+                             f"or ..., got {k!r}")
+    return "".join(out)
+
+
+def _sublists_to_subscripts(args):
+    """``(op0, sub0, op1, sub1, ..., [out])`` as ``("subs->out", operands)``."""
+    n = len(args) // 2
+    if n == 0:
+        raise TypeError("fnp.einsum: the sublist form needs operand, sublist pairs")
+    operands = args[0:2 * n:2]
+    terms = [_sublist_letters(args[2 * i + 1], f"the sublist of operand {i}") for i in range(n)]
+    subscripts = ",".join(terms)
+    if len(args) % 2:
+        subscripts += "->" + _sublist_letters(args[-1], "the output sublist")
+    return subscripts, operands
 
 
 def einsum_path(subscripts, *operands, optimize="greedy", einsum_call=False):

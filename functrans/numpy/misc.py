@@ -145,7 +145,25 @@ def sinc(x):
     x = ufuncs.multiply(np.pi, asarray(x))
     d = get_aval(x).dtype
     y = shape_ops.where(x, x, float(np.finfo(d).eps) if d.kind == "f" else 1e-20)
-    return ufuncs.true_divide(ufuncs.sin(y), y)
+    # At 0 the value comes from the Maclaurin series, whose custom derivatives make every
+    # derivative there exact (sinc''(0) = -pi^2/3, as JAX; the quotient's would be 0).
+    return shape_ops.where(ufuncs.equal(x, 0), _sinc_maclaurin(0)(x),
+                           ufuncs.true_divide(ufuncs.sin(y), y))
+
+
+_SINC_MACLAURIN = {}
+
+
+def _sinc_maclaurin(k):
+    """``t -> (d/dt)^k (sin t / t)`` at t = 0, as a function of t whose derivative is the
+    (k+1)-th term: 0 for odd k, (-1)^(k/2) / (k + 1) for even k."""
+    if k not in _SINC_MACLAURIN:
+        from ..transforms.autodiff import custom_jvp
+        c = 0.0 if k % 2 else (-1) ** (k // 2) / (k + 1)
+        f = custom_jvp(lambda t: ufuncs.add(ufuncs.multiply(t, 0), c))
+        f.defjvp(lambda p, t: (f(p[0]), ufuncs.multiply(_sinc_maclaurin(k + 1)(p[0]), t[0])))
+        _SINC_MACLAURIN[k] = f
+    return _SINC_MACLAURIN[k]
 
 
 # Chebyshev coefficients of NumPy's (Cephes') i0 on [0, 8] and (8, inf).

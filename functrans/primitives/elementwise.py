@@ -410,7 +410,8 @@ for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, not_p,
 # nextafter(x, y) is x moved by one ulp: as a function of real x it follows x (finite
 # differences at any step above an ulp agree), and it does not depend on y's value.
 defjvp(nextafter_p, lambda g, ans, x, y: g, None)
-defjvp(abs_p, lambda g, ans, x: _mul(g, sign_p.bind1(x)))
+# JAX's rule: select(x >= 0, g, -g), so abs'(0) = abs'(-0.) = 1 (not sign(0) = 0).
+defjvp(abs_p, lambda g, ans, x: _select(ge_p.bind1(x, _c(0, x)), g, _neg(g)))
 defjvp(exp_p, lambda g, ans, x: _mul(g, ans))
 defjvp(exp2_p, lambda g, ans, x: _mul(g, _mul(ans, _c(np.log(2), ans))))
 defjvp(log_p, lambda g, ans, x: _div(g, x))

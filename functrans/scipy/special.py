@@ -14,6 +14,7 @@ import numpy as np
 from .. import lax
 from .. import numpy as fnp
 from ..core.trace import get_aval
+from ..transforms.autodiff import custom_jvp
 from ..numpy._core import asarray, convert, inexact_dtype, promote
 
 __all__ = ["logsumexp", "erf", "erfc", "erfinv", "gammaln", "digamma", "expit", "logit",
@@ -190,25 +191,42 @@ def logit(x):
 
 
 def xlogy(x, y):
-    """``x * log(y)``, 0 where ``x == 0`` (unless ``y`` is NaN, as SciPy).
+    """``x * log(y)``, 0 where ``x == 0`` (unless ``y`` is NaN, as SciPy). Its derivatives
+    are JAX's: ``log(y)`` in x and ``x / y`` in y, also at ``x == 0``.
 
     >>> xlogy(fnp.array([0.0, 2.0]), fnp.array([0.0, 3.0]))
     Array([0.        , 2.19722458], dtype=float64)
+    >>> ft.grad(xlogy)(0.0, 2.0)
+    Array(0.69314718, dtype=float64, weak_type=True)
     """
-    x, y = _float(x), _float(y)
-    zero = (x == 0) & ~fnp.isnan(y)
-    return fnp.where(zero, 0.0, x * fnp.log(fnp.where(zero, 1.0, y)))
+    return _xlogy(_float(x), _float(y))
 
 
 def xlog1py(x, y):
-    """``x * log1p(y)``, 0 where ``x == 0`` (unless ``y`` is NaN, as SciPy).
+    """``x * log1p(y)``, 0 where ``x == 0`` (unless ``y`` is NaN, as SciPy). Derivatives as
+    JAX's: ``log1p(y)`` in x and ``x / (1 + y)`` in y.
 
     >>> xlog1py(fnp.array([0.0, 2.0]), fnp.array([-1.0, 1.0]))
     Array([0.        , 1.38629436], dtype=float64)
     """
-    x, y = _float(x), _float(y)
+    return _xlog1py(_float(x), _float(y))
+
+
+@custom_jvp
+def _xlogy(x, y):
+    zero = (x == 0) & ~fnp.isnan(y)
+    return fnp.where(zero, 0.0, x * fnp.log(fnp.where(zero, 1.0, y)))
+
+
+@custom_jvp
+def _xlog1py(x, y):
     zero = (x == 0) & ~fnp.isnan(y)
     return fnp.where(zero, 0.0, x * fnp.log1p(fnp.where(zero, 0.0, y)))
+
+
+# Without the where's select, x == 0 would get derivative 0 in x (JAX: log(y)).
+_xlogy.defjvp(lambda p, t: (_xlogy(*p), t[0] * fnp.log(p[1]) + t[1] * p[0] / p[1]))
+_xlog1py.defjvp(lambda p, t: (_xlog1py(*p), t[0] * fnp.log1p(p[1]) + t[1] * p[0] / (1 + p[1])))
 
 
 def entr(x):

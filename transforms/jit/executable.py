@@ -16,7 +16,7 @@ from functrans.core.memo import cache_on_jaxpr
 
 from ..lowering.compile import Kernel
 from ..passes import optimize
-from .segmented import Segmented, jaxpr_needs_host
+from .segmented import Segmented, host_inputs, host_outputs, jaxpr_needs_host
 
 
 def _has_float16(jaxpr) -> bool:
@@ -36,7 +36,7 @@ class Interpreted:
         self.text = None
 
     def __call__(self, *args):
-        return eval_jaxpr(self.jaxpr, *args)
+        return host_outputs(eval_jaxpr(self.jaxpr, *host_inputs(args, self.jaxpr)), self.jaxpr)
 
 
 @cache_on_jaxpr

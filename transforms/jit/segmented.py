@@ -14,8 +14,26 @@ maximal run of equations between them is compiled into one kernel as usual::
 """
 from __future__ import annotations
 
+import numpy as np
+
+from functrans.core.array import Array
 from functrans.core.ir import Jaxpr, Literal, Var, walk_jaxprs
-from functrans.core.trace import EVAL_TRACE, set_current_trace
+from functrans.core.trace import EVAL_TRACE, set_current_trace, to_numpy
+
+
+def host_inputs(args, jaxpr):
+    """The caller's arguments as read-only arrays of the traced dtypes: a float64 NumPy array
+    passed with enable_x64 off must run (and come back) as the float32 the program was traced
+    for."""
+    return [to_numpy(a, v.aval) for a, v in zip(args, jaxpr.invars)]
+
+
+def host_outputs(outs, jaxpr):
+    """Outputs as functrans Arrays. An output that is an input or a literal is copied: the
+    caller's buffer must not become (or stay writable behind) an immutable Array."""
+    return [o if type(o) is Array else
+            Array._wrap(np.array(o, dtype=v.aval.dtype), v.aval.weak_type)
+            for o, v in zip(outs, jaxpr.outvars)]
 
 
 def needs_host(eqn) -> bool:
@@ -76,7 +94,7 @@ class Segmented:
 
     def __call__(self, *args):
         env = dict(zip(self.jaxpr.constvars, self.jaxpr.consts))
-        env.update(zip(self.jaxpr.invars, args))
+        env.update(zip(self.jaxpr.invars, host_inputs(args, self.jaxpr)))
 
         def read(x):
             return x.bound if type(x) is Literal else env[x]
@@ -89,4 +107,4 @@ class Segmented:
                 else:
                     outs = step.prim.bind(*map(read, step.inputs), **step.params)
                     env.update(zip(step.outputs, outs))
-        return [read(x) for x in self.jaxpr.outvars]
+        return host_outputs([read(x) for x in self.jaxpr.outvars], self.jaxpr)

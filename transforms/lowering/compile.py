@@ -178,11 +178,12 @@ class Kernel:
         self.def_line = self.text.count("\n", 0, self.text.index("\ndef kernel(")) + 2
         self.consts = [_kernel_arg(c) for c in list(jaxpr.consts) + list(extra)]
         self.in_avals = [v.aval for v in jaxpr.invars]
+        self.in_dtypes = [a.dtype for a in self.in_avals]
         self.out_avals = [v.aval for v in jaxpr.outvars]
         self.checked = False
 
     def __call__(self, *args):
-        vals = [_kernel_arg(a) for a in args]
+        vals = list(map(_kernel_arg, args, self.in_dtypes))
         if self.parallel and parallel_regions.lock is not None:
             with parallel_regions.lock:  # see ParallelRegions
                 return self._call(vals, args)
@@ -209,9 +210,14 @@ class Kernel:
         return outs
 
 
-def _kernel_arg(x):
-    """What a kernel receives: contiguous-or-not ndarray, or a NumPy scalar for rank 0."""
+def _kernel_arg(x, dtype=None):
+    """What a kernel receives: contiguous-or-not ndarray, or a NumPy scalar for rank 0, of
+    the traced dtype ``dtype``. Callers may pass NumPy arrays and Python scalars whose dtype
+    is not canonical (float64 with enable_x64 off): the kernel was typed for the canonical one,
+    and a float64 buffer must not reach a float32 BLAS routine or widen the arithmetic."""
     v = x._value if type(x) is Array else np.asarray(x)
+    if v.dtype is not dtype and dtype is not None and v.dtype != dtype:  # `is`: the common case
+        v = v.astype(dtype)
     return v[()] if v.ndim == 0 else v
 
 

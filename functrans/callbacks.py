@@ -1,0 +1,57 @@
+"""``pure_callback``: call host Python (NumPy, SciPy, ...) from inside traced programs.
+
+    >>> def host_sin(x):
+    ...     return np.sin(x)  # any NumPy code
+    >>> f = ft.jit(lambda x: ft.pure_callback(host_sin, ft.ShapeDtypeStruct(x.shape, x.dtype), x))
+    >>> f(fnp.zeros(3))
+    Array([0., 0., 0.], dtype=float64)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .core import dtypes
+from .core.avals import ShapedArray
+from .primitives.pure_callback import VMAP_METHODS, PureCallback, pure_callback_p
+from .tree_util import tree_flatten, tree_unflatten
+
+
+def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_method=None,
+                  **kwargs):
+    """Call ``callback(*args, **kwargs)`` on NumPy values and return its results as arrays.
+
+    ``result_shape_dtypes`` is a pytree of objects with ``shape`` and ``dtype`` (e.g.
+    ``ShapeDtypeStruct``) describing what ``callback`` returns; the results are checked
+    against it. The callback must be pure: calls whose results are unused may be removed.
+    Under ``jit`` it runs on the host between compiled kernels. Under ``vmap``,
+    ``vmap_method`` says how it is batched, as in JAX: ``"sequential"`` calls it once per
+    batch element; ``"expand_dims"`` calls it once, batched arguments with the batch axis in
+    front and unbatched ones with a new axis of size 1; ``"broadcast_all"`` likewise but with
+    unbatched arguments broadcast to the batch size; the results must have the batch axis in
+    front. Without ``vmap_method`` vmap raises. Differentiating it raises: wrap the caller in
+    ``custom_jvp``/``custom_vjp``.
+
+    >>> g = lambda x: ft.pure_callback(lambda v: v * 2, x, x, vmap_method="expand_dims")
+    >>> ft.vmap(g)(fnp.arange(3.0))
+    Array([0., 2., 4.], dtype=float64)
+    """
+    if not callable(callback):
+        raise TypeError(f"pure_callback: expected a callable, got {type(callback).__name__}")
+    if vmap_method is not None and vmap_method not in VMAP_METHODS:
+        raise ValueError(f"pure_callback: vmap_method must be one of "
+                         f"{', '.join(map(repr, VMAP_METHODS))} or None, got {vmap_method!r}")
+    if sharding is not None:
+        raise NotImplementedError("pure_callback: sharding= is not supported; the callback "
+                                  "runs on the host with whole arrays")
+    specs, out_tree = tree_flatten(result_shape_dtypes)
+    out_avals = []
+    for i, s in enumerate(specs):
+        if not (hasattr(s, "shape") and hasattr(s, "dtype")):
+            raise TypeError(f"pure_callback: result_shape_dtypes leaf {i} must have .shape and "
+                            f".dtype (e.g. ft.ShapeDtypeStruct), got {type(s).__name__}")
+        dtype = dtypes.canonicalize_dtype(np.dtype(s.dtype), what="pure_callback result dtype")
+        out_avals.append(ShapedArray(tuple(s.shape), dtype))
+    flat, in_tree = tree_flatten((args, kwargs))
+    cb = PureCallback(callback, in_tree, out_tree, out_avals)
+    outs = pure_callback_p.bind(*flat, callback=cb, vmap_method=vmap_method)
+    return tree_unflatten(out_tree, outs)
