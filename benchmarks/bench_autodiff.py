@@ -1,6 +1,6 @@
 """Autodiff and vmap benchmarks (eager, no jit) against hand-written NumPy in the same process.
 
-1. grad of a 1,000-element elementwise-and-reduce function.
+1. One eager sin on 1,000 floats; grad of a 1,000-element elementwise-and-reduce function.
 2. value_and_grad of an MLP loss (784-512-512-10, batch 128, float32).
 3. Per-example gradients of a small MLP (64-64-10, batch 256): vmap(grad) vs a Python loop of
    grad vs NumPy.
@@ -111,6 +111,14 @@ def check_and_time():
     out = []
 
     x = rng.standard_normal(1000)
+    np.testing.assert_allclose(fnp.sin(x), np.sin(x), rtol=1e-15)
+    rows = [("numpy", median_time(lambda: np.sin(x))),
+            ("functrans.numpy (eager)", median_time(lambda: fnp.sin(x)))]
+    if jax:
+        xj = jnp.asarray(x)
+        rows.append(("jax.numpy (eager)", median_time(lambda: jnp.sin(xj).block_until_ready())))
+    out.append(table("sin of 1,000 float64 (one eager call)", rows, "numpy"))
+
     g = ft.grad(f_small)
     np.testing.assert_allclose(g(x), f_small_grad_numpy(x), rtol=1e-12)
     rows = [("numpy (hand-written)", median_time(lambda: f_small_grad_numpy(x))),

@@ -3,7 +3,8 @@
 1. fused sum(tanh(x)*sin(x) + x*x*0.5), 4M float32
 2. maximum(A @ B + 1, 0), 512x512 float32
 3. jit(value_and_grad(loss)) MLP step 784-512-512-10, batch 128, float32
-4. dispatch of jit(lambda x: x + 1) on a scalar
+4. dispatch of jit(lambda x: x + 1) on a Python float, NumPy scalars, 0-d arrays, and of a
+   small function on a mixed pytree vs the same leaves passed positionally
 5. cold first call of the MLP step (trace + compile) in a fresh process, then a second
    process with a warm disk cache
 """
@@ -96,12 +97,51 @@ def check_and_time():
         rows.append(("jax jit", median_time(lambda: jinc(1.0).block_until_ready())))
     out.append(table("dispatch of jit(lambda x: x + 1) on a Python float", rows,
                      "functrans jit"))
+    out.append(dispatch_rows(inc, jax, jnp))
 
     cold, warm = cold_and_warm_start()
     out.append(f"\nMLP training step, first call in a new process (trace + compile):\n"
                f"  cold (empty disk cache)  {fmt(cold):>10}\n"
                f"  warm (disk cache)        {fmt(warm):>10}   {warm / cold:.2f}x of cold")
     return "\n".join(out)
+
+
+def dispatch_rows(inc, jax, jnp):
+    """Dispatch of the same jitted function on other argument kinds (ratios to the Python
+    float), and of a pytree against the same leaves passed positionally."""
+    args = {"Python float": 1.0, "NumPy float32 scalar": np.float32(1.0),
+            "NumPy float64 scalar (a reduction's result)": np.sum(np.ones(3)),
+            "0-d functrans Array": fnp.asarray(1.0), "0-d NumPy array": np.array(1.0)}
+    rows = []
+    for label, a in args.items():
+        np.testing.assert_array_equal(inc(a), np.asarray(a) + 1)
+        rows.append((f"functrans jit, {label}", median_time(lambda a=a: inc(a))))
+    if jax:
+        jinc = jax.jit(lambda v: v + 1)
+        for label, a in [("0-d jax Array", jnp.asarray(1.0)),
+                         ("NumPy float32 scalar", np.float32(1.0))]:
+            jinc(a)
+            rows.append((f"jax jit, {label}",
+                         median_time(lambda a=a: jinc(a).block_until_ready())))
+    lines = [table("dispatch of jit(lambda x: x + 1) by argument kind", rows,
+                   "functrans jit, Python float")]
+
+    tree = {"w": fnp.ones(3), "b": (np.float32(2.0), 1.0)}
+    on_tree = ft.jit(lambda t: t["w"] * t["b"][0] + t["b"][1])
+    positional = ft.jit(lambda w, s, c: w * s + c)
+    np.testing.assert_array_equal(on_tree(tree), positional(tree["w"], *tree["b"]))
+    rows = [("functrans jit, positional leaves",
+             median_time(lambda: positional(tree["w"], *tree["b"]))),
+            ("functrans jit, dict/tuple pytree", median_time(lambda: on_tree(tree)))]
+    if jax:
+        jtree = {"w": jnp.ones(3), "b": (jnp.float32(2.0), 1.0)}
+        jon_tree = jax.jit(lambda t: t["w"] * t["b"][0] + t["b"][1])
+        jon_tree(jtree)
+        rows.append(("jax jit, dict/tuple pytree",
+                     median_time(lambda: jon_tree(jtree).block_until_ready())))
+    lines.append(table("dispatch of w * s + c on a mixed pytree {w: f64[3], b: (f32, float)}",
+                       rows, "functrans jit, positional leaves"))
+    return "\n".join(lines)
 
 
 _CHILD = textwrap.dedent("""

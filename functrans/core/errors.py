@@ -39,13 +39,19 @@ class TracerArrayConversionError(TypeError):
 class UnexpectedTracerError(RuntimeError):
     """A tracer escaped the transformation that created it (e.g. stored in a global)."""
 
-    def __init__(self, tracer):
+    def __init__(self, tracer, held_by: str | None = None):
+        escape = ("A tracer escapes when a transformed function stores an intermediate value "
+                  "outside itself (a global, a closure, an attribute)")
+        if held_by is not None:  # found by check_tracer_leaks when its trace finished
+            super().__init__(
+                f"Leaked tracer {tracer.aval.str_short()} of {tracer._trace.describe()}, held "
+                f"by {held_by} after that transformation finished{_where()} "
+                f"(check_tracer_leaks is on). {escape}. Return such values as outputs instead.")
+            return
         super().__init__(
             f"Encountered a leaked tracer {tracer.aval.str_short()}{_where()}: it was created by "
-            f"{tracer._trace.describe()}, which has already finished. A tracer escapes when a "
-            "transformed function stores an intermediate value outside itself (a global, a "
-            "closure, an attribute) and later code uses it. Return such values as outputs "
-            "instead.")
+            f"{tracer._trace.describe()}, which has already finished. {escape} and later code "
+            "uses it. Return such values as outputs instead.")
 
 
 class ShardError(RuntimeError):

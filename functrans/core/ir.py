@@ -59,6 +59,8 @@ class SourceInfo(NamedTuple):
 
 
 _PACKAGE_DIRS: tuple[str, ...] = ()
+# Code object -> whether it is library code (staging asks for every equation it records).
+_internal_code: dict = {}
 
 
 _STDLIB_HELPERS = ("contextlib.py", "functools.py", "threading.py")
@@ -68,6 +70,7 @@ def register_internal_dir(directory: str) -> None:
     """Mark a source directory as internal, so source_info() skips its frames."""
     global _PACKAGE_DIRS
     _PACKAGE_DIRS = _PACKAGE_DIRS + (os.path.abspath(directory) + os.sep,)
+    _internal_code.clear()
 
 
 register_internal_dir(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # functrans/
@@ -76,13 +79,23 @@ register_internal_dir(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 def user_frame():
     """The innermost stack frame that belongs to user code (outside functrans)."""
     f = sys._getframe(1)
+    internal = _internal_code
     while f is not None:
-        fname = f.f_code.co_filename
-        if not (fname.startswith(_PACKAGE_DIRS) or fname.startswith("<frozen")
-                or fname.endswith(_STDLIB_HELPERS)):
+        code = f.f_code
+        known = internal.get(code)
+        if known is None:
+            if len(internal) > 50_000:  # generated code (exec) makes new code objects
+                internal.clear()
+            known = internal[code] = _is_internal(code.co_filename)
+        if not known:
             return f
         f = f.f_back
     return None
+
+
+def _is_internal(fname) -> bool:
+    return (fname.startswith(_PACKAGE_DIRS) or fname.startswith("<frozen")
+            or fname.endswith(_STDLIB_HELPERS))
 
 
 def source_info() -> SourceInfo | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from .avals import ShapedArray
 from .config import config
 from .ir import Eqn, Jaxpr, Literal, Var, source_info
-from .trace import Trace, Tracer, current_trace, get_aval, new_trace, to_numpy
+from .trace import Trace, Tracer, current_trace, get_aval, new_trace, to_numpy, type_rule
 
 
 class StagingTracer(Tracer):
@@ -67,10 +67,19 @@ class StagingTrace(Trace):
 
     def process_primitive(self, prim, args, params):
         atoms = [self.atom(x) for x in args]
-        out_avals = prim.abstract_eval(*[a.aval for a in atoms], **params)
+        sig = []
+        for a in atoms:
+            a = a.aval
+            sig.append((a.shape, a.dtype, a.weak_type))
+        out_avals = type_rule(prim, sig, params)
         outs = [StagingTracer(self, a, Var(a)) for a in out_avals]
-        self.eqns.append(Eqn(prim, atoms, [o._var for o in outs], params, source_info()))
+        self.eqns.append(Eqn(prim, atoms, [o._var for o in outs], params,
+                             self.eqn_source(prim)))
         return outs
+
+    def eqn_source(self, prim):
+        """Where the user's code applied ``prim`` (for error messages about the equation)."""
+        return source_info()
 
     def to_jaxpr(self, outs) -> Jaxpr:
         outvars = [self.atom(x) for x in outs]

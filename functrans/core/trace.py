@@ -21,7 +21,7 @@ from .array import Array
 from .avals import ShapedArray
 from .config import config
 from .errors import ConcretizationTypeError, TracerArrayConversionError, UnexpectedTracerError
-from .ir import source_info
+from .ir import Jaxpr, source_info, walk_jaxprs
 
 
 _PRIMITIVES: list = []
@@ -194,13 +194,39 @@ def to_numpy(x, aval: ShapedArray | None = None) -> np.ndarray:
     return v
 
 
-def _check_nans(prim, outs):
+def nan_error(prim) -> FloatingPointError:
+    """The debug_nans error for a NaN produced by ``prim``, naming the user's line."""
+    where = _state.nan_where
+    where, context = where if where is not None else (source_info(), "")
+    return FloatingPointError(f"invalid value (nan) encountered in {prim.name}"
+                              + (f" at {where}" if where else "") + context
+                              + " (debug_nans is on)")
+
+
+class nan_source:
+    """Context manager: NaNs found meanwhile are reported at ``source`` (an equation's line,
+    while a compiled program is re-run eagerly to locate one), with ``context`` appended."""
+
+    __slots__ = ("where", "prev")
+
+    def __init__(self, source, context=""):
+        self.where = (source, context)
+
+    def __enter__(self):
+        self.prev = _state.nan_where
+        _state.nan_where = self.where
+
+    def __exit__(self, *exc):
+        _state.nan_where = self.prev
+
+
+def _check_nans(prim, vals, params, outs):
     for o in outs:
         if o.dtype.kind == "f" and np.isnan(o).any():
-            where = source_info()
-            raise FloatingPointError(
-                f"invalid value (nan) encountered in {prim.name}"
-                + (f" at {where}" if where else "") + " (debug_nans is on)")
+            locate = getattr(prim, "locate_nan", None)
+            if locate is not None:  # a compiled call: name the primitive inside it
+                locate(vals, params)
+            raise nan_error(prim)
 
 
 def _check_impl(prim, outs, out_avals):
@@ -216,7 +242,8 @@ def _check_impl(prim, outs, out_avals):
 
 
 class EvalTrace(Trace):
-    """The root trace: runs impls on concrete values."""
+    """The root trace: runs impls on concrete values (type rules through ``type_rule``'s
+    cache)."""
 
     name = "eager evaluation"
 
@@ -224,21 +251,32 @@ class EvalTrace(Trace):
         super().__init__(None)
 
     def process_primitive(self, prim, args, params):
-        avals, vals, user = [], [], None
+        sig, vals, user = [], [], None
         for x in args:
             if type(x) is Array:
                 v = x._value
-                avals.append(ShapedArray(v.shape, v.dtype, x._weak))
+                sig.append((v.shape, v.dtype, x._weak))
                 vals.append(v)
+            elif type(x) is np.ndarray and x.ndim:
+                # The caller's array itself: outputs that could alias it are copied below.
+                d = dtypes.canonicalize_dtype(x.dtype)
+                sig.append((x.shape, d, False))
+                if d != x.dtype:
+                    vals.append(x.astype(d))
+                else:
+                    vals.append(x)
+                    if x.flags.writeable:
+                        user = (user or []) + [x]
             elif isinstance(x, Tracer):
                 raise UnexpectedTracerError(x)  # only tracers of finished traces get here
             else:
                 aval = get_aval(x)
-                avals.append(aval)
-                vals.append(to_numpy(x, aval))
-                if type(x) is np.ndarray and x.ndim and x.flags.writeable:
+                sig.append((aval.shape, aval.dtype, aval.weak_type))
+                vals.append(to_numpy(x, aval))  # (a read-only view: wrapping an output that
+                # is the input itself must not freeze the caller's array)
+                if type(x) is np.ndarray and x.flags.writeable:
                     user = (user or []) + [x]
-        out_avals = prim.abstract_eval(*avals, **params)
+        out_avals = type_rule(prim, sig, params)
         outs = prim.impl(*vals, **params)
         if config.check_jaxprs:
             _check_impl(prim, outs, out_avals)
@@ -246,12 +284,53 @@ class EvalTrace(Trace):
         for o, a in zip(outs, out_avals):
             if type(o) is not np.ndarray or o.dtype != a.dtype:
                 o = np.asarray(o, dtype=a.dtype)
-            if user and o.ndim and any(np.may_share_memory(o, u) for u in user):
+            if user and (o.base is not None or any(o is u for u in user)) and \
+                    any(np.may_share_memory(o, u) for u in user):
                 o = o.copy()  # a view of the caller's writable array would not stay immutable
-            result.append(Array._wrap(o, a.weak_type))
+            o.setflags(write=False)
+            r = _new_object(Array)  # Array._wrap, inlined: this is the hottest path
+            r._value, r._weak, r._sharding = o, a.weak_type, None
+            result.append(r)
         if config.debug_nans:
-            _check_nans(prim, [r._value for r in result])
+            _check_nans(prim, vals, params, [r._value for r in result])
         return result
+
+
+_new_object = object.__new__
+_RULE_CACHE_SIZE = 8192
+_rule_cache: dict = {}
+
+
+def type_rule(prim, sig, params) -> list:
+    """``prim.abstract_eval`` on inputs of types ``sig`` ((shape, dtype, weak) each).
+
+    Type rules are pure functions of the input types and params, so their results are
+    cached per (primitive, x64 flag, input types, params): a signature seen before skips
+    validation. Collectives and params holding programs or functions are not cached.
+    """
+    try:
+        key = (prim, config.enable_x64, *sig, *params.items()) if params else \
+            (prim, config.enable_x64, *sig)
+        out_avals = _rule_cache.get(key)
+    except TypeError:  # unhashable params
+        key = out_avals = None
+    if out_avals is None:
+        out_avals = prim.abstract_eval(*[ShapedArray(*s) for s in sig], **params)
+        if key is not None and _context_free(prim, params):
+            if len(_rule_cache) >= _RULE_CACHE_SIZE:
+                _rule_cache.clear()
+            _rule_cache[key] = out_avals
+    return out_avals
+
+
+def _context_free(prim, params) -> bool:
+    """Whether the type rule depends on the inputs and params alone: not for collectives
+    (named axes in scope), nor for params holding programs or functions (kept alive by
+    identity and seldom seen twice)."""
+    if getattr(prim, "named_axis_rule", False) or getattr(prim, "host_only", False):
+        return False
+    return not any(callable(v) or isinstance(v, (Jaxpr, tuple)) and any(walk_jaxprs({0: v}))
+                   for v in params.values())
 
 
 EVAL_TRACE = EvalTrace()
@@ -259,6 +338,7 @@ EVAL_TRACE = EvalTrace()
 
 class _State(threading.local):
     trace: Trace = EVAL_TRACE  # every thread starts at the root
+    nan_where = None  # (source, context) while nan_source is active
 
 
 _state = _State()
@@ -293,6 +373,9 @@ class new_trace(set_current_trace):
         super().__enter__()
         return self.trace
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, *exc):
         _state.trace = self.prev
         self.trace.alive = False
+        if config.check_tracer_leaks and exc_type is None:
+            from .leaks import check_leaks
+            check_leaks(self.trace)

@@ -55,12 +55,30 @@ def check_dtypes(name: str, avals, kinds: str) -> np.dtype:
     return d0
 
 
+try:  # np.errstate builds its state on every entry; setting a prebuilt one is 4x cheaper
+    from numpy._core._ufunc_config import _extobj_contextvar
+    from numpy._core.umath import _make_extobj
+    _IGNORE_ALL = _make_extobj(all="ignore")
+except (ImportError, AttributeError, TypeError):  # another NumPy layout: the public API
+    _extobj_contextvar = None
+
+
 def _quiet(fn):
     """NumPy warns on log(0), 0/0 etc.; a primitive returns the IEEE result silently, as
     compiled code does."""
-    def impl(*args, **params):
-        with np.errstate(all="ignore"):
-            return [fn(*args, **params)]
+    if _extobj_contextvar is None:
+        def impl(*args, **params):
+            with np.errstate(all="ignore"):
+                return [fn(*args, **params)]
+    else:
+        state, ignore = _extobj_contextvar, _IGNORE_ALL
+
+        def impl(*args, **params):
+            token = state.set(ignore)
+            try:
+                return [fn(*args, **params)]
+            finally:
+                state.reset(token)
     impl.__name__ = getattr(fn, "__name__", "impl")
     return impl
 

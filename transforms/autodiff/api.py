@@ -119,6 +119,8 @@ def jvp(fun, primals, tangents, has_aux=False):
 def linearize_flat(fun, primals):
     """``(primals_out, jaxpr, float_mask)``: jaxpr maps the tangents of the float inputs
     (``float_mask``) to the output tangents; its consts are the residuals."""
+    # NumPy inputs become Arrays once here rather than in every primitive that uses them.
+    primals = [Array(p) if type(p) is np.ndarray else p for p in primals]
     mask = [_is_float(get_aval(p)) for p in primals]
     pe = PartialEvalTrace(current_trace(), "linearize")
     with new_trace(pe):

@@ -14,8 +14,9 @@ from functrans.core.memo import cache_on_jaxpr
 from functrans.core.avals import ShapedArray
 from functrans.core.eval import eval_jaxpr
 from functrans.core.staging import trace_to_jaxpr
-from functrans.core.trace import (Trace, Tracer, concrete_of, current_trace, get_aval,
-                                  new_trace, set_current_trace)
+from functrans.core.array import Array
+from functrans.core.trace import (Trace, Tracer, _state, concrete_of, current_trace, get_aval,
+                                  new_trace)
 
 from .. import ops
 
@@ -60,16 +61,20 @@ def add_tangents(a, b):
 
 
 class JVPTracer(Tracer):
-    __slots__ = ("primal", "tangent")
+    __slots__ = ("primal", "tangent", "_aval")
 
     def __init__(self, trace, primal, tangent):
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
+        self._aval = None
 
     @property
     def aval(self):
-        return get_aval(self.primal)
+        a = self._aval
+        if a is None:
+            a = self._aval = get_aval(self.primal)
+        return a
 
     def concrete_value(self):
         return concrete_of(self.primal)
@@ -92,24 +97,32 @@ class JVPTrace(Trace):
         return x, Zero(tangent_aval(get_aval(x)))
 
     def process_primitive(self, prim, args, params):
-        primals, tangents = [], []
+        primals, tangents, nonzero = [], [], False
         for x in args:
-            p, t = self.unpack(x)
+            if type(x) is JVPTracer and x._trace is self:
+                p, t = x.primal, x.tangent
+            else:
+                p, t = self.unpack(x)
             primals.append(p)
             tangents.append(t)
-        if all(type(t) is Zero for t in tangents):
-            with set_current_trace(self.parent):
+            nonzero = nonzero or type(t) is not Zero
+        prev = _state.trace
+        _state.trace = self.parent  # rules bind on the parent trace
+        try:
+            if not nonzero:
                 return prim.bind(*primals, **params)
-        rule = jvp_rules.get(prim)
-        if rule is None:
-            raise NotImplementedError(f"differentiation rule for '{prim.name}' is not implemented")
-        with set_current_trace(self.parent):
+            rule = jvp_rules.get(prim)
+            if rule is None:
+                raise NotImplementedError(
+                    f"differentiation rule for '{prim.name}' is not implemented")
             primals_out, tangents_out = rule(primals, tangents, **params)
+        finally:
+            _state.trace = prev
         out = []
         for p, t in zip(primals_out, tangents_out):
-            aval = get_aval(p)
-            if aval.dtype.kind not in "fc":
-                t = Zero(aval)  # integer and boolean outputs are not differentiable
+            dtype = p._value.dtype if type(p) is Array else get_aval(p).dtype
+            if dtype.kind not in "fc":
+                t = Zero(get_aval(p))  # integer and boolean outputs are not differentiable
             out.append(JVPTracer(self, p, t))
         return out
 

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 from functrans.core.memo import cache_on_jaxpr
 from functrans.core.eval import eval_jaxpr
-from functrans.core.ir import Jaxpr, Var, has_effects
+from functrans.core.ir import Jaxpr, Var, has_effects, source_info
 from functrans.core.staging import StagingTrace, StagingTracer, trace_to_jaxpr
-from functrans.core.trace import Tracer, current_trace, new_trace, set_current_trace
+from functrans.core.trace import Tracer, _state, current_trace, new_trace, set_current_trace
+
+from .transpose import transpose_rules
 
 # Rules for higher-order primitives with a mix of known and unknown inputs:
 # rule(trace, prim, args, params) -> outputs (known values or the trace's tracers).
@@ -37,13 +39,26 @@ class PartialEvalTrace(StagingTrace):
         return isinstance(x, StagingTracer) and x._trace is self
 
     def process_primitive(self, prim, args, params):
-        if not any(self.is_unknown(x) for x in args):
-            with set_current_trace(self.parent):
+        for x in args:
+            if type(x) is StagingTracer and x._trace is self:
+                break
+        else:  # all known: runs now, on the parent trace
+            prev = _state.trace
+            _state.trace = self.parent
+            try:
                 return prim.bind(*args, **params)
+            finally:
+                _state.trace = prev
         rule = partial_eval_rules.get(prim)
         if rule is not None:
             return rule(self, prim, args, params)
         return self.stage(prim, args, params)
+
+    def eqn_source(self, prim):
+        # A staged equation depends on an unknown (in linearize: a tangent), so reverse mode
+        # transposes it; its line is only ever shown when it has no transpose rule. Finding
+        # the user's frame costs a walk up a deep stack, so the others skip it.
+        return None if prim in transpose_rules else source_info()
 
     def stage(self, prim, args, params):
         """Record the equation (known inputs become residual constants)."""

@@ -7,6 +7,7 @@ Used by the primitive families, e.g. (elementwise.py)::
 """
 from __future__ import annotations
 
+from functrans.core.array import Array
 from functrans.core.trace import get_aval
 
 from .. import ops
@@ -38,14 +39,20 @@ def defjvp(prim, *derivs):
     """
     def rule(primals, tangents, **params):
         ans = prim.bind1(*primals, **params)
-        aval = get_aval(ans)
-        out = Zero(aval)
+        shape, out = _shape(ans), None
         for d, t in zip(derivs, tangents):
-            if d is None or is_zero(t):
+            if d is None or type(t) is Zero:
                 continue
-            out = add_tangents(out, broadcast_to_aval(d(t, ans, *primals, **params), aval))
-        return [ans], [out]
+            part = d(t, ans, *primals, **params)
+            if _shape(part) != shape:  # a rank-0 operand's tangent
+                part = ops.broadcast(part, shape, ())
+            out = part if out is None else ops.add_any(out, part)
+        return [ans], [Zero(get_aval(ans)) if out is None else out]
     jvp_rules[prim] = rule
+
+
+def _shape(x):
+    return x._value.shape if type(x) is Array else get_aval(x).shape
 
 
 def defjvp_zero(prim):

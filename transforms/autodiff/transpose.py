@@ -65,25 +65,35 @@ def backward_pass(jaxpr: Jaxpr, linear_in, args, cts_out) -> list:
     # Forward: evaluate the non-linear equations; collect the linear ones.
     linear_eqns = []
     for eqn in jaxpr.eqns:
-        if any(type(x) is not Literal and x in linear_vars for x in eqn.inputs):
-            linear_eqns.append(eqn)
-            linear_vars.update(eqn.outputs)
+        for x in eqn.inputs:
+            if type(x) is not Literal and x in linear_vars:
+                linear_eqns.append(eqn)
+                linear_vars.update(eqn.outputs)
+                break
         else:
             outs = eqn.prim.bind(*[read_primal(x) for x in eqn.inputs], **eqn.params)
             primal_env.update(zip(eqn.outputs, outs))
 
-    ct_env: dict = {}
+    ct_env: dict = {}  # linear var -> its (nonzero) cotangent so far
 
     def write_ct(v, ct):
-        if type(v) is Literal or v not in linear_vars or ct is None or is_zero(ct):
+        if type(v) is Literal or ct is None or type(ct) is Zero or v not in linear_vars:
             return
-        ct_env[v] = add_tangents(ct_env[v], ct) if v in ct_env else ct
+        prev = ct_env.get(v)
+        ct_env[v] = ct if prev is None else add_tangents(prev, ct)
 
     for v, ct in zip(jaxpr.outvars, cts_out):
         write_ct(v, ct)
     for eqn in reversed(linear_eqns):
-        cts = [ct_env.pop(v, Zero(v.aval)) for v in eqn.outputs]
-        if all(is_zero(ct) for ct in cts):
+        cts, nonzero = [], False
+        for v in eqn.outputs:
+            ct = ct_env.pop(v, None)
+            if ct is None:
+                ct = Zero(v.aval)
+            else:
+                nonzero = True
+            cts.append(ct)
+        if not nonzero:
             continue
         rule = transpose_rules.get(eqn.prim)
         if rule is None:

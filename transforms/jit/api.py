@@ -21,6 +21,7 @@ from functrans.core.api_util import (abstractify, fun_name, merge_static, split_
 from functrans.core.axis_env import _env as _axis_env
 from functrans.core.config import config
 from functrans.core.devices import Device, check_backend, get_backend
+from functrans.core.eval import eval_jaxpr
 from functrans.core.mesh import SingleDeviceSharding
 from functrans.core.staging import hoist_tracer_consts, trace_to_jaxpr
 from functrans.core.trace import EVAL_TRACE, _state
@@ -28,6 +29,8 @@ from functrans.core.array import Array
 from functrans.tree_util import tree_flatten, tree_unflatten, treedef_is_leaf
 
 from .call import jit_p
+from .debug_nans import checked_call
+from .donation import donation, warn_unusable_donations
 from .executable import executable_for  # noqa: F401  (importing it registers the CPU backend)
 
 
@@ -42,18 +45,21 @@ class _Entry:
 class Jitted:
     """A jit-compiled function (what ``jit(f)`` returns)."""
 
-    def __init__(self, fun, static_argnums, static_argnames, backend=None, device=None):
+    def __init__(self, fun, static_argnums, static_argnames, backend=None, device=None,
+                 donate_argnums=None, donate_argnames=None, inline=False):
         functools.update_wrapper(self, fun)
         self._backend = backend if device is None or backend is not None else device.platform
         self.device = device
         self.fun = fun
         self.name = fun_name(fun)
+        self.inline = bool(inline)
         self.static_argnums, self.static_argnames = static_argnums_from_names(
             fun, static_argnums, static_argnames)
+        self.donate_argnums, self.donate_argnames = donation(
+            fun, donate_argnums, donate_argnames, self.static_argnums, self.static_argnames)
         self._cache: OrderedDict = OrderedDict()
-        self._fast: dict = {}  # simple positional signatures -> runner (see __call__)
-        # The fast path returns outputs as the executable makes them (uncommitted).
-        self._plain = not self.static_argnums and not self.static_argnames and device is None
+        self._fast: dict = {}  # simple signatures -> runner (see __call__)
+        self._plain = not self.static_argnums and not self.static_argnames
         self._lock = threading.RLock()
 
     @property
@@ -65,13 +71,13 @@ class Jitted:
         return self if obj is None else functools.partial(self, obj)
 
     def __call__(self, *args, **kwargs):
-        # Hot path: positional array/scalar arguments, evaluated eagerly, seen before.
-        if not kwargs and self._plain and _state.trace is EVAL_TRACE:
-            key = _fast_key(args)
-            if key is not None:
-                runner = self._fast.get(key)
+        # Hot path: array/scalar leaves in plain containers, evaluated eagerly, seen before.
+        if self._plain and _state.trace is EVAL_TRACE and not config.disable_jit:
+            fast = _fast_signature(args, kwargs)
+            if fast is not None:
+                runner = self._fast.get(fast[0])
                 if runner is not None:
-                    return runner(*args)
+                    return runner(fast[1])
         if config.disable_jit:
             return self.fun(*args, **kwargs)
         entry, leaves = self._entry(args, kwargs)
@@ -79,13 +85,20 @@ class Jitted:
             executable = entry.executable
             if executable is None:
                 executable = entry.executable = self.backend.compile(entry.jaxpr, self.name)
-            if not kwargs and self._plain and len(self._fast) < config.jit_cache_size:
-                key = _fast_key(args)
-                if key is not None and len(leaves) == len(args):
-                    self._fast[key] = _runner(executable, entry.out_tree)
-            outs = executable(*leaves)
+                if self.donate_argnums or self.donate_argnames:
+                    warn_unusable_donations(self, args, kwargs, entry.jaxpr.out_avals)
+            if config.debug_nans:
+                outs = checked_call(executable, entry.jaxpr, leaves, self.name)
+            else:
+                outs = executable(*leaves)
+                if self._plain and len(self._fast) < config.jit_cache_size:
+                    fast = _fast_signature(args, kwargs)
+                    if fast is not None and len(fast[1]) == len(leaves):
+                        self._fast[fast[0]] = _runner(executable, entry.out_tree, self.device)
             if self.device is not None:
                 outs = [o._with_sharding(SingleDeviceSharding(self.device)) for o in outs]
+        elif self.inline and _state.trace is not EVAL_TRACE:
+            outs = eval_jaxpr(entry.jaxpr, *entry.consts, *leaves)
         else:
             outs = jit_p.bind(*entry.consts, *leaves, jaxpr=entry.jaxpr, name=self.name)
         return tree_unflatten(entry.out_tree, outs)
@@ -166,32 +179,88 @@ class Jitted:
         return f"<jit({self.name})>"
 
 
-def _fast_key(args):
-    """A cheap signature of positional arguments that are all arrays or Python scalars (None
-    otherwise), plus the config flags that change traced programs."""
-    key = []
-    for a in args:
-        t = type(a)
-        if t is Array:
-            v = a._value
-            key.append((v.shape, v.dtype, a._weak))
-        elif t is float or t is int or t is bool:
-            key.append(t)
-        elif t is np.ndarray:
-            key.append((a.shape, a.dtype, None))
-        else:
+_SCALARS = (float, int, bool)
+
+
+def _fast_signature(args, kwargs):
+    """``(key, leaves)`` for arguments made of arrays, Python and NumPy scalars in tuples,
+    lists, dicts and None (the containers ``tree_flatten`` knows without a registry lookup),
+    or None when something else needs the general path. The key also holds the config flags
+    that change traced programs; leaves come in ``tree_flatten``'s order."""
+    key, leaves = [], []
+    if not _add_children(args, key, leaves):
+        return None
+    if kwargs:
+        key.append("**")
+        if not _add_node(kwargs, dict, key, leaves):
             return None
     key.append(config._values["enable_x64"])
     key.append(config._values["debug_nans"])
     key.append(config._values["default_backend"])
-    return tuple(key)
+    return tuple(key), leaves
 
 
-def _runner(executable, out_tree):
-    """Call the executable and rebuild the output structure (single outputs unwrapped)."""
+def _fast_key(args):
+    """The fast signature of arguments that are all arrays or scalars themselves (None
+    otherwise): pmap's fast path passes them on as they are."""
+    sig = _fast_signature(args, None)
+    if sig is None:
+        return None
+    key, leaves = sig
+    if len(leaves) != len(args) or any(a is not b for a, b in zip(leaves, args)):
+        return None
+    return key
+
+
+def _add_children(children, key, leaves) -> bool:
+    for c in children:
+        t = type(c)
+        if t is Array:  # the common leaves first, without a call
+            v = c._value
+            key.append((v.shape, v.dtype, c._weak))
+            leaves.append(c)
+        elif t in _SCALARS:
+            key.append(t)
+            leaves.append(c)
+        elif not _add_node(c, t, key, leaves):
+            return False
+    return True
+
+
+def _add_node(x, t, key, leaves) -> bool:
+    """Add ``x`` (of type ``t``) to a fast signature; False if it needs the general path."""
+    if t is np.ndarray:
+        key.append((x.shape, x.dtype, None))
+        leaves.append(x)
+    elif isinstance(x, np.generic):  # a NumPy scalar's type fixes its dtype
+        key.append(t)
+        leaves.append(x)
+    elif t is tuple or t is list:
+        key.append((t, len(x)))
+        return _add_children(x, key, leaves)
+    elif t is dict:
+        try:
+            names = sorted(x)
+        except TypeError:
+            return False
+        key.append((dict, tuple(names)))
+        return _add_children([x[n] for n in names], key, leaves)
+    elif x is None:
+        key.append(None)
+    else:
+        return False
+    return True
+
+
+def _runner(executable, out_tree, device):
+    """Call the executable on the leaves and rebuild the output structure."""
+    if device is not None:
+        sharding = SingleDeviceSharding(device)
+        return lambda leaves: tree_unflatten(
+            out_tree, [o._with_sharding(sharding) for o in executable(*leaves)])
     if treedef_is_leaf(out_tree):
-        return lambda *args: executable(*args)[0]
-    return lambda *args: tree_unflatten(out_tree, executable(*args))
+        return lambda leaves: executable(*leaves)[0]
+    return lambda leaves: tree_unflatten(out_tree, executable(*leaves))
 
 
 class Lowered:
@@ -263,7 +332,11 @@ class Compiled:
         if key != self._key:
             raise TypeError(f"jit({self._jitted.name}) was compiled for other argument types: "
                             f"{self._key[1]}, called with {key[1]}")
-        return tree_unflatten(self._entry.out_tree, self._exe(*leaves))
+        if config.debug_nans:
+            outs = checked_call(self._exe, self._entry.jaxpr, leaves, self._jitted.name)
+        else:
+            outs = self._exe(*leaves)
+        return tree_unflatten(self._entry.out_tree, outs)
 
     def as_text(self) -> str:
         return self._exe.text if self._exe.text is not None else str(self._exe.jaxpr)
@@ -275,19 +348,28 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
 
     ``static_argnums``/``static_argnames`` are passed as Python values (hashable; a new value
     retraces). ``backend`` names the backend that compiles it (``ft.devices(backend)`` lists
-    its devices; unknown names raise, listing the available ones); ``device`` places the
-    outputs on that device. Usable as ``@jit`` or ``@partial(jit, static_argnums=...)``.
+    its devices; unknown names raise, listing the available ones); ``device`` compiles for
+    that device's backend and places the outputs on it. ``donate_argnums``/``donate_argnames``
+    are validated hints: buffers are never reused, so donated arrays stay valid (see
+    ``transforms/jit/donation.py``). ``inline=True`` makes calls made while tracing an
+    enclosing function (another ``jit``, ``make_jaxpr``, ``vmap``...) record the function's
+    equations in place instead of one ``jit`` equation. ``keep_unused`` has no effect
+    (unused arguments are always kept). Usable as ``@jit`` or
+    ``@partial(jit, static_argnums=...)``.
 
     >>> ft.jit(lambda x: x + 1)(1.0)
     Array(2., dtype=float64, weak_type=True)
     """
+    check_backend(backend)  # at decoration time: a typo fails where it is written
+    if device is not None and not isinstance(device, Device):
+        raise TypeError(f"jit: device must be a Device (from ft.devices()), got "
+                        f"{type(device).__name__}")
+    if device is not None and backend is not None and device.platform != backend:
+        raise ValueError(f"jit: device {device} is not a device of backend {backend!r}")
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, donate_argnums=donate_argnums,
                                  donate_argnames=donate_argnames, keep_unused=keep_unused,
                                  device=device, backend=backend, inline=inline)
-    check_backend(backend)  # at decoration time: a typo fails where it is written
-    if device is not None and not isinstance(device, Device):
-        raise TypeError(f"jit: device must be a Device (from ft.devices()), got "
-                        f"{type(device).__name__}")
-    return Jitted(fun, static_argnums, static_argnames, backend, device)
+    return Jitted(fun, static_argnums, static_argnames, backend, device, donate_argnums,
+                  donate_argnames, inline)
