@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from functrans.core.ir import Literal, Var
+from functrans.core.ir import Literal, Var, walk_jaxprs
 
 from .plan import REDUCTIONS, Group, Op, plan, unit_reshape
 from .unrolled import combine, emit_unrolled, is_small, wants_unrolled
@@ -36,6 +36,7 @@ class Emitter:
         self.packs: list = [[]]  # per open block: unrolled vars packed into arrays there
         self.names: dict = {}
         self.consts: dict = {}
+        self.const_values: dict = {}  # constant name -> its NumPy scalar (for the rules)
         self.const_lines: list = []
         self.lines: list = []
         self.line_eqns: list = []
@@ -72,6 +73,7 @@ class Emitter:
             else:
                 text = repr(int(v))
             self.const_lines.append(f"{name} = {dtype_ctor(dtype)}({text})")
+            self.const_values[name] = v
         return name
 
     def line(self, text: str) -> None:
@@ -136,9 +138,9 @@ class Emitter:
         if inputs is not None:
             for v, n in zip(jaxpr.invars, inputs):
                 if isinstance(n, list):
-                    self.set_elements(v, n)
+                    self.set_elements(v, [self._single(e) for e in n])
                 else:
-                    self.names[v] = n
+                    self.names[v] = self._single(n)
                     self.elems.pop(v, None)
         if not consts_are_params:
             for v, c in zip(jaxpr.constvars, jaxpr.consts):
@@ -160,11 +162,31 @@ class Emitter:
                 raise LoweringError(f"jit cannot compile '{step.eqn.prim.name}'{where}: it "
                                     "has no Numba lowering")
             rule(self, step.eqn)
+            if any(True for _ in walk_jaxprs(step.eqn.params)):
+                self._rebind_outputs(step.eqn.outputs)
         outs = [self.value(x) for x in jaxpr.outvars]
         for var in self.packs.pop():  # arrays packed in this block don't exist outside it
             self.names.pop(var, None)
         self.materialized = saved
         return outs
+
+    # Numba rebuilds SSA form for every variable assigned more than once, and finds the
+    # definition reaching each use by walking up the dominator tree recursively (two Python
+    # frames per block). Loop carries and branch results are such variables; a use hundreds
+    # of blocks below (a long loop body, the rest of the kernel after a loop) would overflow
+    # Python's stack and costs time per block. So nested blocks read their inputs, and the
+    # code after a loop or branch reads its results, through fresh names assigned once.
+    def _single(self, expr):
+        if isinstance(expr, str) and expr.isidentifier() and expr not in self.const_values:
+            return self.tmp(expr)
+        return expr
+
+    def _rebind_outputs(self, outputs):
+        for var in outputs:
+            if var in self.elems:
+                self.elems[var] = [self._single(e) for e in self.elems[var]]
+            elif var in self.names:
+                self.names[var] = self._single(self.names[var])
 
     def closed_over(self, value, aval) -> str:
         """A name for a constant of a nested jaxpr: a typed literal, or an extra kernel
@@ -173,7 +195,7 @@ class Emitter:
             return self.const(np.asarray(value), aval.dtype)
         name = f"k{len(self.extra_params)}"
         self.extra_params.append((name, value))
-        self.lines.insert(0, f"    {name} = rt.mutable(np.ascontiguousarray({name}))")
+        self.lines.insert(0, f"    {name} = rt.mutable(np.ascontiguousarray(a{name}))")
         self.line_eqns.insert(0, None)
         return name
 
@@ -570,7 +592,6 @@ class _Reduction:
 
 
 def _calls_blas(jaxpr) -> bool:
-    from functrans.core.ir import walk_jaxprs
     from .ops import SMALL_GEMM
     for eqn in jaxpr.eqns:
         if eqn.prim.name == "dot_general" and eqn.outputs[0].aval.dtype.kind == "f":
@@ -592,16 +613,20 @@ def emit_kernel(jaxpr, name="kernel"):
     # OpenBLAS's threads keep spinning after a matrix product: Numba's prange threads would
     # fight them for the cores, so kernels that call BLAS leave the threading to BLAS.
     em.allow_parallel = not _calls_blas(jaxpr)
-    params = [em.name(v) for v in jaxpr.invars] + [em.name(v) for v in jaxpr.constvars]
+    params = []
     for v in list(jaxpr.invars) + list(jaxpr.constvars):
         if v.aval.shape:
             # Contiguous, and typed mutable: functrans buffers are read-only, but values
-            # meeting at loop carries and branches must have one Numba type.
-            em.line(f"{em.name(v)} = rt.mutable(np.ascontiguousarray({em.name(v)}))")
+            # meeting at loop carries and branches must have one Numba type. A new name, so
+            # that the kernel's variables are assigned once (see _single).
+            params.append("a" + em.name(v))
+            em.line(f"{em.name(v)} = rt.mutable(np.ascontiguousarray(a{em.name(v)}))")
+        else:
+            params.append(em.name(v))
     em.block(jaxpr, consts_are_params=True)
     outs = [em.atom(x) for x in jaxpr.outvars]  # pack small results at the top level
     em.line(f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
-    params += [n for n, _ in em.extra_params]
+    params += ["a" + n for n, _ in em.extra_params]
     source = "\n".join([f"def {name}({', '.join(params)}):"] + em.lines) + "\n"
     return ("\n".join(em.const_lines), source, em.parallel, [None] + em.line_eqns,
             [v for _, v in em.extra_params])

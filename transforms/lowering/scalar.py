@@ -155,9 +155,26 @@ def _binary_fm(name, op):
     return rule
 
 
+def _known(ctx, expr):
+    """The value of ``expr`` when it names one of the emitter's constants, else None."""
+    return getattr(ctx, "const_values", {}).get(expr)
+
+
 def _shift(kind):
     def rule(ctx, a, i, o):
         bits = 8 * o.dtype.itemsize
+        amount = _known(ctx, a[1])
+        if amount is not None and 0 <= int(amount) < bits:
+            # A constant in-range amount needs no range check: no branch, so no extra basic
+            # blocks (a PRNG's rotations are thousands of these; branches make Numba's compile
+            # time grow faster than the code).
+            if kind == "left":
+                return f"({a[0]} << {a[1]})"
+            if kind == "arith":
+                sx = f"{dtype_ctor(f'i{o.dtype.itemsize}')}({a[0]})" if _kind(o) == "u" else a[0]
+                return f"({sx} >> {a[1]})"
+            u = dtype_ctor(f"u{o.dtype.itemsize}")
+            return f"({u}({a[0]}) >> {u}({a[1]}))"
         x, s = ctx.tmp(a[0]), ctx.tmp(a[1])
         ok = f"(({s} >= 0) and ({s} < {bits}))"
         if kind == "left":
