@@ -127,7 +127,11 @@ def fma(x, y, z):
     return x * y + z  # CUDA contracts this to one fused multiply-add
 
 
-rt = _module("rt", _SHARED + [round_away, fma])
+def select(which, on_true, on_false):
+    return on_true if which else on_false  # the CPU's branch-free intrinsic, as a device fn
+
+
+rt = _module("rt", _SHARED + [round_away, fma, select])
 rt.logistic = fm.logistic
 
 

@@ -200,13 +200,28 @@ class Kernel:
     def _first_call(self, vals):
         try:
             outs = self.kernel(*vals, *self.consts)
-        except (numba.core.errors.TypingError, numba.core.errors.LoweringError,
-                numba.core.errors.UnsupportedError) as e:
-            body = self.text[self.text.index("\ndef kernel(") + 1:]
-            raise LoweringError(describe_failure(e, self.line_eqns, self.def_line,
-                                                 body)) from None
+        except _NUMBA_ERRORS as e:
+            raise self._failure(e) from None
         self.checked = True
         return outs
+
+    def compile_for(self, args):
+        """Compile for these arguments' types without running the kernel (errors are
+        reported as a first call would report them)."""
+        vals = [_kernel_arg(a) for a in args] + self.consts
+        try:
+            self.kernel.compile(tuple(numba.typeof(v) for v in vals))
+        except _NUMBA_ERRORS as e:
+            raise self._failure(e) from None
+        self.checked = True
+
+    def _failure(self, err):
+        body = self.text[self.text.index("\ndef kernel(") + 1:]
+        return LoweringError(describe_failure(err, self.line_eqns, self.def_line, body))
+
+
+_NUMBA_ERRORS = (numba.core.errors.TypingError, numba.core.errors.LoweringError,
+                 numba.core.errors.UnsupportedError)
 
 
 def _kernel_arg(x):

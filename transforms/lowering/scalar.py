@@ -213,11 +213,11 @@ def _select_n(ctx, a, i, o):
     if len(cases) == 1:
         return cases[0]
     if i[0].dtype == np.bool_:
-        return f"({cases[1]} if {which} else {cases[0]})"
+        return f"rt.select({which}, {cases[1]}, {cases[0]})"
     w = ctx.tmp(which)
     expr = cases[-1]
     for k in range(len(cases) - 2, -1, -1):
-        expr = f"({cases[k]} if {w} <= {k} else {expr})"
+        expr = f"rt.select({w} <= {k}, {cases[k]}, {expr})"
     return expr
 
 
