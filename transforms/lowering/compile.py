@@ -225,9 +225,13 @@ _NUMBA_ERRORS = (numba.core.errors.TypingError, numba.core.errors.LoweringError,
 
 
 def _kernel_arg(x):
-    """What a kernel receives: contiguous-or-not ndarray, or a NumPy scalar for rank 0."""
+    """What a kernel receives: a C-contiguous ndarray, or a NumPy scalar for rank 0. (Made
+    contiguous here rather than in the kernel: one Numba type per argument, and no
+    ``np.ascontiguousarray`` implementations to compile.)"""
     v = x._value if type(x) is Array else np.asarray(x)
-    return v[()] if v.ndim == 0 else v
+    if v.ndim == 0:
+        return v[()]
+    return v if v.flags.c_contiguous else np.ascontiguousarray(v)
 
 
 def _unalias(outs, args):

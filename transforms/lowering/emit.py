@@ -195,7 +195,7 @@ class Emitter:
             return self.const(np.asarray(value), aval.dtype)
         name = f"k{len(self.extra_params)}"
         self.extra_params.append((name, value))
-        self.lines.insert(0, f"    {name} = rt.mutable(np.ascontiguousarray(a{name}))")
+        self.lines.insert(0, f"    {name} = rt.mutable(a{name})")
         self.line_eqns.insert(0, None)
         return name
 
@@ -616,11 +616,12 @@ def emit_kernel(jaxpr, name="kernel"):
     params = []
     for v in list(jaxpr.invars) + list(jaxpr.constvars):
         if v.aval.shape:
-            # Contiguous, and typed mutable: functrans buffers are read-only, but values
-            # meeting at loop carries and branches must have one Numba type. A new name, so
-            # that the kernel's variables are assigned once (see _single).
+            # Typed mutable: functrans buffers are read-only, but values meeting at loop
+            # carries and branches must have one Numba type (arrays arrive C-contiguous:
+            # Kernel makes them so). A new name, so that the kernel's variables are assigned
+            # once (see _single).
             params.append("a" + em.name(v))
-            em.line(f"{em.name(v)} = rt.mutable(np.ascontiguousarray(a{em.name(v)}))")
+            em.line(f"{em.name(v)} = rt.mutable(a{em.name(v)})")
         else:
             params.append(em.name(v))
     em.block(jaxpr, consts_are_params=True)
