@@ -16,7 +16,7 @@ from functrans.core.ir import Literal, Var, walk_jaxprs
 
 from .plan import REDUCTIONS, Group, Op, plan, unit_reshape
 from .unrolled import combine, emit_unrolled, is_small, wants_unrolled
-from .scalar import dtype_ctor, scalar_rules
+from .scalar import dtype_ctor, result_typed, scalar_rules
 
 BLOCK = 4096  # reduction block: summed in the input precision, blocks summed in float64
 PARALLEL_MIN = 1 << 18  # loops over at least this many elements use prange (all cores)
@@ -87,6 +87,13 @@ class Emitter:
 
     def cast(self, expr: str, dtype) -> str:
         return f"{dtype_ctor(dtype)}({expr})"
+
+    def typed(self, expr: str, eqn) -> str:
+        """A scalar rule's expression for ``eqn``, cast to its output dtype where needed."""
+        out = eqn.outputs[0].aval
+        if result_typed(eqn.prim.name, [x.aval for x in eqn.inputs], out):
+            return expr
+        return self.cast(expr, out.dtype)
 
     def atom(self, x) -> str:
         """The name of a value outside any loop: a scalar variable or an array (unrolled
@@ -373,7 +380,7 @@ class Emitter:
             if rule is None:
                 raise LoweringError(f"no Numba lowering for elementwise '{e.prim.name}'")
             expr = rule(self, args, in_avals, out.aval, **e.params)
-            vals[out] = self.tmp(self.cast(expr, out.aval.dtype))
+            vals[out] = self.tmp(self.typed(expr, e))
             if out in self.materialized:
                 self.line(f"{store_at(out)} = {vals[out]}")
         return lambda x: load(x, idx)
@@ -434,7 +441,7 @@ class Emitter:
                 rule = scalar_rules[e.prim.name]
                 expr = rule(self, [value(x) for x in e.inputs], [x.aval for x in e.inputs],
                             out.aval, **e.params)
-                vals[out] = self.tmp(self.cast(expr, out.aval.dtype))
+                vals[out] = self.tmp(self.typed(expr, e))
             self.line(f"{self.name(out)} = {vals[out]}")
         for e in g.reductions:  # reducing no axes of a scalar
             self.eqn = e

@@ -231,3 +231,23 @@ def _convert(ctx, a, i, o, *, new_dtype, weak_type):
 scalar_rules["select_n"] = _select_n
 scalar_rules["fma"] = lambda ctx, a, i, o: f"rt.fma({a[0]}, {a[1]}, {a[2]})"
 scalar_rules["convert_element_type"] = _convert
+
+
+_SAME_FLOAT = {"add", "add_any", "sub", "mul", "div", "neg"}
+_COMPARE = {"eq", "ne", "lt", "le", "gt", "ge"}
+
+
+def result_typed(name, in_avals, out_aval) -> bool:
+    """Does the rule's expression already have the output's Numba type, so that the emitter
+    need not wrap it in a cast? Each cast is a call Numba must type and lower (about a
+    millisecond of compile time each). True for comparisons (Numba gives a boolean), float
+    arithmetic on operands of the output's dtype (float32 stays float32), and selects among
+    cases of the output's dtype. Integer arithmetic is not: Numba widens it to 64 bits."""
+    d = out_aval.dtype
+    if name in _COMPARE:
+        return True
+    if name in _SAME_FLOAT:
+        return d.kind == "f" and all(a.dtype == d for a in in_avals)
+    if name == "select_n":
+        return all(a.dtype == d for a in in_avals[1:])
+    return False
