@@ -128,7 +128,11 @@ def fma(x, y, z):
     return x * y + z  # CUDA contracts this to one fused multiply-add
 
 
-rt = _module("rt", _SHARED + [round_away, fma] + [
+def select(which, on_true, on_false):
+    return on_true if which else on_false  # the CPU's branch-free intrinsic, as a device fn
+
+
+rt = _module("rt", _SHARED + [round_away, fma, select] + [
     getattr(_cpu_runtime, name).py_func for name in ("clog1p", "cexpm1", "csign")])
 rt.logistic = fm.logistic
 

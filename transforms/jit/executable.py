@@ -1,7 +1,9 @@
 """Executables for jaxprs: what ``jit`` runs under evaluation.
 
 The jaxpr is optimized (inlining, simplification, CSE, DCE) and compiled to one Numba kernel
-(or, when it holds collectives or a shard_map, to compiled segments around them).
+(or, when it holds collectives or a shard_map, to compiled segments around them). With
+``config.jit_tiered`` a loop-free program's first calls run on the interpreter while the
+kernel compiles in the background (see tiered.py).
 Programs with float16 values run on the reference interpreter instead (each primitive's
 NumPy impl): Numba has no float16 arithmetic on CPU.
 """
@@ -17,6 +19,7 @@ from functrans.core.memo import cache_on_jaxpr
 from ..lowering.compile import Kernel
 from ..passes import optimize
 from .segmented import Segmented, host_inputs, host_outputs, jaxpr_needs_host
+from .tiered import Tiered, has_loops
 
 
 def _has_float16(jaxpr) -> bool:
@@ -53,6 +56,8 @@ def _compile(jaxpr, name):
         return Segmented(jaxpr, name, _compile)
     if _has_float16(jaxpr):
         return Interpreted(jaxpr)
+    if config.jit_tiered and not has_loops(jaxpr):
+        return Tiered(jaxpr, name)
     return Kernel(jaxpr, name)
 
 

@@ -212,24 +212,43 @@ class Kernel:
                 warnings.filterwarnings("ignore", message="Code running in object mode",
                                         category=numba.core.errors.NumbaWarning)
                 outs = self.kernel(*vals, *self.consts)
-        except (numba.core.errors.TypingError, numba.core.errors.LoweringError,
-                numba.core.errors.UnsupportedError) as e:
-            body = self.text[self.text.index("\ndef kernel(") + 1:]
-            raise LoweringError(describe_failure(e, self.line_eqns, self.def_line,
-                                                 body)) from None
+        except _NUMBA_ERRORS as e:
+            raise self._failure(e) from None
         self.checked = True
         return outs
 
+    def compile_for(self, args):
+        """Compile for these arguments' types without running the kernel (errors are
+        reported as a first call would report them)."""
+        vals = list(map(_kernel_arg, args, self.in_dtypes)) + self.consts
+        try:
+            self.kernel.compile(tuple(numba.typeof(v) for v in vals))
+        except _NUMBA_ERRORS as e:
+            raise self._failure(e) from None
+        self.checked = True
+
+    def _failure(self, err):
+        body = self.text[self.text.index("\ndef kernel(") + 1:]
+        return LoweringError(describe_failure(err, self.line_eqns, self.def_line, body))
+
+
+_NUMBA_ERRORS = (numba.core.errors.TypingError, numba.core.errors.LoweringError,
+                 numba.core.errors.UnsupportedError)
+
 
 def _kernel_arg(x, dtype=None):
-    """What a kernel receives: contiguous-or-not ndarray, or a NumPy scalar for rank 0, of
-    the traced dtype ``dtype``. Callers may pass NumPy arrays and Python scalars whose dtype
-    is not canonical (float64 with enable_x64 off): the kernel was typed for the canonical one,
-    and a float64 buffer must not reach a float32 BLAS routine or widen the arithmetic."""
+    """What a kernel receives: a C-contiguous ndarray, or a NumPy scalar for rank 0, of the
+    traced dtype ``dtype``. Callers may pass NumPy arrays and Python scalars whose dtype is not
+    canonical (float64 with enable_x64 off): the kernel was typed for the canonical one, and a
+    float64 buffer must not reach a float32 BLAS routine or widen the arithmetic. (Made
+    contiguous here rather than in the kernel: one Numba type per argument, and no
+    ``np.ascontiguousarray`` implementations to compile.)"""
     v = x._value if type(x) is Array else np.asarray(x)
     if v.dtype is not dtype and dtype is not None and v.dtype != dtype:  # `is`: the common case
         v = v.astype(dtype)
-    return v[()] if v.ndim == 0 else v
+    if v.ndim == 0:
+        return v[()]
+    return v if v.flags.c_contiguous else np.ascontiguousarray(v)
 
 
 def _unalias(outs, args):

@@ -12,11 +12,11 @@ import math
 
 import numpy as np
 
-from functrans.core.ir import Literal, Var
+from functrans.core.ir import Literal, Var, walk_jaxprs
 
 from .plan import REDUCTIONS, Group, Op, plan, unit_reshape
 from .unrolled import combine, emit_unrolled, is_small, wants_unrolled
-from .scalar import dtype_ctor, scalar_rules
+from .scalar import dtype_ctor, result_typed, scalar_rules
 
 BLOCK = 4096  # reduction block: summed in the input precision, blocks summed in float64
 PARALLEL_MIN = 1 << 18  # loops over at least this many elements use prange (all cores)
@@ -41,6 +41,7 @@ class Emitter:
         self.packs: list = [[]]  # per open block: unrolled vars packed into arrays there
         self.names: dict = {}
         self.consts: dict = {}
+        self.const_values: dict = {}  # constant name -> its NumPy scalar (for the rules)
         self.const_lines: list = []
         self.lines: list = []
         self.line_eqns: list = []
@@ -77,6 +78,7 @@ class Emitter:
             else:
                 text = repr(int(v))
             self.const_lines.append(f"{name} = {dtype_ctor(dtype)}({text})")
+            self.const_values[name] = v
         return name
 
     def line(self, text: str) -> None:
@@ -90,6 +92,13 @@ class Emitter:
 
     def cast(self, expr: str, dtype) -> str:
         return f"{dtype_ctor(dtype)}({expr})"
+
+    def typed(self, expr: str, eqn) -> str:
+        """A scalar rule's expression for ``eqn``, cast to its output dtype where needed."""
+        out = eqn.outputs[0].aval
+        if result_typed(eqn.prim.name, [x.aval for x in eqn.inputs], out):
+            return expr
+        return self.cast(expr, out.dtype)
 
     def atom(self, x) -> str:
         """The name of a value outside any loop: a scalar variable or an array (unrolled
@@ -141,9 +150,9 @@ class Emitter:
         if inputs is not None:
             for v, n in zip(jaxpr.invars, inputs):
                 if isinstance(n, list):
-                    self.set_elements(v, n)
+                    self.set_elements(v, [self._single(e) for e in n])
                 else:
-                    self.names[v] = n
+                    self.names[v] = self._single(n)
                     self.elems.pop(v, None)
         if not consts_are_params:
             for v, c in zip(jaxpr.constvars, jaxpr.consts):
@@ -165,11 +174,31 @@ class Emitter:
                 raise LoweringError(f"jit cannot compile '{step.eqn.prim.name}'{where}: it "
                                     "has no Numba lowering")
             rule(self, step.eqn)
+            if any(True for _ in walk_jaxprs(step.eqn.params)):
+                self._rebind_outputs(step.eqn.outputs)
         outs = [self.value(x) for x in jaxpr.outvars]
         for var in self.packs.pop():  # arrays packed in this block don't exist outside it
             self.names.pop(var, None)
         self.materialized = saved
         return outs
+
+    # Numba rebuilds SSA form for every variable assigned more than once, and finds the
+    # definition reaching each use by walking up the dominator tree recursively (two Python
+    # frames per block). Loop carries and branch results are such variables; a use hundreds
+    # of blocks below (a long loop body, the rest of the kernel after a loop) would overflow
+    # Python's stack and costs time per block. So nested blocks read their inputs, and the
+    # code after a loop or branch reads its results, through fresh names assigned once.
+    def _single(self, expr):
+        if isinstance(expr, str) and expr.isidentifier() and expr not in self.const_values:
+            return self.tmp(expr)
+        return expr
+
+    def _rebind_outputs(self, outputs):
+        for var in outputs:
+            if var in self.elems:
+                self.elems[var] = [self._single(e) for e in self.elems[var]]
+            elif var in self.names:
+                self.names[var] = self._single(self.names[var])
 
     def closed_over(self, value, aval) -> str:
         """A name for a constant of a nested jaxpr: a typed literal, or an extra kernel
@@ -178,7 +207,7 @@ class Emitter:
             return self.const(np.asarray(value), aval.dtype)
         name = f"k{len(self.extra_params)}"
         self.extra_params.append((name, value))
-        self.lines.insert(0, f"    {name} = rt.mutable(np.ascontiguousarray({name}))")
+        self.lines.insert(0, f"    {name} = rt.mutable(a{name})")
         self.line_eqns.insert(0, None)
         return name
 
@@ -356,7 +385,7 @@ class Emitter:
             if rule is None:
                 raise LoweringError(f"no Numba lowering for elementwise '{e.prim.name}'")
             expr = rule(self, args, in_avals, out.aval, **e.params)
-            vals[out] = self.tmp(self.cast(expr, out.aval.dtype))
+            vals[out] = self.tmp(self.typed(expr, e))
             if out in self.materialized:
                 self.line(f"{store_at(out)} = {vals[out]}")
         return lambda x: load(x, idx)
@@ -417,7 +446,7 @@ class Emitter:
                 rule = scalar_rules[e.prim.name]
                 expr = rule(self, [value(x) for x in e.inputs], [x.aval for x in e.inputs],
                             out.aval, **e.params)
-                vals[out] = self.tmp(self.cast(expr, out.aval.dtype))
+                vals[out] = self.tmp(self.typed(expr, e))
             self.line(f"{self.name(out)} = {vals[out]}")
         for e in g.reductions:  # reducing no axes of a scalar
             self.eqn = e
@@ -575,7 +604,6 @@ class _Reduction:
 
 
 def _calls_blas(jaxpr) -> bool:
-    from functrans.core.ir import walk_jaxprs
     from .ops import SMALL_GEMM
     for eqn in jaxpr.eqns:
         if eqn.prim.name in ("cholesky", "triangular_solve", "lu"):  # LAPACK: OpenBLAS threads
@@ -599,16 +627,21 @@ def emit_kernel(jaxpr, name="kernel"):
     # OpenBLAS's threads keep spinning after a matrix product: Numba's prange threads would
     # fight them for the cores, so kernels that call BLAS leave the threading to BLAS.
     em.allow_parallel = not _calls_blas(jaxpr)
-    params = [em.name(v) for v in jaxpr.invars] + [em.name(v) for v in jaxpr.constvars]
+    params = []
     for v in list(jaxpr.invars) + list(jaxpr.constvars):
         if v.aval.shape:
-            # Contiguous, and typed mutable: functrans buffers are read-only, but values
-            # meeting at loop carries and branches must have one Numba type.
-            em.line(f"{em.name(v)} = rt.mutable(np.ascontiguousarray({em.name(v)}))")
+            # Typed mutable: functrans buffers are read-only, but values meeting at loop
+            # carries and branches must have one Numba type (arrays arrive C-contiguous:
+            # Kernel makes them so). A new name, so that the kernel's variables are assigned
+            # once (see _single).
+            params.append("a" + em.name(v))
+            em.line(f"{em.name(v)} = rt.mutable(a{em.name(v)})")
+        else:
+            params.append(em.name(v))
     em.block(jaxpr, consts_are_params=True)
     outs = [em.atom(x) for x in jaxpr.outvars]  # pack small results at the top level
     em.line(f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
-    params += [n for n, _ in em.extra_params]
+    params += ["a" + n for n, _ in em.extra_params]
     source = "\n".join([f"def {name}({', '.join(params)}):"] + em.lines) + "\n"
     return ("\n".join(em.const_lines), source, em.parallel, [None] + em.line_eqns,
             [v for _, v in em.extra_params])

@@ -243,3 +243,23 @@ def im2col3(x, cols, nb, cg, out_shape, strides, lo, ldil, rdil, ksize):
                                                 q2 // ldil[2]]
                                         for c in range(cg):
                                             cols[b, g, row, col + c] = src[g * cg + c]
+
+
+@intrinsic
+def select(typingctx, which, on_true, on_false):
+    """``on_true if which else on_false`` as one LLVM ``select``: no branch, so no basic
+    blocks for Numba's passes to walk (generated code has thousands of selects)."""
+    if not isinstance(which, (types.Boolean, types.Integer)):
+        return None
+    ty = on_true if on_true == on_false else typingctx.unify_pairs(on_true, on_false)
+    if not isinstance(ty, (types.Number, types.Boolean)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        c, a, b = args
+        c = context.cast(builder, c, which, types.boolean)
+        a = context.cast(builder, a, on_true, ty)
+        b = context.cast(builder, b, on_false, ty)
+        return builder.select(c, a, b)
+
+    return ty(which, on_true, on_false), codegen

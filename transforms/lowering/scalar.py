@@ -173,9 +173,26 @@ def _binary_fm(name, op):
     return rule
 
 
+def _known(ctx, expr):
+    """The value of ``expr`` when it names one of the emitter's constants, else None."""
+    return getattr(ctx, "const_values", {}).get(expr)
+
+
 def _shift(kind):
     def rule(ctx, a, i, o):
         bits = 8 * o.dtype.itemsize
+        amount = _known(ctx, a[1])
+        if amount is not None and 0 <= int(amount) < bits:
+            # A constant in-range amount needs no range check: no branch, so no extra basic
+            # blocks (a PRNG's rotations are thousands of these; branches make Numba's compile
+            # time grow faster than the code).
+            if kind == "left":
+                return f"({a[0]} << {a[1]})"
+            if kind == "arith":
+                sx = f"{dtype_ctor(f'i{o.dtype.itemsize}')}({a[0]})" if _kind(o) == "u" else a[0]
+                return f"({sx} >> {a[1]})"
+            u = dtype_ctor(f"u{o.dtype.itemsize}")
+            return f"({u}({a[0]}) >> {u}({a[1]}))"
         x, s = ctx.tmp(a[0]), ctx.tmp(a[1])
         ok = f"(({s} >= 0) and ({s} < {bits}))"
         if kind == "left":
@@ -214,11 +231,11 @@ def _select_n(ctx, a, i, o):
     if len(cases) == 1:
         return cases[0]
     if i[0].dtype == np.bool_:
-        return f"({cases[1]} if {which} else {cases[0]})"
+        return f"rt.select({which}, {cases[1]}, {cases[0]})"
     w = ctx.tmp(which)
     expr = cases[-1]
     for k in range(len(cases) - 2, -1, -1):
-        expr = f"({cases[k]} if {w} <= {k} else {expr})"
+        expr = f"rt.select({w} <= {k}, {cases[k]}, {expr})"
     return expr
 
 
@@ -238,3 +255,23 @@ scalar_rules["real"] = lambda ctx, a, i, o: f"({a[0]}).real"
 scalar_rules["imag"] = lambda ctx, a, i, o: f"({a[0]}).imag"
 scalar_rules["conj"] = lambda ctx, a, i, o: f"({a[0]}).conjugate()"
 scalar_rules["complex"] = lambda ctx, a, i, o: f"complex({a[0]}, {a[1]})"
+
+
+_SAME_FLOAT = {"add", "add_any", "sub", "mul", "div", "neg"}
+_COMPARE = {"eq", "ne", "lt", "le", "gt", "ge"}
+
+
+def result_typed(name, in_avals, out_aval) -> bool:
+    """Does the rule's expression already have the output's Numba type, so that the emitter
+    need not wrap it in a cast? Each cast is a call Numba must type and lower (about a
+    millisecond of compile time each). True for comparisons (Numba gives a boolean), float
+    arithmetic on operands of the output's dtype (float32 stays float32), and selects among
+    cases of the output's dtype. Integer arithmetic is not: Numba widens it to 64 bits."""
+    d = out_aval.dtype
+    if name in _COMPARE:
+        return True
+    if name in _SAME_FLOAT:
+        return d.kind == "f" and all(a.dtype == d for a in in_avals)
+    if name == "select_n":
+        return all(a.dtype == d for a in in_avals[1:])
+    return False

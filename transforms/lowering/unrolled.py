@@ -49,8 +49,8 @@ def _elementwise(em, eqn, ins):
     args = [x if len(x) == n else x * n for x in ins]  # rank-0 operands broadcast
     rule = scalar_rules[eqn.prim.name]
     in_avals = [x.aval for x in eqn.inputs]
-    return [[em.tmp(em.cast(rule(em, [a[k] for a in args], in_avals, out, **eqn.params),
-                            out.dtype)) for k in range(n)]]
+    return [[em.tmp(em.typed(rule(em, [a[k] for a in args], in_avals, out, **eqn.params),
+                             eqn)) for k in range(n)]]
 
 
 def _broadcast_in_dim(em, eqn, ins):

@@ -1,0 +1,103 @@
+"""config.jit_tiered: first calls on the interpreter, the kernel compiled in the background.
+
+Tolerances: interpreted calls are the primitives' NumPy impls, so they equal eager evaluation
+exactly. Compiled calls use SIMD sin/exp (a few ulp; test_jit.py allows 32 ulp) and otherwise
+round like NumPy, so they are compared to eager with rtol 32 * eps(float64).
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+import functrans as ft
+import functrans.numpy as fnp
+from functrans import lax
+from functrans.transforms.jit.executable import executable_for
+from functrans.transforms.jit.tiered import Tiered
+from functrans.transforms.lowering.compile import Kernel
+from functrans.transforms.lowering.emit import LoweringError
+
+RTOL = 32 * np.finfo(np.float64).eps
+
+
+def _f(x, y):
+    return fnp.sum(fnp.sin(x) * y, axis=0) + fnp.exp(-x[0])
+
+
+def _executable(jitted, *args):
+    return executable_for(jitted.lower(*args).jaxpr, jitted.name)
+
+
+def _args():
+    rng = np.random.default_rng(0)
+    return rng.standard_normal((5, 3)), rng.standard_normal(3)
+
+
+def test_off_by_default_compiles_before_the_first_call_returns():
+    assert ft.config.jit_tiered is False
+    jf = ft.jit(_f)
+    x, y = _args()
+    np.testing.assert_allclose(jf(x, y), _f(x, y), rtol=RTOL)
+    exe = _executable(jf, x, y)
+    assert type(exe) is Kernel and exe.checked
+
+
+def test_first_call_interpreted_then_compiled():
+    x, y = _args()
+    want = _f(x, y)
+    with ft.config.override(jit_tiered=True):
+        jf = ft.jit(_f)
+        first = jf(x, y)
+        exe = _executable(jf, x, y)
+    assert isinstance(exe, Tiered)
+    np.testing.assert_array_equal(first, want)  # the interpreter: eager's own arithmetic
+    assert exe.wait(timeout=600)
+    assert exe.kernel.checked  # compiled for the first call's argument types
+    later = jf(x, y)
+    np.testing.assert_allclose(later, want, rtol=RTOL)
+    assert later.dtype == first.dtype and later.shape == first.shape
+    assert jf.lower(x, y).as_text() == exe.kernel.text  # the source is there from the start
+
+
+def test_tiered_under_transformations():
+    x, y = _args()
+    with ft.config.override(jit_tiered=True):
+        g = ft.grad(lambda a: fnp.sum(ft.jit(_f)(a, y)))
+        got = [g(x) for _ in range(2)]
+    want = ft.grad(lambda a: fnp.sum(_f(a, y)))(x)
+    for value in got:
+        np.testing.assert_allclose(value, want, rtol=RTOL)
+
+
+def test_programs_with_loops_compile_first():
+    def loop(x):
+        return lax.fori_loop(0, 3, lambda i, c: c * 2.0 + 1.0, x)
+    x = np.arange(4.0)
+    with ft.config.override(jit_tiered=True):
+        jf = ft.jit(loop)
+        np.testing.assert_array_equal(jf(x), loop(x))
+    assert type(_executable(jf, x)) is Kernel
+
+
+def test_background_failure_warns_and_keeps_interpreting(monkeypatch):
+    def fail(self, args):
+        raise LoweringError("jit could not compile 'sin': simulated")
+    monkeypatch.setattr(Kernel, "compile_for", fail)
+    x, y = _args()
+    with ft.config.override(jit_tiered=True):
+        jf = ft.jit(lambda a, b: _f(a, b) * 3.0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            first = jf(x, y)
+            exe = _executable(jf, x, y)
+            assert exe.wait(timeout=600) is False
+    assert any("simulated" in str(w.message) for w in caught)
+    assert isinstance(exe.error, LoweringError)
+    want = _f(x, y) * 3.0
+    np.testing.assert_array_equal(first, want)
+    np.testing.assert_array_equal(jf(x, y), want)  # still the interpreter, still right
+
+
+def test_flag_name_is_checked():
+    with pytest.raises(AttributeError, match="jit_tiered"):
+        ft.config.update("jit_tierd", True)

@@ -1,0 +1,81 @@
+"""Tiered execution: a new program's first calls run on the interpreter while its kernel
+compiles on a background thread; once compiled, calls run the kernel.
+
+Switched by ``config.jit_tiered`` (``FUNCTRANS_JIT_TIERED=1``), off by default: with it the
+first calls return after tracing (milliseconds instead of the seconds Numba needs for a large
+kernel), but their results are NumPy's (the primitives' impls), so they can differ from later,
+compiled calls by the compiled code's documented few-ulp bounds (SIMD exp/log/..., reassociated
+reductions). Programs with loops (``while``, ``scan``) always compile first: interpreting a
+loop of many iterations is slower than compiling it.
+
+    >>> with ft.config.override(jit_tiered=True):
+    ...     f = ft.jit(lambda x: fnp.sin(x) * 2.0)
+    ...     y = f(np.zeros(3))          # interpreted; the kernel compiles meanwhile
+    >>> np.asarray(y).tolist()
+    [0.0, 0.0, 0.0]
+"""
+from __future__ import annotations
+
+import threading
+import warnings
+
+from functrans.core.eval import eval_jaxpr
+from functrans.core.ir import walk_jaxprs
+
+from ..lowering.compile import Kernel
+from ..lowering.emit import LoweringError
+
+LOOPS = ("while", "scan")
+
+
+def has_loops(jaxpr) -> bool:
+    """Does ``jaxpr`` (or a jaxpr nested in it) contain a loop?"""
+    for eqn in jaxpr.eqns:
+        if eqn.prim.name in LOOPS or any(has_loops(j) for j in walk_jaxprs(eqn.params)):
+            return True
+    return False
+
+
+class Tiered:
+    """A :class:`Kernel` (source generated and imported now) that runs on the interpreter until
+    a background thread has compiled it for the first call's argument types."""
+
+    def __init__(self, jaxpr, name):
+        self.jaxpr = jaxpr
+        self.kernel = Kernel(jaxpr, name)  # generation errors are raised here, at the call
+        self.text = self.kernel.text
+        self.compiled = threading.Event()
+        self.error: LoweringError | None = None
+        self._thread = None
+        self._lock = threading.Lock()
+
+    def __call__(self, *args):
+        if self.compiled.is_set() and self.error is None:
+            return self.kernel(*args)
+        outs = eval_jaxpr(self.jaxpr, *args)
+        # Started after the first result is computed: the compiling thread holds the GIL
+        # for most of its time and would slow the interpreter down at every switch.
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._compile, args=(args,),
+                                                name="functrans-compile", daemon=True)
+                self._thread.start()
+        return outs
+
+    def _compile(self, args):
+        try:
+            self.kernel.compile_for(args)
+        except LoweringError as e:
+            # The interpreter's results stay right; say once that this program won't speed up.
+            self.error = e
+            warnings.warn(f"{e}; jit keeps running this program on the interpreter",
+                          RuntimeWarning, stacklevel=1)
+        finally:
+            self.compiled.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the background compile (if started) has finished; True when calls now
+        run the kernel."""
+        if self._thread is not None:
+            self.compiled.wait(timeout)
+        return self.compiled.is_set() and self.error is None
