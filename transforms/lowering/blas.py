@@ -103,6 +103,77 @@ else:  # no BLAS found: plain loops (vectorized inner loop)
 
 gemm_loops = _gemm_loops
 
+# Small products (the matrix-vector steps and outer products of an RNN) as loops specialized
+# to the operands' memory orders, so that the innermost loop always walks contiguous memory
+# and vectorizes; ``a`` is stored (m, k) or, transposed, (k, m); ``b`` (k, n) or (n, k).
+_FLAGS = dict(cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
+
+
+@numba.njit(**_FLAGS)
+def _row_updates(a, b, c, ta):
+    """c = op(a) @ b, each row of ``c`` a sum of rows of ``b`` (four at a time: fewer passes
+    over the row of ``c``); ``a`` is read transposed when ``ta``."""
+    m, n = c.shape
+    k = b.shape[0]
+    if k == 0:
+        c[:] = 0
+        return
+    for i in range(m):
+        ci, b0 = c[i], b[0]
+        x0 = a[0, i] if ta else a[i, 0]
+        for j in range(n):
+            ci[j] = x0 * b0[j]
+        p = 1
+        while p + 4 <= k:
+            if ta:
+                x0, x1, x2, x3 = a[p, i], a[p + 1, i], a[p + 2, i], a[p + 3, i]
+            else:
+                x0, x1, x2, x3 = a[i, p], a[i, p + 1], a[i, p + 2], a[i, p + 3]
+            b0, b1, b2, b3 = b[p], b[p + 1], b[p + 2], b[p + 3]
+            for j in range(n):
+                ci[j] += x0 * b0[j] + x1 * b1[j] + x2 * b2[j] + x3 * b3[j]
+            p += 4
+        while p < k:
+            x0 = a[p, i] if ta else a[i, p]
+            b0 = b[p]
+            for j in range(n):
+                ci[j] += x0 * b0[j]
+            p += 1
+
+
+@numba.njit(**_FLAGS)
+def small_nn(a, b, c):
+    """c = a @ b for small C-contiguous matrices (k >= 1)."""
+    _row_updates(a, b, c, False)
+
+
+@numba.njit(**_FLAGS)
+def small_nt(a, b, c):
+    """c = a @ b.T: each element is a dot product of two contiguous rows."""
+    m, n = c.shape
+    for i in range(m):
+        for j in range(n):
+            s = c.dtype.type(0)
+            for p in range(a.shape[1]):
+                s += a[i, p] * b[j, p]
+            c[i, j] = s
+
+
+@numba.njit(**_FLAGS)
+def small_tn(a, b, c):
+    """c = a.T @ b (``a`` stored (k, m))."""
+    _row_updates(a, b, c, True)
+
+
+@numba.njit(**_FLAGS)
+def small_tt(a, b, c):
+    """c = a.T @ b.T, with ``b`` transposed once into rows."""
+    _row_updates(a, np.ascontiguousarray(b.T), c, True)
+
+
+SMALL_KERNELS = {(False, False): "small_nn", (False, True): "small_nt",
+                 (True, False): "small_tn", (True, True): "small_tt"}
+
 
 def _thread_count_functions():
     """OpenBLAS's (get, set) of its thread count, if NumPy's BLAS is an OpenBLAS."""

@@ -43,6 +43,7 @@ class Emitter:
         self.count = 0
         self.parallel = False
         self.eqn = None
+        self.buffers = None  # inside loops: where arrays live (lowering.control.LoopBuffers)
 
     # ---- names, constants, lines -----------------------------------------------------------
     def fresh(self, prefix="t") -> str:
@@ -123,6 +124,18 @@ class Emitter:
             return self.elements(x)
         return self.atom(x)
 
+    def alloc(self, var, shape_exprs) -> str:
+        """Define ``name(var)`` as a writable array for ``var``'s value: inside a loop, the
+        buffer the loop gives it (a carry, a row of a stacked output, or one allocated once
+        before the loop), else a new array."""
+        name = self.name(var)
+        where = self.buffers.place(self, var) if self.buffers is not None else None
+        if where is None:
+            self.empty(name, shape_exprs, var.aval.dtype)
+        elif where != name:
+            self.line(f"{name} = {where}")
+        return name
+
     def empty(self, name, shape_exprs, dtype):
         shape = ", ".join(shape_exprs) + ("," if len(shape_exprs) == 1 else "")
         self.line(f"{name} = np.empty(({shape}), dtype={dtype_ctor(dtype)})")
@@ -191,7 +204,7 @@ class Emitter:
         dims = self._loop_dims(g, producers)
         stores = [e.outputs[0] for e in g.eqns if e.outputs[0] in self.materialized]
         for v in stores:
-            self.empty(self.name(v), dims, v.aval.dtype)
+            self.alloc(v, dims)
         reds = [_Reduction(self, e, rank) for e in g.reductions]
         size = int(np.prod(g.shape))
         flat = rank == 1 or (self._flat_ok(g, producers) and all(r.all_axes for r in reds)
@@ -521,7 +534,7 @@ class _Reduction:
         kept_dims = [dims[d] for d in self.kept]
         if self.style == "suffix":
             if self.kept:
-                em.empty(em.name(self.out), kept_dims, self.out.aval.dtype)
+                em.alloc(self.out, kept_dims)
             return
         shape = ", ".join(kept_dims) + ("," if len(kept_dims) == 1 else "")
         dt = self.in_dtype if self.is_arg else self.acc_dtype

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from . import blas
 from .emit import LoweringError
 from .scalar import dtype_ctor
 
@@ -108,10 +109,29 @@ def _dynamic_update_slice(em, eqn):
         em.line(f"{em.name(out)} = {em.atom(upd)}")
         return
     st = _clamped_starts(em, x, starts, upd.aval.shape)
-    dst = em.name(out)
-    em.line(f"{dst} = {em.atom(x)}.copy()")
+    dst = _updated_copy(em, out, x)
     sl = ", ".join(f"{s}:{s} + {k}" for s, k in zip(st, upd.aval.shape))
     em.line(f"{dst}[{sl}] = {em.atom(upd)}")
+
+
+UPDATES = {"dynamic_update_slice", "scatter", "scatter-add", "scatter-mul", "scatter-min",
+           "scatter-max"}  # operand and result have one shape: the result may reuse its buffer
+
+
+def _updated_copy(em, out, x) -> str:
+    """Define ``name(out)`` as a copy of ``x`` to be updated. Inside a loop it is the buffer
+    the loop gives ``out``; when that is ``x``'s own (a carry that nothing else reads), the
+    update happens in place, without a copy."""
+    dst, src = em.name(out), em.atom(x)
+    where = em.buffers.place(em, out) if em.buffers is not None else None
+    if where is None:
+        em.line(f"{dst} = {src}.copy()")
+    elif where == src:
+        em.line(f"{dst} = {src}")
+    else:
+        em.line(f"{dst} = {where}")
+        em.line(f"{dst}[:] = {src}")
+    return dst
 
 
 def _index_reads(em, indices, batch_idx):
@@ -198,8 +218,7 @@ def _scatter(combine):
         axes, mode = eqn.params["axes"], eqn.params["mode"]
         rest = [d for d in range(x.aval.ndim) if d not in axes]
         batch = upd.aval.shape[:upd.aval.ndim - len(rest)]
-        dst = em.name(out)
-        em.line(f"{dst} = {em.atom(x)}.copy()")
+        dst = _updated_copy(em, out, x)
         if upd.aval.size == 0:
             return
         u = em.atom(upd)
@@ -260,14 +279,26 @@ def _dot_general(em, eqn):
 
     a, ta = operand(lhs, list(lb) + lf + list(lc), list(lb) + list(lc) + lf, (bsz, m, k))
     b, tb = operand(rhs, list(rb) + list(rc) + rf, list(rb) + rf + list(rc), (bsz, k, n))
+    small = dt.kind == "f" and m * n * k <= SMALL_GEMM
+    if small:
+        # A vector has no memory order: m == 1 or k == 1 make ``a`` both row- and
+        # column-major, k == 1 or n == 1 ``b``; the untransposed kernels are the faster.
+        if ta and (m == 1 or k == 1):
+            ta, a = False, em.tmp(f"{a}.reshape({_shape_tuple((bsz, m, k))})")
+        if tb and (k == 1 or n == 1):
+            tb, b = False, em.tmp(f"{b}.reshape({_shape_tuple((bsz, k, n))})")
     c = em.fresh("c")
-    em.line(f"{c} = np.empty({_shape_tuple((bsz, m, n))}, dtype={dtype_ctor(dt)})")
+    where = em.buffers.place(em, out) if em.buffers is not None and out.aval.shape else None
+    if where is None:
+        em.line(f"{c} = np.empty({_shape_tuple((bsz, m, n))}, dtype={dtype_ctor(dt)})")
+    else:  # the product lands in the loop's buffer for ``out`` (its reshape is a view)
+        em.line(f"{c} = {where}.reshape({_shape_tuple((bsz, m, n))})")
     q = em.fresh("q")
     em.line(f"for {q} in range({bsz}):")
-    if dt.kind == "f" and m * n * k <= SMALL_GEMM:
+    if small:
         # A BLAS call costs about a microsecond: small products (the matrix-vector steps of
-        # an RNN) are faster as inlined, vectorized loops.
-        em.line(f"    blas.gemm_loops({a}[{q}], {b}[{q}], {c}[{q}], {ta}, {tb})")
+        # an RNN) are faster as inlined loops, chosen for the operands' memory orders.
+        em.line(f"    blas.{blas.SMALL_KERNELS[ta, tb]}({a}[{q}], {b}[{q}], {c}[{q}])")
     elif dt == np.float32:
         em.line(f"    blas.gemm32({a}[{q}], {b}[{q}], {c}[{q}], {ta}, {tb})")
     elif dt == np.float64:
