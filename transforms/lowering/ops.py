@@ -261,57 +261,71 @@ def _dot_general(em, eqn):
     k = math.prod(lhs.aval.shape[d] for d in lc)
     n = math.prod(rhs.aval.shape[d] for d in rf)
 
-    def operand(x, direct, swapped, shape3):
+    lead = (bsz,) if bsz != 1 else ()  # one product: 2-d views, no loop over the batch
+
+    def operand(x, direct, swapped, rows, cols):
         """A (B, rows, cols) view of ``x``; BLAS transposes it when its memory order is the
         swapped one, so only other orders need a transposed copy."""
         src = em.atom(x)
         if not x.aval.shape:
-            return em.tmp(f"np.full({_shape_tuple(shape3)}, {src})"), False
+            return em.tmp(f"np.full({_shape_tuple(lead + (rows, cols))}, {src})"), False
         if x.aval.dtype != dt:
             src = em.tmp(f"{src}.astype({dtype_ctor(dt)})")
         ident = list(range(x.aval.ndim))
-        if swapped == ident and dt.kind == "f":
-            b_, r, c_ = shape3
-            return em.tmp(f"{src}.reshape({_shape_tuple((b_, c_, r))})"), True
+        transposed = swapped == ident and dt.kind == "f"
+        # A vector has no memory order (one of its dimensions is 1): untransposed is faster.
+        if transposed and 1 in (rows, cols) and m * n * k <= SMALL_GEMM:
+            transposed, direct = False, ident
+        if transposed:
+            return _view(em, src, x.aval.shape, lead + (cols, rows)), True
         if direct != ident:
             src = em.tmp(f"np.ascontiguousarray({src}.transpose({_shape_tuple(direct)}))")
-        return em.tmp(f"{src}.reshape({_shape_tuple(shape3)})"), False
+            return _view(em, src, None, lead + (rows, cols)), False
+        return _view(em, src, x.aval.shape, lead + (rows, cols)), False
 
-    a, ta = operand(lhs, list(lb) + lf + list(lc), list(lb) + list(lc) + lf, (bsz, m, k))
-    b, tb = operand(rhs, list(rb) + list(rc) + rf, list(rb) + rf + list(rc), (bsz, k, n))
-    small = dt.kind == "f" and m * n * k <= SMALL_GEMM
-    if small:
-        # A vector has no memory order: m == 1 or k == 1 make ``a`` both row- and
-        # column-major, k == 1 or n == 1 ``b``; the untransposed kernels are the faster.
-        if ta and (m == 1 or k == 1):
-            ta, a = False, em.tmp(f"{a}.reshape({_shape_tuple((bsz, m, k))})")
-        if tb and (k == 1 or n == 1):
-            tb, b = False, em.tmp(f"{b}.reshape({_shape_tuple((bsz, k, n))})")
-    c = em.fresh("c")
+    a, ta = operand(lhs, list(lb) + lf + list(lc), list(lb) + list(lc) + lf, m, k)
+    b, tb = operand(rhs, list(rb) + list(rc) + rf, list(rb) + rf + list(rc), k, n)
     where = em.buffers.place(em, out) if em.buffers is not None and out.aval.shape else None
     if where is None:
-        em.line(f"{c} = np.empty({_shape_tuple((bsz, m, n))}, dtype={dtype_ctor(dt)})")
+        c = em.tmp(f"np.empty({_shape_tuple(lead + (m, n))}, dtype={dtype_ctor(dt)})")
     else:  # the product lands in the loop's buffer for ``out`` (its reshape is a view)
-        em.line(f"{c} = {where}.reshape({_shape_tuple((bsz, m, n))})")
-    q = em.fresh("q")
-    em.line(f"for {q} in range({bsz}):")
-    if small:
+        c = _view(em, where, out.aval.shape, lead + (m, n))
+    at = ""
+    if lead:
+        q = em.fresh("q")
+        em.line(f"for {q} in range({bsz}):")
+        em.level += 1
+        at = f"[{q}]"
+    if dt.kind == "f" and m * n * k <= SMALL_GEMM:
         # A BLAS call costs about a microsecond: small products (the matrix-vector steps of
         # an RNN) are faster as inlined loops, chosen for the operands' memory orders.
-        em.line(f"    blas.{blas.SMALL_KERNELS[ta, tb]}({a}[{q}], {b}[{q}], {c}[{q}])")
+        em.line(f"blas.{blas.SMALL_KERNELS[ta, tb]}({a}{at}, {b}{at}, {c}{at})")
     elif dt == np.float32:
-        em.line(f"    blas.gemm32({a}[{q}], {b}[{q}], {c}[{q}], {ta}, {tb})")
+        em.line(f"blas.gemm32({a}{at}, {b}{at}, {c}{at}, {ta}, {tb})")
     elif dt == np.float64:
-        em.line(f"    blas.gemm64({a}[{q}], {b}[{q}], {c}[{q}], {ta}, {tb})")
+        em.line(f"blas.gemm64({a}{at}, {b}{at}, {c}{at}, {ta}, {tb})")
     else:  # integers (wrapping like NumPy) and booleans (any product true)
         acc = em.fresh("acc")
-        em.line(f"    {acc} = np.empty(({m}, {n}), dtype=np.int64)")
-        em.line(f"    blas.gemm_loops({a}[{q}].astype(np.int64), {b}[{q}].astype(np.int64), "
-                f"{acc})")
+        em.line(f"{acc} = np.empty(({m}, {n}), dtype=np.int64)")
+        em.line(f"blas.gemm_loops({a}{at}.astype(np.int64), {b}{at}.astype(np.int64), {acc})")
         result = f"{acc} != 0" if dt == np.bool_ else f"{acc}.astype({dtype_ctor(dt)})"
-        em.line(f"    {c}[{q}] = {result}")
-    em.line(f"{em.name(out)} = {c}.reshape({_shape_tuple(out.aval.shape)})"
-            if out.aval.shape else f"{em.name(out)} = {c}[0, 0, 0]")
+        em.line(f"{c}{at or '[:]'} = {result}")
+    if lead:
+        em.level -= 1
+    if where is not None:
+        em.line(f"{em.name(out)} = {where}")
+    elif out.aval.shape:
+        em.line(f"{em.name(out)} = {_view(em, c, lead + (m, n), out.aval.shape)}")
+    else:
+        em.line(f"{em.name(out)} = {c}[{', '.join(['0'] * (len(lead) + 2))}]")
+
+
+def _view(em, src, shape, new_shape) -> str:
+    """``src`` (C-contiguous, of ``shape``) seen with ``new_shape``: no new view when equal
+    (each view costs a reference count update per use, in loops per iteration)."""
+    if shape is not None and tuple(shape) == tuple(new_shape):
+        return src
+    return em.tmp(f"{src}.reshape({_shape_tuple(new_shape)})")
 
 
 def _cumulative(combine_name):
