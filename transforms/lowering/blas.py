@@ -1,58 +1,33 @@
-"""Matrix multiply for generated kernels: BLAS ``?gemm`` from the OpenBLAS that NumPy ships,
-called by symbol from Numba (cacheable), with a loop fallback when no BLAS symbol is found.
+"""Matrix multiply for generated kernels: BLAS ``?gemm`` (from the OpenBLAS that NumPy ships,
+possibly a private copy running faster kernels: see :mod:`.blas_library`), called by symbol
+from Numba (cacheable), with a loop fallback when no BLAS is found; small products as loops.
 
     >>> a, b, c = np.ones((2, 3)), np.ones((3, 2)), np.empty((2, 2))
-    >>> gemm64(a, b, c)   # c[:] = a @ b for C-contiguous float64 matrices, also inside @njit
+    >>> dgemm(a, b, c)   # c[:] = a @ b for C-contiguous float64 matrices, also inside @njit
     >>> c
     array([[3., 3.],
            [3., 3.]])
 """
 from __future__ import annotations
 
-import ctypes.util
-import glob
-import os
-
 import numba
 import numpy as np
-from llvmlite import binding as llvm
 from numba import types
+
+from . import blas_library
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 
 
-def _find_blas():
-    """(symbol prefix, suffix, 64-bit ints) of a loaded cblas, or None."""
-    libs_dir = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
-    candidates = glob.glob(os.path.join(libs_dir, "libscipy_openblas64_*.so*"))
-    candidates += glob.glob(os.path.join(libs_dir, "libopenblas*.so*"))
-    system = ctypes.util.find_library("openblas") or ctypes.util.find_library("cblas")
-    if system:
-        candidates.append(system)
-    for path in candidates:
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for name, ilp64 in (("scipy_cblas_{}gemm64_", True), ("cblas_{}gemm64_", True),
-                            ("scipy_cblas_{}gemm", False), ("cblas_{}gemm", False)):
-            if hasattr(lib, name.format("s")) and hasattr(lib, name.format("d")):
-                llvm.load_library_permanently(path)
-                return name, ilp64
-    return None
-
-
-_FOUND = _find_blas()
-AVAILABLE = _FOUND is not None
+AVAILABLE = blas_library.JIT is not None
 
 
 def _external(dtype):
-    name, ilp64 = _FOUND
-    i = types.int64 if ilp64 else types.int32
+    i = types.int64 if blas_library.JIT.ilp64 else types.int32
     f = types.float32 if dtype == "s" else types.float64
     ptr = types.CPointer(f)
     sig = types.void(types.intc, types.intc, types.intc, i, i, i, f, ptr, i, ptr, i, f, ptr, i)
-    return types.ExternalFunction(name.format(dtype), sig)
+    return types.ExternalFunction(f"functrans_{dtype}gemm", sig)
 
 
 @numba.njit(cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
@@ -73,7 +48,7 @@ if AVAILABLE:
     _sgemm, _dgemm = _external("s"), _external("d")
 
     @numba.njit(cache=True)
-    def gemm32(a, b, c, ta=False, tb=False):
+    def sgemm(a, b, c, ta=False, tb=False):
         """c = op(a) @ op(b) for float32 C-contiguous matrices (op transposes if ta/tb)."""
         m, n = c.shape
         k = a.shape[0] if ta else a.shape[1]
@@ -87,7 +62,7 @@ if AVAILABLE:
                c.ctypes, n)
 
     @numba.njit(cache=True)
-    def gemm64(a, b, c, ta=False, tb=False):
+    def dgemm(a, b, c, ta=False, tb=False):
         """c = op(a) @ op(b) for float64 C-contiguous matrices (op transposes if ta/tb)."""
         m, n = c.shape
         k = a.shape[0] if ta else a.shape[1]
@@ -99,7 +74,7 @@ if AVAILABLE:
         _dgemm(_ROW_MAJOR, _TRANS if ta else _NO_TRANS, _TRANS if tb else _NO_TRANS, m, n, k,
                1.0, a.ctypes, a.shape[1], b.ctypes, b.shape[1], 0.0, c.ctypes, n)
 else:  # no BLAS found: plain loops (vectorized inner loop)
-    gemm32 = gemm64 = _gemm_loops
+    sgemm = dgemm = _gemm_loops
 
 gemm_loops = _gemm_loops
 
@@ -175,35 +150,14 @@ SMALL_KERNELS = {(False, False): "small_nn", (False, True): "small_nt",
                  (True, False): "small_tn", (True, True): "small_tt"}
 
 
-def _thread_count_functions():
-    """OpenBLAS's (get, set) of its thread count, if NumPy's BLAS is an OpenBLAS."""
-    libs_dir = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
-    for path in glob.glob(os.path.join(libs_dir, "libscipy_openblas*.so*")) + \
-            glob.glob(os.path.join(libs_dir, "libopenblas*.so*")):
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for get, put in (("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
-                         ("openblas_get_num_threads", "openblas_set_num_threads")):
-            if hasattr(lib, get) and hasattr(lib, put):
-                getter, setter = getattr(lib, get), getattr(lib, put)
-                getter.restype, getter.argtypes = ctypes.c_int, []
-                setter.restype, setter.argtypes = None, [ctypes.c_int]
-                return getter, setter
-    return None
-
-
-_THREADS = _thread_count_functions()
-
-
 def blas_threads():
-    """OpenBLAS's current thread count (None when NumPy's BLAS is not an OpenBLAS)."""
-    return _THREADS[0]() if _THREADS else None
+    """The thread count of the OpenBLAS jit calls (None when it is not an OpenBLAS)."""
+    return blas_library.JIT.threads() if AVAILABLE else None
 
 
 def set_blas_threads(n: int) -> None:
-    """Set OpenBLAS's thread count, process-wide. (Its per-thread setter also slows the other
-    threads' matrix products down afterwards, so shards do not use it.)"""
-    if _THREADS:
-        _THREADS[1](n)
+    """Set OpenBLAS's thread count, process-wide, in the library jit calls and in NumPy's.
+    (Its per-thread setter also slows the other threads' matrix products down afterwards, so
+    shards do not use it.)"""
+    for lib in {id(x): x for x in (blas_library.JIT, blas_library.NUMPY) if x}.values():
+        lib.set_threads(n)

@@ -301,9 +301,9 @@ def _dot_general(em, eqn):
         # an RNN) are faster as inlined loops, chosen for the operands' memory orders.
         em.line(f"blas.{blas.SMALL_KERNELS[ta, tb]}({a}{at}, {b}{at}, {c}{at})")
     elif dt == np.float32:
-        em.line(f"blas.gemm32({a}{at}, {b}{at}, {c}{at}, {ta}, {tb})")
+        em.line(f"blas.sgemm({a}{at}, {b}{at}, {c}{at}, {ta}, {tb})")
     elif dt == np.float64:
-        em.line(f"blas.gemm64({a}{at}, {b}{at}, {c}{at}, {ta}, {tb})")
+        em.line(f"blas.dgemm({a}{at}, {b}{at}, {c}{at}, {ta}, {tb})")
     else:  # integers (wrapping like NumPy) and booleans (any product true)
         acc = em.fresh("acc")
         em.line(f"{acc} = np.empty(({m}, {n}), dtype=np.int64)")
