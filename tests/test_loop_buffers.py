@@ -265,3 +265,36 @@ def test_loop_bodies_allocate_nothing():
         allocating = [line for line in body
                       if re.search(r"np\.(empty|zeros|full|ones)\(|\.copy\(\)|ascontiguous", line)]
         assert not allocating, "\n".join(allocating)
+
+
+def test_products_accumulated_into_carries():
+    """`c + a . b` in a loop body is computed in one pass into c's new buffer: the sum of
+    outer products, a matrix-vector product added to a carry that is read afterwards, and a
+    product used twice (not fused)."""
+    m = rng.standard_normal((24, 24)) * 0.2
+    xs = rng.standard_normal((5, 24))
+
+    def f(m, xs):
+        def step(c, x):
+            s, v = c
+            s2 = s + x[:, None] @ v[None, :]  # an outer product into the accumulator: fused
+            v2 = v + m @ v  # added to the old carry, which is read again below
+            p = x @ m
+            return (s2, fnp.tanh(v2) + 0.1 * v), p + p * p  # p has two readers
+        return lax.scan(step, (fnp.zeros((24, 24)), fnp.ones(24) * 0.5), xs)
+
+    s, v, ps = np.zeros((24, 24)), np.ones(24) * 0.5, []
+    for x in xs:
+        s2 = s + np.outer(x, v)
+        v2 = v + m @ v
+        p = x @ m
+        s, v = s2, np.tanh(v2) + 0.1 * v
+        ps.append(p + p * p)
+    got = assert_jit_matches(f, m, xs)
+    # sums of O(1) terms that cancel to ~1e-4: an absolute floor of 1e-13 (a few ulp of 1)
+    np.testing.assert_allclose(got[0][0], s, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(got[0][1], v, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(got[1], np.array(ps), rtol=1e-12, atol=1e-13)
+    source = ft.jit(f).lower(m, xs).as_text()
+    assert re.search(r"blas\.small_outer\(\w+, \w+, \w+, \w+\)", source), source
+    check_grads(lambda m: fnp.sum(f(m, xs[:3])[0][0] ** 2), (m,), order=1, modes=("rev",))

@@ -6,6 +6,10 @@ Tolerances: float64 rtol 1e-12; float32 rtol 1e-5 with an absolute floor of 1e-5
 sum of |a||b| over the contraction (summation order differs from NumPy's BLAS; errors grow
 with the contraction length, at most 64 here).
 """
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -13,7 +17,7 @@ from hypothesis import strategies as st
 
 import functrans as ft
 import functrans.numpy as fnp
-from functrans.transforms.lowering import blas
+from functrans.transforms.lowering import blas, blas_library
 
 SPECS = {"nn": ("ij,jk->ik", False, False), "nt": ("ij,kj->ik", False, True),
          "tn": ("ji,jk->ik", True, False), "tt": ("ji,kj->ik", True, True)}
@@ -72,13 +76,40 @@ def test_blas_products(dtype):
         assert_product_close(got, x, y, spec)
 
 
-def test_blas_thread_count_round_trips():
+def test_blas_thread_count_acts_on_the_library_jit_calls_and_numpys():
     n = blas.blas_threads()
     if n is None:
-        pytest.skip("NumPy's BLAS is not an OpenBLAS: no thread control")
+        pytest.skip("no OpenBLAS: no thread control")
     try:
         blas.set_blas_threads(1)
-        assert blas.blas_threads() == 1
+        assert blas.blas_threads() == 1 == blas_library.JIT.threads()
+        assert blas_library.NUMPY.threads() == 1
     finally:
         blas.set_blas_threads(n)
     assert blas.blas_threads() == n
+
+
+def test_jit_blas_core_is_one_the_cpu_runs():
+    info = blas_library.info()
+    if not info:
+        pytest.skip("no BLAS found: products run as loops")
+    if info["private"]:
+        # a private copy is only ever loaded with AVX-512 kernels the CPU reports
+        assert info["core"] == "SkylakeX"
+        assert {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"} <= \
+            blas_library.cpu_flags()
+        assert info["path"] != blas_library.NUMPY.path
+
+
+def test_functrans_blas_numpy_keeps_numpys_copy():
+    code = ("from functrans.transforms.lowering import blas_library as b; "
+            "import numpy as np, functrans as ft; "
+            "a = np.arange(9.0).reshape(3, 3) @ np.ones((3, 40)); "
+            "print(b.info().get('private'), "
+            "np.array_equal(ft.jit(lambda x: x.T @ x)(a), a.T @ a))")
+    env = dict(os.environ, FUNCTRANS_BLAS="numpy")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    private, same = out.stdout.split()
+    assert private in ("False", "None") and same == "True"

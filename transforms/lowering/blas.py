@@ -85,19 +85,28 @@ _FLAGS = dict(cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
 
 
 @numba.njit(**_FLAGS)
-def _row_updates(a, b, c, ta):
-    """c = op(a) @ b, each row of ``c`` a sum of rows of ``b`` (four at a time: fewer passes
-    over the row of ``c``); ``a`` is read transposed when ``ta``."""
+def _row_updates(a, b, c, ta, acc):
+    """c = acc + op(a) @ b (acc: an array, or None for zero), each row of ``c`` a sum of rows
+    of ``b`` (four at a time: fewer passes over the row of ``c``); ``a`` is read transposed
+    when ``ta``. ``acc`` may be ``c`` itself."""
     m, n = c.shape
     k = b.shape[0]
     if k == 0:
-        c[:] = 0
+        if acc is None:
+            c[:] = 0
+        else:
+            c[:] = acc
         return
     for i in range(m):
         ci, b0 = c[i], b[0]
         x0 = a[0, i] if ta else a[i, 0]
-        for j in range(n):
-            ci[j] = x0 * b0[j]
+        if acc is None:
+            for j in range(n):
+                ci[j] = x0 * b0[j]
+        else:
+            ai = acc[i]
+            for j in range(n):
+                ci[j] = ai[j] + x0 * b0[j]
         p = 1
         while p + 4 <= k:
             if ta:
@@ -117,33 +126,49 @@ def _row_updates(a, b, c, ta):
 
 
 @numba.njit(**_FLAGS)
-def small_nn(a, b, c):
-    """c = a @ b for small C-contiguous matrices (k >= 1)."""
-    _row_updates(a, b, c, False)
+def small_nn(a, b, c, acc=None):
+    """c = acc + a @ b for small C-contiguous matrices (acc None: zero)."""
+    _row_updates(a, b, c, False, acc)
 
 
 @numba.njit(**_FLAGS)
-def small_nt(a, b, c):
-    """c = a @ b.T: each element is a dot product of two contiguous rows."""
+def small_nt(a, b, c, acc=None):
+    """c = acc + a @ b.T: each element is a dot product of two contiguous rows."""
     m, n = c.shape
     for i in range(m):
         for j in range(n):
-            s = c.dtype.type(0)
+            s = c.dtype.type(0) if acc is None else acc[i, j]
             for p in range(a.shape[1]):
                 s += a[i, p] * b[j, p]
             c[i, j] = s
 
 
 @numba.njit(**_FLAGS)
-def small_tn(a, b, c):
-    """c = a.T @ b (``a`` stored (k, m))."""
-    _row_updates(a, b, c, True)
+def small_tn(a, b, c, acc=None):
+    """c = acc + a.T @ b (``a`` stored (k, m))."""
+    _row_updates(a, b, c, True, acc)
 
 
 @numba.njit(**_FLAGS)
-def small_tt(a, b, c):
-    """c = a.T @ b.T, with ``b`` transposed once into rows."""
-    _row_updates(a, np.ascontiguousarray(b.T), c, True)
+def small_tt(a, b, c, acc=None):
+    """c = acc + a.T @ b.T, with ``b`` transposed once into rows."""
+    _row_updates(a, np.ascontiguousarray(b.T), c, True, acc)
+
+
+@numba.njit(**_FLAGS)
+def small_outer(a, b, c, acc=None):
+    """c = acc + a @ b for a column ``a`` (m, 1) and a row ``b`` (1, n): an outer product."""
+    m, n = c.shape
+    b0 = b[0]
+    for i in range(m):
+        x, ci = a[i, 0], c[i]
+        if acc is None:
+            for j in range(n):
+                ci[j] = x * b0[j]
+        else:
+            ai = acc[i]
+            for j in range(n):
+                ci[j] = ai[j] + x * b0[j]
 
 
 SMALL_KERNELS = {(False, False): "small_nn", (False, True): "small_nt",

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from functrans.core.ir import Literal
+
 from .emit import LoweringError
-from .ops import UPDATES, _shape_tuple, op_rules
+from .ops import UPDATES, _shape_tuple, op_rules, small_product
 from .scalar import dtype_ctor
-from .unrolled import is_small
+from .unrolled import is_small, wants_unrolled
 
 
 class LoopBuffers:
@@ -64,6 +66,32 @@ def _close_loop(em, outermost):
     at = em.lines.index("    " * b.level + b.marker)
     em.lines[at:at + 1] = ["    " * b.level + line for line in b.allocs]
     em.line_eqns[at:at + 1] = [None] * len(b.allocs)
+
+
+def _fuse_accumulations(jaxpr):
+    """``c + a . b`` in one pass: a small float dot_general whose only reader adds it to an
+    array of its shape and dtype becomes one dot_general with ``c`` as a third input,
+    accumulated into the product's buffer. (Gradients summed over the steps of a backward
+    scan then read and write their accumulators once per step instead of three times.)"""
+    producer = {o: e for e in jaxpr.eqns for o in e.outputs}
+    uses = _uses(jaxpr)
+    fused, dropped = {}, set()
+    for e in jaxpr.eqns:
+        if e.prim.name not in ("add", "add_any") or wants_unrolled(e):
+            continue
+        out = e.outputs[0]
+        for d, c in (e.inputs, e.inputs[::-1]):
+            dot = producer.get(d)
+            if (dot is not None and dot.prim.name == "dot_general" and uses.get(d) == 1
+                    and dot not in dropped and not wants_unrolled(dot) and small_product(dot)
+                    and not isinstance(c, Literal) and c.aval.shape == d.aval.shape
+                    and c.aval.dtype == d.aval.dtype == out.aval.dtype):
+                fused[e] = dot.replace(inputs=dot.inputs[:2] + [c], outputs=[out])
+                dropped.add(dot)
+                break
+    if not fused:
+        return jaxpr
+    return jaxpr.replace(eqns=[fused.get(e, e) for e in jaxpr.eqns if e not in dropped])
 
 
 def _uses(jaxpr) -> dict:
@@ -221,7 +249,7 @@ def _small_slots(em, outputs):
 def _while(em, eqn):
     p = eqn.params
     cn, bn = p["cond_nconsts"], p["body_nconsts"]
-    body = p["body_jaxpr"]
+    body = _fuse_accumulations(p["body_jaxpr"])
     args = [em.value(x) for x in eqn.inputs]
     cconsts, bconsts, init = args[:cn], args[cn:cn + bn], args[cn + bn:]
     outermost = _open_loop(em)
@@ -254,7 +282,7 @@ def _next_iteration(em, carries, small, outvars, new, outputs):
 def _scan(em, eqn):
     p = eqn.params
     nc, nk, length = p["num_consts"], p["num_carry"], p["length"]
-    body = p["jaxpr"]
+    body = _fuse_accumulations(p["jaxpr"])
     args = [em.value(x) for x in eqn.inputs]
     consts, init = args[:nc], args[nc:nc + nk]
     xs_vars = eqn.inputs[nc + nk:]

@@ -250,8 +250,18 @@ def _free(ndim, contract, batch):
     return [d for d in range(ndim) if d not in contract and d not in batch]
 
 
+def small_product(eqn) -> bool:
+    """A float dot_general small enough for loops rather than a BLAS call."""
+    lhs, rhs = eqn.inputs[:2]
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    k = math.prod(lhs.aval.shape[d] for d in lc)
+    return eqn.outputs[0].aval.dtype.kind == "f" and eqn.outputs[0].aval.size * k <= SMALL_GEMM
+
+
 def _dot_general(em, eqn):
-    lhs, rhs = eqn.inputs
+    """``out = lhs . rhs``; with a third input ``acc`` (small float products, see
+    lowering.control), ``out = acc + lhs . rhs`` in one pass."""
+    lhs, rhs = eqn.inputs[:2]
     out = eqn.outputs[0]
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
     dt = out.aval.dtype
@@ -299,7 +309,12 @@ def _dot_general(em, eqn):
     if dt.kind == "f" and m * n * k <= SMALL_GEMM:
         # A BLAS call costs about a microsecond: small products (the matrix-vector steps of
         # an RNN) are faster as inlined loops, chosen for the operands' memory orders.
-        em.line(f"blas.{blas.SMALL_KERNELS[ta, tb]}({a}{at}, {b}{at}, {c}{at})")
+        acc = ""
+        if len(eqn.inputs) == 3:
+            x = eqn.inputs[2]
+            acc = f", {_view(em, em.atom(x), x.aval.shape, lead + (m, n))}{at}"
+        kernel = "small_outer" if k == 1 else blas.SMALL_KERNELS[ta, tb]  # k == 1: untransposed
+        em.line(f"blas.{kernel}({a}{at}, {b}{at}, {c}{at}{acc})")
     elif dt == np.float32:
         em.line(f"blas.sgemm({a}{at}, {b}{at}, {c}{at}, {ta}, {tb})")
     elif dt == np.float64:
