@@ -130,10 +130,10 @@ def _private_copy(lib, core):
     """A second copy of ``lib``'s file, loaded privately with ``core``'s kernels (None when
     that fails or the library does not take the core)."""
     from .compile import cache_dir
-    st = os.stat(lib.path)
-    copy = os.path.join(cache_dir(), f"{st.st_size}-{st.st_mtime_ns}-"
-                                     f"{os.path.basename(lib.path)}")
-    try:
+    try:  # no writable cache: NumPy's copy it is
+        st = os.stat(lib.path)
+        copy = os.path.join(cache_dir(), f"{st.st_size}-{st.st_mtime_ns}-"
+                                         f"{os.path.basename(lib.path)}")
         if not os.path.exists(copy) or os.path.getsize(copy) != st.st_size:
             tmp = f"{copy}.{os.getpid()}.tmp"
             shutil.copyfile(lib.path, tmp)
