@@ -298,3 +298,31 @@ def test_products_accumulated_into_carries():
     source = ft.jit(f).lower(m, xs).as_text()
     assert re.search(r"blas\.small_outer\(\w+, \w+, \w+, \w+\)", source), source
     check_grads(lambda m: fnp.sum(f(m, xs[:3])[0][0] ** 2), (m,), order=1, modes=("rev",))
+
+
+def test_while_loop_whose_condition_reads_large_carries():
+    """The condition reads the carries each iteration; the body updates one in place
+    (scatter) and double-buffers the other."""
+    def f(x, n):
+        def cond(s):
+            k, v, rows = s
+            return (fnp.sum(v * v) < 1e6) & (k < n)
+
+        def body(s):
+            k, v, rows = s
+            v2 = v * 1.7 + 0.1
+            return k + 1, v2, rows.at[k % rows.shape[0]].set(v2 - v)
+        return lax.while_loop(cond, body, (0, x, fnp.zeros((4, x.shape[0]))))
+
+    x = np.linspace(0.1, 1.0, 30)
+    for n in (0, 3, 50):  # n is traced under jit: a while loop with a data-dependent exit
+        k, v, rows = 0, x, np.zeros((4, 30))
+        while np.sum(v * v) < 1e6 and k < n:
+            v2 = v * 1.7 + 0.1
+            rows[k % 4] = v2 - v
+            k, v = k + 1, v2
+        got = ft.jit(f)(x, n)
+        assert int(got[0]) == k
+        np.testing.assert_allclose(got[1], v, rtol=1e-12)
+        np.testing.assert_allclose(got[2], rows, rtol=1e-12)
+        np.testing.assert_allclose(got[2], f(x, n)[2], rtol=1e-12)
