@@ -326,3 +326,30 @@ def test_while_loop_whose_condition_reads_large_carries():
         np.testing.assert_allclose(got[1], v, rtol=1e-12)
         np.testing.assert_allclose(got[2], rows, rtol=1e-12)
         np.testing.assert_allclose(got[2], f(x, n)[2], rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_reductions_over_outer_axes_in_loops(dtype):
+    """Reductions whose kept axes are inner ones use scratch accumulators; in a loop those are
+    allocated once (float32 sums accumulate in float64, then are cast)."""
+    m = rng.standard_normal((30, 20)).astype(dtype)
+    xs = rng.standard_normal((4, 30, 20)).astype(dtype)
+
+    def f(m, xs):
+        def step(c, x):
+            s = fnp.sum(m * x, axis=0)
+            return c * 0.5 + s, (fnp.argmax(x, axis=0), fnp.max(x * c, axis=0))
+        return lax.scan(step, fnp.zeros(20, dtype), xs)
+
+    c, am, mx = np.zeros(20, dtype), [], []
+    for x in xs:
+        am.append(np.argmax(x, axis=0))
+        mx.append(np.max(x * c, axis=0))
+        c = c * 0.5 + np.sum(m * x, axis=0)
+    got = assert_jit_matches(f, m, xs, rtol=1e-5 if dtype == "float32" else RTOL_JIT)
+    np.testing.assert_allclose(got[0], c, rtol=1e-5 if dtype == "float32" else 1e-12)
+    np.testing.assert_array_equal(got[1][0], np.array(am))
+    # the max reads c, which carries the sums' rounding
+    np.testing.assert_allclose(got[1][1], np.array(mx), rtol=1e-5 if dtype == "float32" else 1e-12)
+    body = loop_bodies(ft.jit(f).lower(m, xs).as_text())
+    assert not [line for line in body if re.search(r"np\.(empty|full)\(|astype", line)]

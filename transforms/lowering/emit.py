@@ -538,9 +538,16 @@ class _Reduction:
             return
         shape = ", ".join(kept_dims) + ("," if len(kept_dims) == 1 else "")
         dt = self.in_dtype if self.is_arg else self.acc_dtype
-        em.line(f"{self.acc} = np.full(({shape}), {self.identity(dt)})")
+        fills = [(self.acc, dt, self.identity(dt))]
         if self.is_arg:
-            em.line(f"{self.best_i} = np.full(({shape}), -1, dtype=np.int64)")
+            fills.append((self.best_i, np.dtype(np.int64), "-1"))
+        for name, dtype, fill in fills:
+            if em.buffers is not None:  # in a loop: scratch allocated once, before it
+                em.line(f"{name} = {em.buffers.alloc(em.fresh('buf'), self.out.aval.shape, dtype)}")
+                em.line(f"{name}[:] = {fill}")
+            else:
+                em.line(f"{name} = np.full(({shape}), {fill}"
+                        f"{', dtype=np.int64' if name == self.best_i else ''})")
 
     def open_level(self, k):
         if self.style != "suffix" or self.level != k:
@@ -579,7 +586,10 @@ class _Reduction:
         em = self.em
         src = self.best_i if self.is_arg else self.acc
         dt = self.eqn.params["index_dtype"] if self.is_arg else self.out.aval.dtype
-        em.line(f"{em.name(self.out)} = {src}.astype({dtype_ctor(dt)})")
+        if em.buffers is not None:
+            em.line(f"{em.alloc(self.out, [str(d) for d in self.out.aval.shape])}[:] = {src}")
+        else:
+            em.line(f"{em.name(self.out)} = {src}.astype({dtype_ctor(dt)})")
 
 
 def _calls_blas(jaxpr) -> bool:
