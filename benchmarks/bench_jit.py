@@ -20,6 +20,7 @@ import numpy as np
 
 import functrans as ft
 import functrans.numpy as fnp
+from functrans.transforms.lowering import blas_library
 
 try:
     from .bench_autodiff import init_mlp, make_mlp_loss, mlp_loss, mlp_value_and_grad_numpy
@@ -65,6 +66,14 @@ def check_and_time():
         aj, bj = jnp.asarray(a), jnp.asarray(b)
         rows.append(("jax jit", median_time(lambda: jg(aj, bj).block_until_ready())))
     out.append(table("maximum(A @ B + 1, 0), 512x512 float32", rows, "numpy eager"))
+    mm = ft.jit(lambda p, q: p @ q)
+    flops = 2 * 512 ** 3 / 1e9
+    t_np, t_jit = median_time(lambda: a @ b), median_time(lambda: mm(a, b))
+    core = blas_library.info().get("core")
+    out.append(f"\nsgemm 512x512 float32, GFLOP/s (jit's BLAS core: {core}; NumPy's: "
+               f"{blas_library.NUMPY.core() if blas_library.NUMPY else None})\n"
+               f"  numpy  {flops / t_np:8.0f}\n  jit    {flops / t_jit:8.0f}   "
+               f"{t_jit / t_np:.2f}x of numpy's time")
 
     params = init_mlp([784, 512, 512, 10], np.float32)
     xb = rng.standard_normal((128, 784)).astype(np.float32)

@@ -1,78 +1,37 @@
-"""Matrix multiply for generated kernels: BLAS ``?gemm`` from the OpenBLAS that NumPy ships,
-called by symbol from Numba (cacheable), with a loop fallback when no BLAS symbol is found.
+"""Matrix multiply for generated kernels: BLAS ``?gemm`` (from the OpenBLAS that NumPy ships,
+possibly a private copy running faster kernels: see :mod:`.blas_library`), called by symbol
+from Numba (cacheable), with a loop fallback when no BLAS is found; small products as loops.
 
     >>> a, b, c = np.ones((2, 3)), np.ones((3, 2)), np.empty((2, 2))
-    >>> gemm64(a, b, c)   # c[:] = a @ b for C-contiguous float64 matrices, also inside @njit
+    >>> dgemm(a, b, c)   # c[:] = a @ b for C-contiguous float64 matrices, also inside @njit
     >>> c
     array([[3., 3.],
            [3., 3.]])
 """
 from __future__ import annotations
 
-import ctypes.util
-import glob
-import os
-
 import numba
 import numpy as np
-from llvmlite import binding as llvm
 from numba import types
+
+from . import blas_library
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 
 
-_LOADED: list = []  # (path, library) of the cblas whose symbols kernels call
-
-
-def _libraries():
-    return [lib for _, lib in _LOADED]
-
-
-def _find_blas():
-    """(symbol prefix, suffix, 64-bit ints) of a loaded cblas, or None."""
-    libs_dir = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
-    candidates = glob.glob(os.path.join(libs_dir, "libscipy_openblas64_*.so*"))
-    candidates += glob.glob(os.path.join(libs_dir, "libopenblas*.so*"))
-    system = ctypes.util.find_library("openblas") or ctypes.util.find_library("cblas")
-    if system:
-        candidates.append(system)
-    for path in candidates:
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for name, ilp64 in (("scipy_cblas_{}gemm64_", True), ("cblas_{}gemm64_", True),
-                            ("scipy_cblas_{}gemm", False), ("cblas_{}gemm", False)):
-            if hasattr(lib, name.format("s")) and hasattr(lib, name.format("d")):
-                llvm.load_library_permanently(path)
-                _LOADED.append((path, lib))
-                return name, ilp64
-    return None
-
-
-_FOUND = _find_blas()
-AVAILABLE = _FOUND is not None
+AVAILABLE = blas_library.JIT is not None
+COMPLEX_AVAILABLE = AVAILABLE and blas_library.JIT.has_complex
 
 
 def _external(dtype):
-    name, ilp64 = _FOUND
-    i = types.int64 if ilp64 else types.int32
+    i = types.int64 if blas_library.JIT.ilp64 else types.int32
     f = {"s": types.float32, "d": types.float64, "c": types.complex64,
          "z": types.complex128}[dtype]
     ptr = types.CPointer(f)
-    # Complex ?gemm takes alpha and beta by pointer.
-    scalar = ptr if dtype in "cz" else f
+    scalar = ptr if dtype in "cz" else f  # complex ?gemm takes alpha and beta by pointer
     sig = types.void(types.intc, types.intc, types.intc, i, i, i, scalar, ptr, i, ptr, i, scalar,
                      ptr, i)
-    return types.ExternalFunction(name.format(dtype), sig)
-
-
-def _has_complex_gemm():
-    name, _ = _FOUND
-    for lib in _libraries():
-        if hasattr(lib, name.format("c")) and hasattr(lib, name.format("z")):
-            return True
-    return False
+    return types.ExternalFunction(f"functrans_{dtype}gemm", sig)
 
 
 @numba.njit(cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
@@ -93,7 +52,7 @@ if AVAILABLE:
     _sgemm, _dgemm = _external("s"), _external("d")
 
     @numba.njit(cache=True)
-    def gemm32(a, b, c, ta=False, tb=False):
+    def sgemm(a, b, c, ta=False, tb=False):
         """c = op(a) @ op(b) for float32 C-contiguous matrices (op transposes if ta/tb)."""
         m, n = c.shape
         k = a.shape[0] if ta else a.shape[1]
@@ -107,7 +66,7 @@ if AVAILABLE:
                c.ctypes, n)
 
     @numba.njit(cache=True)
-    def gemm64(a, b, c, ta=False, tb=False):
+    def dgemm(a, b, c, ta=False, tb=False):
         """c = op(a) @ op(b) for float64 C-contiguous matrices (op transposes if ta/tb)."""
         m, n = c.shape
         k = a.shape[0] if ta else a.shape[1]
@@ -119,9 +78,8 @@ if AVAILABLE:
         _dgemm(_ROW_MAJOR, _TRANS if ta else _NO_TRANS, _TRANS if tb else _NO_TRANS, m, n, k,
                1.0, a.ctypes, a.shape[1], b.ctypes, b.shape[1], 0.0, c.ctypes, n)
 else:  # no BLAS found: plain loops (vectorized inner loop)
-    gemm32 = gemm64 = _gemm_loops
+    sgemm = dgemm = _gemm_loops
 
-COMPLEX_AVAILABLE = AVAILABLE and _has_complex_gemm()
 if COMPLEX_AVAILABLE:
     _cgemm, _zgemm = _external("c"), _external("z")
 
@@ -161,36 +119,111 @@ else:
 
 gemm_loops = _gemm_loops
 
-
-def _thread_count_functions():
-    """OpenBLAS's (get, set) of its thread count, if NumPy's BLAS is an OpenBLAS."""
-    libs_dir = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
-    for path in glob.glob(os.path.join(libs_dir, "libscipy_openblas*.so*")) + \
-            glob.glob(os.path.join(libs_dir, "libopenblas*.so*")):
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for get, put in (("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
-                         ("openblas_get_num_threads", "openblas_set_num_threads")):
-            if hasattr(lib, get) and hasattr(lib, put):
-                getter, setter = getattr(lib, get), getattr(lib, put)
-                getter.restype, getter.argtypes = ctypes.c_int, []
-                setter.restype, setter.argtypes = None, [ctypes.c_int]
-                return getter, setter
-    return None
+# Small products (the matrix-vector steps and outer products of an RNN) as loops specialized
+# to the operands' memory orders, so that the innermost loop always walks contiguous memory
+# and vectorizes; ``a`` is stored (m, k) or, transposed, (k, m); ``b`` (k, n) or (n, k).
+_FLAGS = dict(cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
 
 
-_THREADS = _thread_count_functions()
+@numba.njit(**_FLAGS)
+def _row_updates(a, b, c, ta, acc):
+    """c = acc + op(a) @ b (acc: an array, or None for zero), each row of ``c`` a sum of rows
+    of ``b`` (four at a time: fewer passes over the row of ``c``); ``a`` is read transposed
+    when ``ta``. ``acc`` may be ``c`` itself."""
+    m, n = c.shape
+    k = b.shape[0]
+    if k == 0:
+        if acc is None:
+            c[:] = 0
+        else:
+            c[:] = acc
+        return
+    for i in range(m):
+        ci, b0 = c[i], b[0]
+        x0 = a[0, i] if ta else a[i, 0]
+        if acc is None:
+            for j in range(n):
+                ci[j] = x0 * b0[j]
+        else:
+            ai = acc[i]
+            for j in range(n):
+                ci[j] = ai[j] + x0 * b0[j]
+        p = 1
+        while p + 4 <= k:
+            if ta:
+                x0, x1, x2, x3 = a[p, i], a[p + 1, i], a[p + 2, i], a[p + 3, i]
+            else:
+                x0, x1, x2, x3 = a[i, p], a[i, p + 1], a[i, p + 2], a[i, p + 3]
+            b0, b1, b2, b3 = b[p], b[p + 1], b[p + 2], b[p + 3]
+            for j in range(n):
+                ci[j] += x0 * b0[j] + x1 * b1[j] + x2 * b2[j] + x3 * b3[j]
+            p += 4
+        while p < k:
+            x0 = a[p, i] if ta else a[i, p]
+            b0 = b[p]
+            for j in range(n):
+                ci[j] += x0 * b0[j]
+            p += 1
+
+
+@numba.njit(**_FLAGS)
+def small_nn(a, b, c, acc=None):
+    """c = acc + a @ b for small C-contiguous matrices (acc None: zero)."""
+    _row_updates(a, b, c, False, acc)
+
+
+@numba.njit(**_FLAGS)
+def small_nt(a, b, c, acc=None):
+    """c = acc + a @ b.T: each element is a dot product of two contiguous rows."""
+    m, n = c.shape
+    for i in range(m):
+        for j in range(n):
+            s = c.dtype.type(0) if acc is None else acc[i, j]
+            for p in range(a.shape[1]):
+                s += a[i, p] * b[j, p]
+            c[i, j] = s
+
+
+@numba.njit(**_FLAGS)
+def small_tn(a, b, c, acc=None):
+    """c = acc + a.T @ b (``a`` stored (k, m))."""
+    _row_updates(a, b, c, True, acc)
+
+
+@numba.njit(**_FLAGS)
+def small_tt(a, b, c, acc=None):
+    """c = acc + a.T @ b.T, with ``b`` transposed once into rows."""
+    _row_updates(a, np.ascontiguousarray(b.T), c, True, acc)
+
+
+@numba.njit(**_FLAGS)
+def small_outer(a, b, c, acc=None):
+    """c = acc + a @ b for a column ``a`` (m, 1) and a row ``b`` (1, n): an outer product."""
+    m, n = c.shape
+    b0 = b[0]
+    for i in range(m):
+        x, ci = a[i, 0], c[i]
+        if acc is None:
+            for j in range(n):
+                ci[j] = x * b0[j]
+        else:
+            ai = acc[i]
+            for j in range(n):
+                ci[j] = ai[j] + x * b0[j]
+
+
+SMALL_KERNELS = {(False, False): "small_nn", (False, True): "small_nt",
+                 (True, False): "small_tn", (True, True): "small_tt"}
 
 
 def blas_threads():
-    """OpenBLAS's current thread count (None when NumPy's BLAS is not an OpenBLAS)."""
-    return _THREADS[0]() if _THREADS else None
+    """The thread count of the OpenBLAS jit calls (None when it is not an OpenBLAS)."""
+    return blas_library.JIT.threads() if AVAILABLE else None
 
 
 def set_blas_threads(n: int) -> None:
-    """Set OpenBLAS's thread count, process-wide. (Its per-thread setter also slows the other
-    threads' matrix products down afterwards, so shards do not use it.)"""
-    if _THREADS:
-        _THREADS[1](n)
+    """Set OpenBLAS's thread count, process-wide, in the library jit calls and in NumPy's.
+    (Its per-thread setter also slows the other threads' matrix products down afterwards, so
+    shards do not use it.)"""
+    for lib in {id(x): x for x in (blas_library.JIT, blas_library.NUMPY) if x}.values():
+        lib.set_threads(n)

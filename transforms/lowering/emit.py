@@ -49,6 +49,7 @@ class Emitter:
         self.count = 0
         self.parallel = False
         self.eqn = None
+        self.buffers = None  # inside loops: where arrays live (lowering.control.LoopBuffers)
 
     # ---- names, constants, lines -----------------------------------------------------------
     def fresh(self, prefix="t") -> str:
@@ -136,6 +137,18 @@ class Emitter:
         if not isinstance(x, Literal) and is_small(x.aval):
             return self.elements(x)
         return self.atom(x)
+
+    def alloc(self, var, shape_exprs) -> str:
+        """Define ``name(var)`` as a writable array for ``var``'s value: inside a loop, the
+        buffer the loop gives it (a carry, a row of a stacked output, or one allocated once
+        before the loop), else a new array."""
+        name = self.name(var)
+        where = self.buffers.place(self, var) if self.buffers is not None else None
+        if where is None:
+            self.empty(name, shape_exprs, var.aval.dtype)
+        elif where != name:
+            self.line(f"{name} = {where}")
+        return name
 
     def empty(self, name, shape_exprs, dtype):
         shape = ", ".join(shape_exprs) + ("," if len(shape_exprs) == 1 else "")
@@ -225,7 +238,7 @@ class Emitter:
         dims = self._loop_dims(g, producers)
         stores = [e.outputs[0] for e in g.eqns if e.outputs[0] in self.materialized]
         for v in stores:
-            self.empty(self.name(v), dims, v.aval.dtype)
+            self.alloc(v, dims)
         reds = [_Reduction(self, e, rank) for e in g.reductions]
         size = int(np.prod(g.shape))
         flat = rank == 1 or (self._flat_ok(g, producers) and all(r.all_axes for r in reds)
@@ -555,13 +568,20 @@ class _Reduction:
         kept_dims = [dims[d] for d in self.kept]
         if self.style == "suffix":
             if self.kept:
-                em.empty(em.name(self.out), kept_dims, self.out.aval.dtype)
+                em.alloc(self.out, kept_dims)
             return
         shape = ", ".join(kept_dims) + ("," if len(kept_dims) == 1 else "")
         dt = self.in_dtype if self.is_arg else self.acc_dtype
-        em.line(f"{self.acc} = np.full(({shape}), {self.identity(dt)})")
+        fills = [(self.acc, dt, self.identity(dt))]
         if self.is_arg:
-            em.line(f"{self.best_i} = np.full(({shape}), -1, dtype=np.int64)")
+            fills.append((self.best_i, np.dtype(np.int64), "-1"))
+        for name, dtype, fill in fills:
+            if em.buffers is not None:  # in a loop: scratch allocated once, before it
+                em.line(f"{name} = {em.buffers.alloc(em.fresh('buf'), self.out.aval.shape, dtype)}")
+                em.line(f"{name}[:] = {fill}")
+            else:
+                em.line(f"{name} = np.full(({shape}), {fill}"
+                        f"{', dtype=np.int64' if name == self.best_i else ''})")
 
     def open_level(self, k):
         if self.style != "suffix" or self.level != k:
@@ -600,7 +620,10 @@ class _Reduction:
         em = self.em
         src = self.best_i if self.is_arg else self.acc
         dt = self.eqn.params["index_dtype"] if self.is_arg else self.out.aval.dtype
-        em.line(f"{em.name(self.out)} = {src}.astype({dtype_ctor(dt)})")
+        if em.buffers is not None:
+            em.line(f"{em.alloc(self.out, [str(d) for d in self.out.aval.shape])}[:] = {src}")
+        else:
+            em.line(f"{em.name(self.out)} = {src}.astype({dtype_ctor(dt)})")
 
 
 def _calls_blas(jaxpr) -> bool:

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from . import blas
 from .emit import LoweringError
 from .scalar import dtype_ctor
 
@@ -109,10 +110,29 @@ def _dynamic_update_slice(em, eqn):
         em.line(f"{em.name(out)} = {em.atom(upd)}")
         return
     st = _clamped_starts(em, x, starts, upd.aval.shape)
-    dst = em.name(out)
-    em.line(f"{dst} = {em.atom(x)}.copy()")
+    dst = _updated_copy(em, out, x)
     sl = ", ".join(f"{s}:{s} + {k}" for s, k in zip(st, upd.aval.shape))
     em.line(f"{dst}[{sl}] = {em.atom(upd)}")
+
+
+UPDATES = {"dynamic_update_slice", "scatter", "scatter-add", "scatter-mul", "scatter-min",
+           "scatter-max"}  # operand and result have one shape: the result may reuse its buffer
+
+
+def _updated_copy(em, out, x) -> str:
+    """Define ``name(out)`` as a copy of ``x`` to be updated. Inside a loop it is the buffer
+    the loop gives ``out``; when that is ``x``'s own (a carry that nothing else reads), the
+    update happens in place, without a copy."""
+    dst, src = em.name(out), em.atom(x)
+    where = em.buffers.place(em, out) if em.buffers is not None else None
+    if where is None:
+        em.line(f"{dst} = {src}.copy()")
+    elif where == src:
+        em.line(f"{dst} = {src}")
+    else:
+        em.line(f"{dst} = {where}")
+        em.line(f"{dst}[:] = {src}")
+    return dst
 
 
 def _index_reads(em, indices, batch_idx):
@@ -199,8 +219,7 @@ def _scatter(combine):
         axes, mode = eqn.params["axes"], eqn.params["mode"]
         rest = [d for d in range(x.aval.ndim) if d not in axes]
         batch = upd.aval.shape[:upd.aval.ndim - len(rest)]
-        dst = em.name(out)
-        em.line(f"{dst} = {em.atom(x)}.copy()")
+        dst = _updated_copy(em, out, x)
         if upd.aval.size == 0:
             return
         u = em.atom(upd)
@@ -232,8 +251,18 @@ def _free(ndim, contract, batch):
     return [d for d in range(ndim) if d not in contract and d not in batch]
 
 
+def small_product(eqn) -> bool:
+    """A float dot_general small enough for loops rather than a BLAS call."""
+    lhs, rhs = eqn.inputs[:2]
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    k = math.prod(lhs.aval.shape[d] for d in lc)
+    return eqn.outputs[0].aval.dtype.kind == "f" and eqn.outputs[0].aval.size * k <= SMALL_GEMM
+
+
 def _dot_general(em, eqn):
-    lhs, rhs = eqn.inputs
+    """``out = lhs . rhs``; with a third input ``acc`` (small float products, see
+    lowering.control), ``out = acc + lhs . rhs`` in one pass."""
+    lhs, rhs = eqn.inputs[:2]
     out = eqn.outputs[0]
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
     dt = out.aval.dtype
@@ -243,48 +272,79 @@ def _dot_general(em, eqn):
     k = math.prod(lhs.aval.shape[d] for d in lc)
     n = math.prod(rhs.aval.shape[d] for d in rf)
 
-    def operand(x, direct, swapped, shape3):
+    lead = (bsz,) if bsz != 1 else ()  # one product: 2-d views, no loop over the batch
+
+    def operand(x, direct, swapped, rows, cols):
         """A (B, rows, cols) view of ``x``; BLAS transposes it when its memory order is the
         swapped one, so only other orders need a transposed copy."""
         src = em.atom(x)
         if not x.aval.shape:
-            return em.tmp(f"np.full({_shape_tuple(shape3)}, {src})"), False
+            return em.tmp(f"np.full({_shape_tuple(lead + (rows, cols))}, {src})"), False
         if x.aval.dtype != dt:
             src = em.tmp(f"{src}.astype({dtype_ctor(dt)})")
         ident = list(range(x.aval.ndim))
-        if swapped == ident and dt.kind in "fc":
-            b_, r, c_ = shape3
-            return em.tmp(f"{src}.reshape({_shape_tuple((b_, c_, r))})"), True
+        transposed = swapped == ident and dt.kind in "fc"
+        # A vector has no memory order (one of its dimensions is 1): untransposed is faster.
+        if transposed and 1 in (rows, cols) and m * n * k <= SMALL_GEMM:
+            transposed, direct = False, ident
+        if transposed:
+            return _view(em, src, x.aval.shape, lead + (cols, rows)), True
         if direct != ident:
             src = em.tmp(f"np.ascontiguousarray({src}.transpose({_shape_tuple(direct)}))")
-        return em.tmp(f"{src}.reshape({_shape_tuple(shape3)})"), False
+            return _view(em, src, None, lead + (rows, cols)), False
+        return _view(em, src, x.aval.shape, lead + (rows, cols)), False
 
-    a, ta = operand(lhs, list(lb) + lf + list(lc), list(lb) + list(lc) + lf, (bsz, m, k))
-    b, tb = operand(rhs, list(rb) + list(rc) + rf, list(rb) + rf + list(rc), (bsz, k, n))
-    c = em.fresh("c")
-    em.line(f"{c} = np.empty({_shape_tuple((bsz, m, n))}, dtype={dtype_ctor(dt)})")
-    q = em.fresh("q")
-    em.line(f"for {q} in range({bsz}):")
+    a, ta = operand(lhs, list(lb) + lf + list(lc), list(lb) + list(lc) + lf, m, k)
+    b, tb = operand(rhs, list(rb) + list(rc) + rf, list(rb) + rf + list(rc), k, n)
+    where = em.buffers.place(em, out) if em.buffers is not None and out.aval.shape else None
+    if where is None:
+        c = em.tmp(f"np.empty({_shape_tuple(lead + (m, n))}, dtype={dtype_ctor(dt)})")
+    else:  # the product lands in the loop's buffer for ``out`` (its reshape is a view)
+        c = _view(em, where, out.aval.shape, lead + (m, n))
+    at = ""
+    if lead:
+        q = em.fresh("q")
+        em.line(f"for {q} in range({bsz}):")
+        em.level += 1
+        at = f"[{q}]"
     if dt.kind in "fc" and m * n * k <= SMALL_GEMM:
         # A BLAS call costs about a microsecond: small products (the matrix-vector steps of
-        # an RNN) are faster as inlined, vectorized loops.
-        em.line(f"    blas.gemm_loops({a}[{q}], {b}[{q}], {c}[{q}], {ta}, {tb})")
+        # an RNN) are faster as inlined loops, chosen for the operands' memory orders.
+        acc = ""
+        if len(eqn.inputs) == 3:
+            x = eqn.inputs[2]
+            acc = f", {_view(em, em.atom(x), x.aval.shape, lead + (m, n))}{at}"
+        kernel = "small_outer" if k == 1 else blas.SMALL_KERNELS[ta, tb]  # k == 1: untransposed
+        em.line(f"blas.{kernel}({a}{at}, {b}{at}, {c}{at}{acc})")
     elif dt == np.float32:
-        em.line(f"    blas.gemm32({a}[{q}], {b}[{q}], {c}[{q}], {ta}, {tb})")
+        em.line(f"blas.sgemm({a}{at}, {b}{at}, {c}{at}, {ta}, {tb})")
     elif dt == np.float64:
-        em.line(f"    blas.gemm64({a}[{q}], {b}[{q}], {c}[{q}], {ta}, {tb})")
+        em.line(f"blas.dgemm({a}{at}, {b}{at}, {c}{at}, {ta}, {tb})")
     elif dt.kind == "c":  # ?gemm transposes without conjugating, as dot_general does
         fn = "gemm_c64" if dt == np.complex64 else "gemm_c128"
-        em.line(f"    blas.{fn}({a}[{q}], {b}[{q}], {c}[{q}], {ta}, {tb})")
+        em.line(f"blas.{fn}({a}{at}, {b}{at}, {c}{at}, {ta}, {tb})")
     else:  # integers (wrapping like NumPy) and booleans (any product true)
         acc = em.fresh("acc")
-        em.line(f"    {acc} = np.empty(({m}, {n}), dtype=np.int64)")
-        em.line(f"    blas.gemm_loops({a}[{q}].astype(np.int64), {b}[{q}].astype(np.int64), "
-                f"{acc})")
+        em.line(f"{acc} = np.empty(({m}, {n}), dtype=np.int64)")
+        em.line(f"blas.gemm_loops({a}{at}.astype(np.int64), {b}{at}.astype(np.int64), {acc})")
         result = f"{acc} != 0" if dt == np.bool_ else f"{acc}.astype({dtype_ctor(dt)})"
-        em.line(f"    {c}[{q}] = {result}")
-    em.line(f"{em.name(out)} = {c}.reshape({_shape_tuple(out.aval.shape)})"
-            if out.aval.shape else f"{em.name(out)} = {c}[0, 0, 0]")
+        em.line(f"{c}{at or '[:]'} = {result}")
+    if lead:
+        em.level -= 1
+    if where is not None:
+        em.line(f"{em.name(out)} = {where}")
+    elif out.aval.shape:
+        em.line(f"{em.name(out)} = {_view(em, c, lead + (m, n), out.aval.shape)}")
+    else:
+        em.line(f"{em.name(out)} = {c}[{', '.join(['0'] * (len(lead) + 2))}]")
+
+
+def _view(em, src, shape, new_shape) -> str:
+    """``src`` (C-contiguous, of ``shape``) seen with ``new_shape``: no new view when equal
+    (each view costs a reference count update per use, in loops per iteration)."""
+    if shape is not None and tuple(shape) == tuple(new_shape):
+        return src
+    return em.tmp(f"{src}.reshape({_shape_tuple(new_shape)})")
 
 
 def _cumulative(combine_name):

@@ -266,9 +266,9 @@ def _gemm_and_output(em, eqn, cols, wm, sizes, out_sp, work):
     if dt.kind != "f" or m * od * cg * kk <= SMALL_GEMM:
         em.line(f"        blas.gemm_loops({args})")
     elif dt == np.float32:
-        em.line(f"        blas.gemm32({args})")
+        em.line(f"        blas.sgemm({args})")
     else:
-        em.line(f"        blas.gemm64({args})")
+        em.line(f"        blas.dgemm({args})")
     r = res
     if b * g > 1:  # (B, G, Nb, P, Od) -> (Nb, P, B, G, Od): features (b, g, od) major first
         r = em.tmp(f"np.ascontiguousarray({r}.reshape({_shape_tuple((b, g, nb, pp, od))})"

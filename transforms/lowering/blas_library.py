@@ -1,0 +1,185 @@
+"""The BLAS library jit's matrix products call, and the kernels (core) it runs.
+
+NumPy's wheels bundle an OpenBLAS built for many CPUs at once (``DYNAMIC_ARCH``) that picks
+its kernels once, when it loads, from the CPU it detects. Detection lags new CPUs: an AMD Zen
+5 (family 1Ah), for one, gets the AVX2 (Haswell) kernels although the library carries AVX-512
+(SkylakeX) ones that run its float32 products about twice as fast. ``OPENBLAS_CORETYPE``
+is read only while the library loads, so it cannot change NumPy's copy. So when the CPU has
+the AVX-512 subsets the SkylakeX kernels use (F, CD, BW, DQ, VL, as the kernel reports them in
+``/proc/cpuinfo``) and NumPy's copy chose an older core, jit loads a second, private copy of
+the same library file with that core (the file is copied into the kernel cache directory:
+the loader would hand back NumPy's copy for the same file). NumPy itself is left as it is,
+and so is an ``OPENBLAS_CORETYPE`` that chose NumPy's core.
+
+Kernels call the chosen library through fixed symbol names (``functrans_sgemm``,
+``functrans_dgemm``) registered in each process, so cached kernels link to whichever library
+the process chose. ``FUNCTRANS_BLAS=numpy`` keeps NumPy's copy as it is.
+
+    >>> sorted(info()) in ([], ["core", "path", "private"])
+    True
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import glob
+import os
+import shutil
+import sys
+
+import numpy as np
+from llvmlite import binding as llvm
+
+_AVX512_CORES = {"skylakex", "cooperlake", "sapphirerapids"}
+_SKYLAKEX_FLAGS = {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}
+_GEMM_NAMES = (("scipy_cblas_{}gemm64_", True), ("cblas_{}gemm64_", True),
+               ("scipy_cblas_{}gemm", False), ("cblas_{}gemm", False))
+_THREAD_NAMES = (("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
+                 ("openblas_get_num_threads", "openblas_set_num_threads"))
+_CORE_NAMES = ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename",
+               "openblas_get_corename")
+
+
+class Library:
+    """One loaded BLAS: its ?gemm entry points, thread count and core name (OpenBLAS)."""
+
+    def __init__(self, path, handle, gemm, ilp64):
+        self.path, self.handle, self.gemm, self.ilp64 = path, handle, gemm, ilp64
+        self.private = False
+        self._threads = None
+        for get, put in _THREAD_NAMES:
+            if hasattr(handle, get) and hasattr(handle, put):
+                getter, setter = getattr(handle, get), getattr(handle, put)
+                getter.restype, getter.argtypes = ctypes.c_int, []
+                setter.restype, setter.argtypes = None, [ctypes.c_int]
+                self._threads = getter, setter
+                break
+        self._core = None
+        for name in _CORE_NAMES:
+            if hasattr(handle, name):
+                self._core = getattr(handle, name)
+                self._core.restype, self._core.argtypes = ctypes.c_char_p, []
+                break
+
+    @property
+    def has_complex(self) -> bool:
+        """Whether it also has cgemm and zgemm."""
+        return all(hasattr(self.handle, self.gemm.format(d)) for d in "cz")
+
+    def address(self, dtype: str) -> int:
+        return ctypes.cast(getattr(self.handle, self.gemm.format(dtype)), ctypes.c_void_p).value
+
+    def core(self):
+        return self._core().decode() if self._core else None
+
+    def threads(self):
+        return self._threads[0]() if self._threads else None
+
+    def set_threads(self, n: int) -> None:
+        if self._threads:
+            self._threads[1](n)
+
+
+def _open(path, mode=ctypes.DEFAULT_MODE):
+    try:
+        handle = ctypes.CDLL(path, mode=mode)
+    except OSError:
+        return None
+    for name, ilp64 in _GEMM_NAMES:
+        if hasattr(handle, name.format("s")) and hasattr(handle, name.format("d")):
+            return Library(path, handle, name, ilp64)
+    return None
+
+
+def _numpy_library():
+    """The cblas NumPy uses (its bundled OpenBLAS), else a system one."""
+    libs_dir = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
+    candidates = glob.glob(os.path.join(libs_dir, "libscipy_openblas64_*.so*"))
+    candidates += glob.glob(os.path.join(libs_dir, "libscipy_openblas*.so*"))
+    candidates += glob.glob(os.path.join(libs_dir, "libopenblas*.so*"))
+    system = ctypes.util.find_library("openblas") or ctypes.util.find_library("cblas")
+    if system:
+        candidates.append(system)
+    for path in candidates:
+        lib = _open(path)
+        if lib is not None:
+            return lib
+    return None
+
+
+def cpu_flags() -> set:
+    """The CPU's feature flags as the kernel reports them (empty where unknown)."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def _wants_skylakex(lib) -> bool:
+    # OPENBLAS_CORETYPE configures NumPy's copy (it may well be set for another program);
+    # jit only ever picks kernels the CPU reports it can run.
+    if os.environ.get("FUNCTRANS_BLAS", "").lower() == "numpy" or \
+            not sys.platform.startswith("linux"):
+        return False
+    core = lib.core()
+    return (core is not None and core.lower() not in _AVX512_CORES
+            and hasattr(lib.handle, "gotoblas_SKYLAKEX")  # the build carries those kernels
+            and _SKYLAKEX_FLAGS <= cpu_flags())
+
+
+def _private_copy(lib, core):
+    """A second copy of ``lib``'s file, loaded privately with ``core``'s kernels (None when
+    that fails or the library does not take the core)."""
+    from .compile import cache_dir
+    try:  # no writable cache: NumPy's copy it is
+        st = os.stat(lib.path)
+        copy = os.path.join(cache_dir(), f"{st.st_size}-{st.st_mtime_ns}-"
+                                         f"{os.path.basename(lib.path)}")
+        if not os.path.exists(copy) or os.path.getsize(copy) != st.st_size:
+            tmp = f"{copy}.{os.getpid()}.tmp"
+            shutil.copyfile(lib.path, tmp)
+            os.replace(tmp, copy)
+    except OSError:
+        return None
+    saved = os.environ.get("OPENBLAS_CORETYPE")
+    os.environ["OPENBLAS_CORETYPE"] = core
+    try:
+        private = _open(copy, mode=os.RTLD_LOCAL)
+    finally:
+        if saved is None:
+            del os.environ["OPENBLAS_CORETYPE"]
+        else:
+            os.environ["OPENBLAS_CORETYPE"] = saved
+    if private is None or (private.core() or "").lower() != core.lower():
+        return None
+    private.private = True
+    if lib.threads() is not None:
+        private.set_threads(lib.threads())
+    return private
+
+
+def _choose():
+    numpy_lib = _numpy_library()
+    if numpy_lib is None:
+        return None, None
+    chosen = numpy_lib
+    if _wants_skylakex(numpy_lib):
+        chosen = _private_copy(numpy_lib, "SkylakeX") or numpy_lib
+    for dtype in "sdcz" if chosen.has_complex else "sd":
+        llvm.add_symbol(f"functrans_{dtype}gemm", chosen.address(dtype))
+    return chosen, numpy_lib
+
+
+JIT, NUMPY = _choose()
+
+
+def info() -> dict:
+    """Which BLAS jit calls: ``path``, ``core`` (OpenBLAS's kernel set) and whether it is a
+    ``private`` copy (see the module docstring); empty without a BLAS."""
+    if JIT is None:
+        return {}
+    return {"path": JIT.path, "core": JIT.core(), "private": JIT.private}
