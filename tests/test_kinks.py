@@ -198,6 +198,23 @@ ROWS = [
     ("zeta(2, q)", lambda q: lax.zeta(2.0, q), -INF, 0, NAN, "as polygamma at -inf"),
     ("zeta(3, q)", lambda q: lax.zeta(3.0, q), 0.0, 0, INF, "pole"),
     ("zeta(2, q)", lambda q: lax.zeta(2.0, q), 1.5, 1, FD, "-s zeta(s+1, q)"),
+    # -- complex parts: linear maps (real -> complex -> real), and |z| at z = 0 ----------------
+    ("real(complex(x, 2))", lambda x: lax.real(lax.complex(x, 2.0)), 0.0, 1, 1.0,
+     "complex_p and real_p are linear"),
+    ("real(complex(x, 2))", lambda x: lax.real(lax.complex(x, 2.0)), 0.0, 2, 0.0, "linear"),
+    ("imag(complex(1, x))", lambda x: lax.imag(lax.complex(1.0, x)), 0.0, 1, 1.0,
+     "complex_p and imag_p are linear"),
+    ("imag(conj(complex(1, x)))", lambda x: lax.imag(lax.conj(lax.complex(1.0, x))), 0.0, 1,
+     -1.0, "conj negates the imaginary part"),
+    ("abs(complex(x, 0))", lambda x: fnp.abs(lax.complex(x, 0.0)), 0.0, 1, 0.0,
+     "JAX abs_p jvp for complex: real(g * conj(x) / replace_zero(|x|)) = 0 at 0"),
+    ("abs(complex(x, 0))", lambda x: fnp.abs(lax.complex(x, 0.0)), 0.0, 2, 1.0,
+     "JAX: 1 / replace_zero(|x|) at 0"),
+    ("abs(complex(0, x))", lambda x: fnp.abs(lax.complex(0.0, x)), 1.0, 1, 1.0, "closed form"),
+    ("angle(complex(x, 0))", lambda x: fnp.angle(lax.complex(x, 0.0)), 0.0, 1, NAN,
+     "JAX atan2 jvp at (0, 0): 0 / 0"),
+    ("angle(complex(-1, x))", lambda x: fnp.angle(lax.complex(-1.0, x)), 0.0, 1, -1.0,
+     "closed form: d atan2(x, -1) = -1 / (1 + x^2)"),
 ]
 
 

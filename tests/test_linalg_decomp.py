@@ -574,3 +574,33 @@ def test_jit_edge_cases_match_eager():
     assert np.isnan(got[1]).all()
     singular = np.array([[1.0, 2.0], [2.0, 4.0]])
     assert float(ft.jit(fnp.linalg.det)(singular)) == 0.0
+
+
+def test_scipy_lapack_still_works_after_jit_calls_lapack():
+    """jit's kernels call NumPy's OpenBLAS (64-bit integers) by symbol; SciPy ships its own
+    OpenBLAS (32-bit integers) with many of the same internal symbol names. SciPy loaded first,
+    functrans next, a LAPACK kernel compiled: SciPy's routines must still bind to their own
+    library (run in a fresh interpreter, where the import order is what this test says). Whether
+    a wrong binding shows depends on which of SciPy's calls were bound before, so the test also
+    checks the cause: NumPy's OpenBLAS must not join the process's global symbol scope."""
+    import subprocess
+    import sys
+    program = (
+        "import numpy as np, scipy.linalg as sl\n"
+        "import functrans as ft, functrans.numpy as fnp\n"
+        "import ctypes\n"
+        "from functrans.transforms.lowering import lapack\n"
+        "a = np.eye(4) * 4 + 1\n"
+        "ft.jit(fnp.linalg.cholesky)(a)\n"
+        "# The cause, checked directly: its symbols are not in the process's global scope.\n"
+        "assert not hasattr(ctypes.CDLL(None), lapack.FOUND[1].format('dgetrf_'))\n"
+        "assert not hasattr(ctypes.CDLL(None), 'blas_memory_alloc')\n"
+        "np.testing.assert_allclose(sl.svd(a)[1], np.linalg.svd(a)[1], rtol=1e-12)\n"
+        "b = np.arange(8.0).reshape(4, 2)\n"
+        "for assume_a in ('gen', 'sym', 'pos'):\n"
+        "    np.testing.assert_allclose(sl.solve(a, b, assume_a=assume_a),\n"
+        "                               np.linalg.solve(a, b), rtol=1e-12)\n"
+        "print('ok')\n")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

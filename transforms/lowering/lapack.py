@@ -47,7 +47,15 @@ FOUND = find_lapack()
 AVAILABLE = FOUND is not None
 
 if AVAILABLE:
-    llvm.load_library_permanently(FOUND[0])
+    # Only the routines the kernels call are made visible to LLVM, by address: loading the
+    # whole library with global visibility would let another OpenBLAS loaded later (SciPy's,
+    # with 32-bit integers) bind its internal driver symbols to this one, and SciPy's LAPACK
+    # would then compute garbage.
+    _handle = ctypes.CDLL(FOUND[0])
+    for _routine in ("potrf", "trsm", "getrf"):
+        for _kind in "sd":
+            _symbol = FOUND[1].format(_kind + _routine + "_")
+            llvm.add_symbol(_symbol, ctypes.cast(getattr(_handle, _symbol), ctypes.c_void_p).value)
     _I = types.int64 if FOUND[2] else types.int32
     _INT = np.int64 if FOUND[2] else np.int32
     _ip, _cp, _vp, _len = types.CPointer(_I), types.CPointer(types.uint8), types.voidptr, \
