@@ -167,6 +167,12 @@ CASES = {
              (U(-1, 1, (3, 3)),)),
     "svd": (lambda a: (lambda u, s, vt: fnp.concatenate([u * s, vt]))(
         *lax.linalg.svd(a, full_matrices=False)), (U(-1, 1, (3, 2)),)),
+    # eig: a rotation block (eigenvalues +-2i) and 5, perturbed: distinct, one complex pair.
+    # Real and imaginary parts: the table's checks take real outputs.
+    "eig": (lambda a: (lambda z: fnp.concatenate([fnp.real(z), fnp.imag(z)]))(
+        (lambda w, vl, vr: fnp.concatenate([vl, vr, w[None]]))(*lax.linalg.eig(
+            0.3 * a + fnp.array([[0.0, -2.0, 0.0], [2.0, 0.0, 0.0], [0.0, 0.0, 5.0]])))),
+        (U(-1, 1, (3, 3)),)),
     # One ulp away from x: the derivative of x in x, none in the direction.
     "nextafter": (lambda x, y: lax.nextafter(x, y) * x, (U(0.5, 1), U(2, 3))),
 }

@@ -310,6 +310,8 @@ STRUCTURAL = {
     "qr": ([_f], dict(full_matrices=True)),
     "eigh": ([_f @ _f.T], dict(lower=True)),
     "svd": ([_f], dict(full_matrices=False, compute_uv=True)),
+    "eig": ([_f @ _f.T + np.array([[0, 1], [-1, 0]], F32)],
+            dict(compute_left_eigenvectors=True, compute_right_eigenvectors=True)),
 }
 ELEMENTWISE_PARAMS = {
     "integer_pow": dict(y=3),

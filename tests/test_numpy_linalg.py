@@ -21,6 +21,7 @@ from functrans import testing as T
 from functrans.numpy import linalg, linalg_ops
 
 from test_linalg_decomp import DECOMPOSITIONS
+from test_linalg_eig import FUNCTIONS as EIG
 
 DOT_DTYPES = T.dtypes_from(T.ALL_DTYPES)
 
@@ -376,13 +377,12 @@ LINALG = {
     "vecdot": (_vecdot(), _dot_tol(np.vecdot, lambda a, b: a.shape[-1])),
     "tensordot": (_tensordot(), _dot_tol(np.tensordot, _k_tensordot)),
 }
-# Decompositions and their composites are tested in test_linalg_decomp.py; eig/eigvals need
-# complex results and are refused.
-REFUSED = ["eig", "eigvals"]
+# Decompositions and their composites are tested in test_linalg_decomp.py, eig/eigvals in
+# test_linalg_eig.py.
 
 
 def test_every_linalg_function_is_tested():
-    assert sorted(linalg.__all__) == sorted(set(LINALG) | set(DECOMPOSITIONS) | set(REFUSED))
+    assert sorted(linalg.__all__) == sorted(set(LINALG) | set(DECOMPOSITIONS) | set(EIG))
 
 
 @pytest.mark.parametrize("name", sorted(LINALG))
@@ -400,12 +400,6 @@ def test_linalg_matches_numpy(name, data):
             want = oracle(*args, **kwargs)
         ulps, atol = tolerance(args, kwargs, want)
     T.check_against(fn, oracle, *args, ulps=ulps, atol=atol, **kwargs)
-
-
-@pytest.mark.parametrize("name", REFUSED)
-def test_complex_results_are_refused_clearly(name):
-    with pytest.raises(NotImplementedError, match=f"fnp.linalg.{name}.*complex"):
-        getattr(fnp.linalg, name)(np.eye(2))
 
 
 def test_matrix_power_negative_uses_the_inverse():

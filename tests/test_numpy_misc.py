@@ -512,5 +512,3 @@ def test_numerical_input_errors():
         fnp.gradient(np.ones(2), edge_order=2)
     with pytest.raises(TypeError, match="gcd does not support inputs of types.*float64"):
         fnp.gcd(np.ones(2), np.ones(2))
-    with pytest.raises(NotImplementedError, match="eigenvalue"):
-        fnp.poly(np.eye(2))

@@ -1,5 +1,6 @@
 """``functrans.lax.linalg``: the decomposition primitives with JAX's ``jax.lax.linalg`` names
-and conventions. Leading dimensions are batch dimensions; operands are float32 or float64.
+and conventions. Leading dimensions are batch dimensions; operands are float32 or float64
+(``eig`` also takes complex64/complex128).
 
     >>> v, w = lax.linalg.eigh(fnp.array([[2.0, 1.0], [1.0, 2.0]]))
     >>> w
@@ -14,7 +15,7 @@ from ..core.trace import get_aval
 from ..primitives.linalg_rules import mT
 
 __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eigh", "svd",
-           "symmetrize"]
+           "eig", "symmetrize"]
 
 
 def _arr(x):
@@ -181,3 +182,19 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True):
         return outs[0]
     s, u, vt = outs
     return u, s, vt
+
+
+def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True):
+    """Eigenvalues ``w`` of general square matrices, then the requested left eigenvectors
+    ``vl`` (``vl[..., j]^H x == w[j] vl[..., j]^H``) and right eigenvectors ``vr``
+    (``x @ vr == vr * w``), as a list; all complex, eigenvector columns of unit norm with the
+    largest component real. All three differentiate where the eigenvalues are distinct (JAX
+    differentiates eigenvalues only).
+
+    >>> w, = lax.linalg.eig(fnp.array([[0.0, -1.0], [1.0, 0.0]]),
+    ...                     compute_left_eigenvectors=False, compute_right_eigenvectors=False)
+    >>> w
+    Array([0.+1.j, 0.-1.j], dtype=complex128)
+    """
+    return list(P.eig_p.bind(_arr(x), compute_left_eigenvectors=compute_left_eigenvectors,
+                             compute_right_eigenvectors=compute_right_eigenvectors))

@@ -20,6 +20,7 @@ from .index_tricks import *  # noqa: F401,F403
 from .linalg_ops import *  # noqa: F401,F403
 from .misc import *  # noqa: F401,F403
 from .numerical import *  # noqa: F401,F403
+from .polynomial_roots import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .shape_ops import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403

@@ -3,8 +3,7 @@ helpers (diagonal, trace, cross, outer, matrix_transpose, ...), computed as NumP
 them.
 
 The decompositions and what is built on them (det, inv, solve, svd, ...) are in
-``linalg_decomp.py``. ``eig``/``eigvals`` need complex results, which functrans does not have
-yet; they raise NotImplementedError instead of giving a wrong answer.
+``linalg_decomp.py``.
 
     >>> norm(fnp.array([3.0, 4.0]))
     Array(5., dtype=float64)
@@ -20,8 +19,8 @@ from .. import primitives as P
 from ..core import dtypes
 from ..core.trace import get_aval
 from ._core import asarray, convert, normalize_axis
-from .linalg_decomp import (EighResult, QRResult, SlogdetResult, SVDResult,  # noqa: F401
-                            cholesky, cond, det, eigh, eigvalsh, inv, lstsq, matrix_rank, pinv,
+from .linalg_decomp import (EigResult, EighResult, QRResult, SlogdetResult,  # noqa: F401
+                            SVDResult, cholesky, cond, det, eig, eigh, eigvals, eigvalsh, inv, lstsq, matrix_rank, pinv,
                             qr, slogdet, solve, svd, svdvals, tensorinv, tensorsolve)
 from .linalg_ops import matmul, tensordot, vecdot  # noqa: F401  (Array-API aliases)
 from .reductions import max as max_, min as min_, sum as sum_
@@ -285,21 +284,6 @@ def multi_dot(arrays, *, out=None):
     if ndim_last == 1:
         return reshape(result, (-1,))
     return result
-
-
-def _unsupported(name):
-    def fn(*args, **kwargs):
-        raise NotImplementedError(
-            f"fnp.linalg.{name} of a real matrix has complex results, and functrans has no "
-            "complex dtypes yet; compute it with NumPy outside traced code (or use eigh/"
-            "eigvalsh for symmetric matrices)")
-    fn.__name__ = name
-    fn.__doc__ = (f"Not supported yet: raises NotImplementedError (see the module docstring)."
-                  f"\n\n    >>> fnp.linalg.{name}(fnp.eye(2))  # doctest: +SKIP\n")
-    return fn
-
-
-eig, eigvals = map(_unsupported, ("eig", "eigvals"))
 
 
 def matrix_power(a, n):

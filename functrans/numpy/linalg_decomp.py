@@ -25,7 +25,13 @@ LinAlgError = np.linalg.LinAlgError
 
 __all__ = ["cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals", "det", "slogdet", "inv",
            "solve", "pinv", "lstsq", "matrix_rank", "cond", "tensorsolve", "tensorinv",
-           "EighResult", "QRResult", "SVDResult", "SlogdetResult"]
+           "eig", "eigvals", "EigResult", "EighResult", "QRResult", "SVDResult",
+           "SlogdetResult"]
+
+
+class EigResult(NamedTuple):
+    eigenvalues: object
+    eigenvectors: object
 
 
 class EighResult(NamedTuple):
@@ -122,6 +128,42 @@ def eigh(a, UPLO=None, symmetrize_input=True):
     a = _matrix("eigh", a, square=True)
     v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)
     return EighResult(w, v)
+
+
+def _square_float_or_complex(name, a):
+    a = asarray(a)
+    if get_aval(a).dtype.kind == "c":
+        s = get_aval(a).shape
+        if len(s) < 2 or s[-1] != s[-2]:
+            _matrix(name, fnp.real(a), square=True)  # raises LinAlgError, as for real input
+        return a
+    return _matrix(name, a, square=True)
+
+
+def eig(a):
+    """Eigenvalues and right eigenvectors of general square matrices, complex (as NumPy's
+    ``eig``, whose results are real when every eigenvalue happens to be real, they are always
+    complex here, as in JAX): ``a @ v == v * w``, columns of ``v`` of unit norm. Eigenvalues
+    differentiate anywhere they are distinct; eigenvectors too, keeping LAPACK's
+    normalization (unit norm, largest component real).
+
+    >>> w, v = eig(fnp.array([[2.0, 0.0], [0.0, 3.0]]))
+    >>> w
+    Array([2.+0.j, 3.+0.j], dtype=complex128)
+    """
+    w, v = lax_linalg.eig(_square_float_or_complex("eig", a), compute_left_eigenvectors=False)
+    return EigResult(w, v)
+
+
+def eigvals(a):
+    """Eigenvalues of general square matrices, complex, in LAPACK's order.
+
+    >>> eigvals(fnp.array([[0.0, 1.0], [-2.0, 0.0]]))
+    Array([0.+1.41421356j, 0.-1.41421356j], dtype=complex128)
+    """
+    w, = lax_linalg.eig(_square_float_or_complex("eigvals", a), compute_left_eigenvectors=False,
+                        compute_right_eigenvectors=False)
+    return w
 
 
 def eigvalsh(a, UPLO="L"):

@@ -651,18 +651,20 @@ def polyint(p, m=1, k=None):
 
 
 def poly(seq_of_zeros):
-    """Coefficients of the monic polynomial with the given roots (1-d input; finding the
-    roots of a matrix's characteristic polynomial needs eigenvalues, not supported).
+    """Coefficients of the monic polynomial with the given roots; of a square matrix, its
+    characteristic polynomial (from its eigenvalues: complex, as in JAX, where NumPy returns
+    the real part when the roots come in conjugate pairs).
 
     >>> poly(fnp.array([1.0, 2.0]))
     Array([ 1., -3.,  2.], dtype=float64)
     """
     from numpy.lib._type_check_impl import mintypecode
+    from .linalg_decomp import eigvals
     z = joining.atleast_1d(asarray(seq_of_zeros))
     s = get_aval(z).shape
     if len(s) == 2 and s[0] == s[1] and s[0] != 0:
-        raise NotImplementedError("fnp.poly of a matrix needs its eigenvalues; functrans has "
-                                  "no eigenvalue solver yet")
+        z = eigvals(z)
+        s = get_aval(z).shape
     if len(s) != 1:
         raise ValueError("fnp.poly: input must be 1d or non-empty square 2d array")
     dt = dtypes.canonicalize_dtype(mintypecode(get_aval(z).dtype.char))

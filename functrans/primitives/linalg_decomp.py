@@ -1,6 +1,7 @@
 """Matrix decompositions and triangular solves, as in JAX's ``lax.linalg``: ``cholesky``,
-``triangular_solve``, ``lu``, ``qr``, ``eigh`` and ``svd``. Every one takes leading batch
-dimensions (the matrices are the last two axes) and real float32/float64 operands. The impls
+``triangular_solve``, ``lu``, ``qr``, ``eigh``, ``svd`` and ``eig``. Every one takes leading
+batch dimensions (the matrices are the last two axes) and real float32/float64 operands
+(``eig`` also complex ones; its results are always complex). The impls
 call LAPACK through ``np.linalg`` (or, for LU and triangular solves, which NumPy does not
 expose, through :mod:`.lapack`); jit runs them as host steps between compiled segments.
 Their JVP and transpose rules are in :mod:`.linalg_rules`; batching moves the batch
@@ -17,17 +18,19 @@ from ..core.avals import ShapedArray
 from ..core.trace import Primitive
 from . import lapack
 
-__all__ = ["cholesky_p", "triangular_solve_p", "lu_p", "qr_p", "eigh_p", "svd_p"]
+__all__ = ["cholesky_p", "triangular_solve_p", "lu_p", "qr_p", "eigh_p", "svd_p", "eig_p"]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_COMPLEX = (np.dtype(np.complex64), np.dtype(np.complex128))
 
 
-def _check_matrix(name, x, square=False):
+def _check_matrix(name, x, square=False, dtypes_ok=_FLOATS):
     if x.ndim < 2:
         raise ValueError(f"{name}: expected a matrix or a batch of matrices (at least 2 "
                          f"dimensions), got {x.str_short()}")
-    if x.dtype not in _FLOATS:
-        raise TypeError(f"{name}: expected float32 or float64 operands, got {x.str_short()}")
+    if x.dtype not in dtypes_ok:
+        names = " or ".join(str(d) for d in dtypes_ok)
+        raise TypeError(f"{name}: expected {names} operands, got {x.str_short()}")
     if square and x.shape[-1] != x.shape[-2]:
         raise ValueError(f"{name}: expected square matrices in the last two dimensions, got "
                          f"{x.str_short()}")
@@ -185,13 +188,68 @@ def _svd_impl(a, *, full_matrices, compute_uv):
 
 svd_p = Primitive("svd", impl=_svd_impl, abstract_eval=_svd_abstract_eval)
 
+
+# ---- eig -----------------------------------------------------------------------------------------
+def _eig_abstract_eval(a, *, compute_left_eigenvectors, compute_right_eigenvectors):
+    _check_matrix("eig", a, square=True, dtypes_ok=_FLOATS + _COMPLEX)
+    c = np.dtype(np.complex128 if a.dtype in (np.float64, np.complex128) else np.complex64)
+    n_vectors = int(compute_left_eigenvectors) + int(compute_right_eigenvectors)
+    return [ShapedArray(a.shape[:-1], c)] + [ShapedArray(a.shape, c)] * n_vectors
+
+
+def _unit_columns_largest_real(v):
+    """Columns of unit norm whose largest component (by modulus) is real and positive."""
+    v = v / np.linalg.norm(v, axis=-2, keepdims=True)
+    k = np.argmax(np.abs(v), axis=-2)[..., None, :]
+    largest = np.take_along_axis(v, k, axis=-2)
+    v = v * (np.conj(largest) / np.where(largest == 0, 1, np.abs(largest)))
+    np.put_along_axis(v, k, np.abs(largest), axis=-2)  # exactly real, not to rounding
+    return v
+
+
+def _eig_all(a, left, right):
+    """(w, vl?, vr?) of the batch ``a``; LinAlgError if any matrix is not finite or its
+    eigenvectors are not invertible (left ones requested)."""
+    c = _eig_abstract_eval(ShapedArray(a.shape, a.dtype), compute_left_eigenvectors=False,
+                           compute_right_eigenvectors=False)[0].dtype
+    if not np.isfinite(a).all():
+        raise np.linalg.LinAlgError("not finite")
+    w, v = np.linalg.eig(a)  # right eigenvectors of unit norm (LAPACK ?geev)
+    w, v = w.astype(c), v.astype(c)
+    outs = [w]
+    if left:  # rows of V^-1 are the left eigenvectors: V^-1 A = diag(w) V^-1
+        outs.append(_unit_columns_largest_real(np.conj(np.linalg.inv(v)).swapaxes(-1, -2)))
+    if right:
+        outs.append(v)
+    return outs
+
+
+def _eig_one(a, left, right):
+    try:
+        return _eig_all(a, left, right)
+    except np.linalg.LinAlgError:  # NaN for this matrix, as LAPACK-backed JAX gives
+        outs = _eig_abstract_eval(ShapedArray(a.shape, a.dtype), compute_left_eigenvectors=left,
+                                  compute_right_eigenvectors=right)
+        return [np.full(o.shape, complex(np.nan, np.nan), o.dtype) for o in outs]
+
+
+def _eig_impl(a, *, compute_left_eigenvectors, compute_right_eigenvectors):
+    left, right = compute_left_eigenvectors, compute_right_eigenvectors
+    try:
+        return _eig_all(a, left, right)
+    except np.linalg.LinAlgError:  # only the bad matrices of the batch become NaN
+        return _per_matrix(lambda m: _eig_one(m, left, right), a, n_out=1 + left + right)
+
+
+eig_p = Primitive("eig", impl=_eig_impl, abstract_eval=_eig_abstract_eval)
+
 # Under jit, cholesky, triangular_solve and lu call LAPACK inside the kernel
-# (transforms/lowering/lapack.py) when its symbols are found; qr, eigh and svd (whose routines
+# (transforms/lowering/lapack.py) when its symbols are found; qr, eigh, svd and eig (whose routines
 # need workspace queries) run as host steps between compiled segments
 # (transforms/jit/segmented.py), as all six do without an in-kernel LAPACK.
 from ..transforms.lowering.lapack import AVAILABLE as _IN_KERNEL  # noqa: E402
 
-for _p in (qr_p, eigh_p, svd_p) + (() if _IN_KERNEL else (cholesky_p, triangular_solve_p,
+for _p in (qr_p, eigh_p, svd_p, eig_p) + (() if _IN_KERNEL else (cholesky_p, triangular_solve_p,
                                                           lu_p)):
     _p.host_only = True
 
@@ -208,7 +266,7 @@ def _batch_front(prim):
     batching_rules[prim] = rule
 
 
-for _p in (cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p):
+for _p in (cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p, eig_p):
     _batch_front(_p)
 
 from . import linalg_rules  # noqa: E402,F401  (JVP and transpose rules)

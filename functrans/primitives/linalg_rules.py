@@ -9,7 +9,10 @@ with primitives only so that they differentiate again. The formulas are the stan
 * qr (m >= n, reduced): ``dQ = Q (dO - Q^T dA R^-1) + dA R^-1``, ``dR = (Q^T dA R^-1 - dO) R``;
 * eigh: ``dw = diag(V^T dA V)``, ``dV = V (F o V^T dA V)`` with ``F_ij = 1/(w_j - w_i)``;
 * svd (reduced): JAX's formula, including the terms for the complement of a non-square
-  matrix's range.
+  matrix's range;
+* eig: with ``X = V^-1 dA V`` (``V^-1`` from the left eigenvectors), ``dw = diag(X)`` and
+  ``dV = V (F o X)``, then kept to LAPACK's normalization (unit columns, largest component
+  real); left eigenvectors are the right ones of ``A^H``.
 
 Where a primitive reads one triangle of its operand (cholesky, eigh), the rules differentiate
 the symmetric matrix that triangle defines, so they are exact for the primitive itself.
@@ -30,7 +33,8 @@ from . import elementwise as E
 from . import reductions as R
 from . import structural as S
 from .linalg import dot_general_p
-from .linalg_decomp import cholesky_p, eigh_p, lu_p, qr_p, svd_p, triangular_solve_p
+from . import complex_parts as C
+from .linalg_decomp import cholesky_p, eig_p, eigh_p, lu_p, qr_p, svd_p, triangular_solve_p
 from .sorting import take_permutation
 
 
@@ -304,3 +308,54 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
 
 
 jvp_rules[svd_p] = _svd_jvp
+
+
+# ---- eig -----------------------------------------------------------------------------------------
+def _keep_normalized(v, dv):
+    """The tangent ``dv`` of eigenvector columns ``v`` kept to their normalization: unit norm
+    (drop ``Re(v^H dv) v``) and the largest component real (drop ``i Im(dv_k / v_k) v``)."""
+    n, ax = get_aval(v).shape[-1], get_aval(v).ndim - 2
+    along = C.real_p.bind1(diagonal(mm(C.conj_p.bind1(mT(v)), dv)))
+    dv = E.sub_p.bind1(dv, E.mul_p.bind1(v, as_row(C.complex_p.bind1(along, _c(0, along)), n)))
+    mag = E.abs_p.bind1(v)
+    largest = E.eq_p.bind1(mag, as_row(R.reduce_max_p.bind1(mag, axes=(ax,)), n))
+    picked = E.select_n_p.bind1(largest, E.mul_p.bind1(v, _c(0, v)),
+                                E.mul_p.bind1(dv, C.conj_p.bind1(v)))
+    sq = E.select_n_p.bind1(largest, E.mul_p.bind1(mag, _c(0, mag)), E.mul_p.bind1(mag, mag))
+    phase = E.div_p.bind1(C.imag_p.bind1(R.reduce_sum_p.bind1(picked, axes=(ax,))),
+                          R.reduce_sum_p.bind1(sq, axes=(ax,)))
+    return E.sub_p.bind1(dv, E.mul_p.bind1(v, as_row(C.complex_p.bind1(_c(0, phase), phase), n)))
+
+
+def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eigenvectors):
+    (a,), (t,) = primals, tangents
+    outs = eig_p.bind(a, compute_left_eigenvectors=compute_left_eigenvectors,
+                      compute_right_eigenvectors=compute_right_eigenvectors)
+    if is_zero(t):
+        return outs, [Zero(get_aval(o)) for o in outs]
+    w, u, v = eig_p.bind(a, compute_left_eigenvectors=True, compute_right_eigenvectors=True)
+    c = get_aval(w).dtype
+    n = get_aval(a).shape[-1]
+    t = E.convert_element_type_p.bind1(t, new_dtype=c, weak_type=False)
+    # V^-1 = diag(1 / s) U^H with s_i = u_i^H v_i, so X = V^-1 dA V = (U^H dA V) / s (rows).
+    uh = C.conj_p.bind1(mT(u))
+    s = diagonal(mm(uh, v))
+    y = mm(mm(uh, t), v)
+    x = E.div_p.bind1(y, as_col(s, n))
+    tangents_out = [diagonal(x)]
+    # 1 / (w_j - w_i) off the diagonal, 0 on it.
+    eye = eye_like(get_aval(v).shape, c)
+    f = E.sub_p.bind1(E.div_p.bind1(_c(1, v), E.add_p.bind1(
+        eye, E.sub_p.bind1(as_row(w, n), as_col(w, n)))), eye)
+    if compute_left_eigenvectors:
+        # U holds the right eigenvectors of A^H (eigenvalues conj(w)): the same formula with
+        # U^-1 dA^H U = Y^H / conj(s) (rows) and conj(F).
+        x_left = E.div_p.bind1(C.conj_p.bind1(mT(y)), as_col(C.conj_p.bind1(s), n))
+        du = mm(u, E.mul_p.bind1(C.conj_p.bind1(f), x_left))
+        tangents_out.append(_keep_normalized(u, du))
+    if compute_right_eigenvectors:
+        tangents_out.append(_keep_normalized(v, mm(v, E.mul_p.bind1(f, x))))
+    return outs, tangents_out
+
+
+jvp_rules[eig_p] = _eig_jvp
