@@ -81,7 +81,7 @@ def reduce_window_oracle(x, init, op, window, strides, padding, base_dil, win_di
     return out
 
 
-def _close(got, want, dtype):
+def assert_close(got, want, dtype):
     got = np.asarray(got)
     assert got.shape == want.shape and got.dtype == np.dtype(dtype)
     if np.dtype(dtype).kind in "iub":
@@ -159,7 +159,7 @@ def test_conv_matches_the_definition(cfg, dtype):
     want = _oracle_for(cfg, x, w)
     if np.dtype(dtype).kind == "i":  # XLA wraps integer products and sums
         want = want.astype(dtype)
-    _close(_conv_fn(cfg)(x, w), want, dtype)
+    assert_close(_conv_fn(cfg)(x, w), want, dtype)
 
 
 @settings(max_examples=12, deadline=None)
@@ -168,7 +168,7 @@ def test_conv_jit_matches_eager(cfg, dtype):
     x = (rng.standard_normal(cfg["lhs_shape"]) * 3).astype(dtype)
     w = (rng.standard_normal(cfg["rhs_shape"]) * 3).astype(dtype)
     f = _conv_fn(cfg)
-    _close(ft.jit(f)(x, w), np.asarray(f(x, w)), dtype)
+    assert_close(ft.jit(f)(x, w), np.asarray(f(x, w)), dtype)
 
 
 @settings(max_examples=10, deadline=None)
@@ -205,8 +205,8 @@ def test_conv_with_four_spatial_dims_under_jit():
                                         (1, 1, 2, 1), (2, 1, 1, 1), feature_group_count=2)
     want = conv_oracle(x, w, (1, 2, 1, 1), [(1, 0), (0, 1), (0, 0), (1, 1)], (1, 1, 2, 1),
                        (2, 1, 1, 1), dn, fg=2)
-    _close(f(x, w), want, "float64")
-    _close(ft.jit(f)(x, w), want, "float64")
+    assert_close(f(x, w), want, "float64")
+    assert_close(ft.jit(f)(x, w), want, "float64")
 
 
 def test_conv_matches_scipy_correlate():
@@ -214,7 +214,7 @@ def test_conv_matches_scipy_correlate():
     for mode, pad in (("valid", "VALID"), ("full", [(2, 2), (1, 1)])):
         want = np.array([[sum(signal.correlate(x[b, c], w[o, c], mode=mode) for c in range(3))
                           for o in range(4)] for b in range(2)])
-        _close(lax.conv(x, w, (1, 1), pad) if pad == "VALID" else
+        assert_close(lax.conv(x, w, (1, 1), pad) if pad == "VALID" else
                lax.conv_with_general_padding(x, w, (1, 1), pad, None, None), want, "float64")
 
 
@@ -404,7 +404,7 @@ def test_reduce_window_matches_the_definition(cfg, name, dtype):
                                 cfg["base"], cfg["wdil"])
     got = lax.reduce_window(x, np.asarray(init, dtype), _REDUCERS[name][0], cfg["window"],
                             cfg["strides"], cfg["padding"], cfg["base"], cfg["wdil"])
-    _close(got, want, dtype)
+    assert_close(got, want, dtype)
 
 
 @settings(max_examples=10, deadline=None)
@@ -420,7 +420,7 @@ def test_pooling_jit_matches_eager_with_derivatives(cfg, name, dtype):
         return y, ty, g
     t = rng.standard_normal(cfg["shape"]).astype(dtype)
     for got, want in zip(ft.jit(f)(x, t), f(x, t)):
-        _close(got, np.asarray(want), dtype)
+        assert_close(got, np.asarray(want), dtype)
 
 
 @settings(max_examples=10, deadline=None)

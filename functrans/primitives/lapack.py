@@ -1,7 +1,8 @@
 """The two LAPACK routines NumPy's ``np.linalg`` does not expose: ``?getrf`` (LU with partial
-pivoting) and ``?trsm`` (triangular solve), called through ctypes from the OpenBLAS that NumPy
-ships (its symbols carry a ``scipy_`` prefix and a ``64_`` suffix for 64-bit integers), or a
-system LAPACK: the library jit's kernels call (``transforms/lowering/lapack.py``). Each matrix
+pivoting) and ``?trsm`` (triangular solve), called through ctypes from the library jit's
+kernels call (``transforms/lowering/lapack.py``): NumPy's bundled OpenBLAS (its symbols carry
+a ``scipy_`` prefix and a ``64_`` suffix for 64-bit integers) or jit's copy of it, or a system
+LAPACK. Each matrix
 is copied to Fortran order, so the routines see it as written.
 
     >>> lu, piv = getrf(np.array([[1.0, 2.0], [3.0, 4.0]]))
@@ -14,16 +15,15 @@ import ctypes
 
 import numpy as np
 
-from ..transforms.lowering.lapack import find_lapack
+from ..transforms.lowering.lapack import FOUND as _KERNELS_LAPACK
 
 
 def _find():
     """(library, name pattern, integer type) of the LAPACK the kernels use, or None."""
-    found = find_lapack()
-    if found is None:
+    if _KERNELS_LAPACK is None:
         return None
-    path, pattern, ilp64 = found
-    return ctypes.CDLL(path), pattern, ctypes.c_int64 if ilp64 else ctypes.c_int32
+    lib = _KERNELS_LAPACK
+    return lib.handle, lib.pattern, ctypes.c_int64 if lib.ilp64 else ctypes.c_int32
 
 
 _FOUND = _find()

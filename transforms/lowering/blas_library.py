@@ -30,6 +30,8 @@ import sys
 import numpy as np
 from llvmlite import binding as llvm
 
+from .cache_dir import cache_dir
+
 _AVX512_CORES = {"skylakex", "cooperlake", "sapphirerapids"}
 _SKYLAKEX_FLAGS = {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}
 _GEMM_NAMES = (("scipy_cblas_{}gemm64_", True), ("cblas_{}gemm64_", True),
@@ -134,7 +136,6 @@ def _wants_skylakex(lib) -> bool:
 def _private_copy(lib, core):
     """A second copy of ``lib``'s file, loaded privately with ``core``'s kernels (None when
     that fails or the library does not take the core)."""
-    from .compile import cache_dir
     try:  # no writable cache: NumPy's copy it is
         st = os.stat(lib.path)
         copy = os.path.join(cache_dir(), f"{st.st_size}-{st.st_mtime_ns}-"

@@ -14,7 +14,6 @@ import hashlib
 import importlib.util
 import os
 import re
-import stat
 import sys
 import tempfile
 import threading
@@ -31,6 +30,7 @@ from . import control  # noqa: F401  (registers the control-flow lowering)
 from . import fft  # noqa: F401  (registers the fft lowering)
 from . import window_ops  # noqa: F401  (registers convolution and pooling)
 from . import fastmath
+from .cache_dir import cache_dir, private_dir
 from .emit import LoweringError, emit_kernel
 
 _HEADER = """\
@@ -53,33 +53,6 @@ _lock = threading.RLock()
 _kernels: dict = {}  # digest -> compiled dispatcher
 _VERSIONS = (__version__, numba.__version__, llvmlite.__version__, np.__version__,
              sys.version.split()[0], fastmath.route())
-
-
-def cache_dir() -> str:
-    """The kernel cache directory, created with mode 0700. ``FUNCTRANS_CACHE_DIR`` overrides
-    the default (``$XDG_CACHE_HOME/functrans`` or ``~/.cache/functrans``)."""
-    base = os.environ.get("FUNCTRANS_CACHE_DIR")
-    if not base:
-        root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        base = os.path.join(root, "functrans")
-    path = os.path.join(base, "kernels-" + _VERSIONS[0])
-    os.makedirs(path, mode=0o700, exist_ok=True)
-    st = os.stat(path)
-    if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & (stat.S_IWGRP |
-                                                                          stat.S_IWOTH)):
-        # Someone else could plant code here: use a private directory for this process.
-        return _private_dir()
-    return path
-
-
-_private = None
-
-
-def _private_dir():
-    global _private
-    if _private is None:
-        _private = tempfile.mkdtemp(prefix="functrans-kernels-")
-    return _private
 
 
 def _decorator(parallel: bool) -> str:
@@ -121,7 +94,7 @@ def load_kernel(consts: str, kernel_source: str, parallel: bool):
             path = os.path.join(cache_dir(), f"ft_{digest}.py")
             _write_module(path, text)
         except OSError:
-            path = os.path.join(_private_dir(), f"ft_{digest}.py")
+            path = os.path.join(private_dir(), f"ft_{digest}.py")
             _write_module(path, text)
         name = f"functrans_kernel_{digest}"
         spec = importlib.util.spec_from_file_location(name, path)

@@ -15,6 +15,7 @@ import ctypes
 import ctypes.util
 import glob
 import os
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -22,24 +23,47 @@ from llvmlite import binding as llvm
 from numba import types
 
 
+class Lapack(NamedTuple):
+    handle: ctypes.CDLL
+    path: str
+    pattern: str  # symbol names: pattern.format("dgetrf_")
+    ilp64: bool  # 64-bit integer arguments
+
+
+_PATTERNS = (("scipy_{}64_", True), ("{}64_", True), ("scipy_{}", False), ("{}", False))
+
+
+def _with_routines(handle, path):
+    for pattern, ilp64 in _PATTERNS:
+        names = [pattern.format(r + "_") for r in ("dgetrf", "sgetrf", "dtrsm", "strsm",
+                                                   "dpotrf", "spotrf")]
+        if all(hasattr(handle, n) for n in names):
+            return Lapack(handle, path, pattern, ilp64)
+    return None
+
+
 def find_lapack():
-    """(library path, symbol pattern, 64-bit integers) of a LAPACK with ?getrf, ?potrf and
-    ?trsm, or None."""
+    """The :class:`Lapack` with ?getrf, ?potrf and ?trsm that kernels call, or None: the
+    library jit's matrix products use (``blas_library.JIT``) when it has them, else NumPy's
+    bundled OpenBLAS or a system LAPACK. One library for both keeps one OpenBLAS thread pool
+    per kernel: with a private copy for GEMM and NumPy's for LAPACK, the two pools' threads
+    contend for the cores (a 256x256 solve after a product ran 8-16x slower)."""
+    from .blas_library import JIT
+    if JIT is not None:
+        found = _with_routines(JIT.handle, JIT.path)
+        if found is not None:
+            return found
     libs_dir = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
     candidates = glob.glob(os.path.join(libs_dir, "libscipy_openblas*.so*"))
     candidates += glob.glob(os.path.join(libs_dir, "libopenblas*.so*"))
     candidates += [p for p in (ctypes.util.find_library(n) for n in ("openblas", "lapack")) if p]
-    patterns = (("scipy_{}64_", True), ("{}64_", True), ("scipy_{}", False), ("{}", False))
     for path in candidates:
         try:
-            lib = ctypes.CDLL(path)
+            found = _with_routines(ctypes.CDLL(path), path)
         except OSError:
             continue
-        for pattern, ilp64 in patterns:
-            names = [pattern.format(r + "_") for r in ("dgetrf", "sgetrf", "dtrsm", "strsm",
-                                                       "dpotrf", "spotrf")]
-            if all(hasattr(lib, n) for n in names):
-                return path, pattern, ilp64
+        if found is not None:
+            return found
     return None
 
 
@@ -51,18 +75,18 @@ if AVAILABLE:
     # whole library with global visibility would let another OpenBLAS loaded later (SciPy's,
     # with 32-bit integers) bind its internal driver symbols to this one, and SciPy's LAPACK
     # would then compute garbage.
-    _handle = ctypes.CDLL(FOUND[0])
     for _routine in ("potrf", "trsm", "getrf"):
         for _kind in "sd":
-            _symbol = FOUND[1].format(_kind + _routine + "_")
-            llvm.add_symbol(_symbol, ctypes.cast(getattr(_handle, _symbol), ctypes.c_void_p).value)
-    _I = types.int64 if FOUND[2] else types.int32
-    _INT = np.int64 if FOUND[2] else np.int32
+            _symbol = FOUND.pattern.format(_kind + _routine + "_")
+            llvm.add_symbol(_symbol, ctypes.cast(getattr(FOUND.handle, _symbol),
+                                                 ctypes.c_void_p).value)
+    _I = types.int64 if FOUND.ilp64 else types.int32
+    _INT = np.int64 if FOUND.ilp64 else np.int32
     _ip, _cp, _vp, _len = types.CPointer(_I), types.CPointer(types.uint8), types.voidptr, \
         types.uint64
 
     def _ext(name, *args):
-        return types.ExternalFunction(FOUND[1].format(name + "_"), types.void(*args))
+        return types.ExternalFunction(FOUND.pattern.format(name + "_"), types.void(*args))
 
     _potrf = {k: _ext(k + "potrf", _cp, _ip, _vp, _ip, _ip, _len) for k in "sd"}
     _trsm = {k: _ext(k + "trsm", _cp, _cp, _cp, _cp, _ip, _ip, _vp, _vp, _ip, _vp, _ip,
