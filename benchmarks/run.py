@@ -13,13 +13,14 @@ import bench_conv  # noqa: E402
 import bench_jit  # noqa: E402
 import bench_linalg  # noqa: E402
 import bench_spmd  # noqa: E402
+import timing  # noqa: E402
 
 
 def main() -> None:
     for module in (bench_autodiff, bench_jit, bench_control_flow, bench_linalg, bench_conv,
                    bench_spmd):
         print(f"\n== {module.__name__} ==")
-        print(module.check_and_time())
+        print(timing.run(module))
     print("\n(fast-math details: python benchmarks/bench_fastmath.py)")
 
 

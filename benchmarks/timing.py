@@ -1,10 +1,26 @@
 """Timing helpers shared by the benchmarks: medians over repeats, a side-by-side table, and
-optional JAX (only when installed; functrans itself never imports it)."""
+optional JAX (only when installed; functrans itself never imports it).
+
+JAX is timed in its own process: its idle threads slow OpenBLAS (and so NumPy and functrans)
+down in the process they share. :func:`run` runs a benchmark module's ``check_and_time`` once
+in a child process where :func:`maybe_jax` returns JAX, keeps that run's JAX rows, then runs
+it here without JAX and :func:`table` adds the child's JAX rows to the same tables (ratios
+against this process's baseline rows).
+"""
 from __future__ import annotations
 
 import gc
+import importlib.util
+import json
+import os
 import statistics
+import subprocess
+import sys
 import time
+
+_PEER_ENV = "FUNCTRANS_BENCH_JAX_PEER"
+_PEER_MARK = "JAX-PEER-ROWS "
+_peer_rows: dict = {}  # table title -> [(label, seconds)]: JAX rows from the peer process
 
 
 def median_time(fn, *, repeat=15, number=None, warmup=2, min_time=0.2):
@@ -42,7 +58,12 @@ def fmt(seconds: float) -> str:
 
 
 def table(title: str, rows: list[tuple[str, float | None]], baseline: str) -> str:
-    """Rows of (label, seconds); ratios are relative to the ``baseline`` row."""
+    """Rows of (label, seconds); ratios are relative to the ``baseline`` row. In the JAX peer
+    process the JAX rows are recorded for the parent; in the parent they are added here."""
+    if _in_peer():
+        _peer_rows[title] = [(label, t) for label, t in rows if label.startswith("jax")]
+    else:
+        rows = list(rows) + _peer_rows.get(title, [])
     base = dict(rows)[baseline]
     width = max(len(r[0]) for r in rows)
     lines = [f"\n{title}", f"  {'':{width}}  {'median':>10}  {'vs ' + baseline:>14}"]
@@ -52,12 +73,36 @@ def table(title: str, rows: list[tuple[str, float | None]], baseline: str) -> st
     return "\n".join(lines)
 
 
+def _in_peer() -> bool:
+    return os.environ.get(_PEER_ENV) == "1"
+
+
 def maybe_jax():
-    """``(jax, jax.numpy)`` if JAX is installed, else ``(None, None)``."""
-    try:
-        import jax
-        import jax.numpy as jnp
-        jax.config.update("jax_platforms", "cpu")
-        return jax, jnp
-    except Exception:
+    """``(jax, jax.numpy)`` in the JAX peer process (see the module docstring), else
+    ``(None, None)``."""
+    if not _in_peer():
         return None, None
+    import jax
+    import jax.numpy as jnp
+    jax.config.update("jax_platforms", "cpu")
+    return jax, jnp
+
+
+def run(module) -> str:
+    """``module.check_and_time()`` with JAX rows timed in a child process when JAX is
+    installed."""
+    _peer_rows.clear()
+    if importlib.util.find_spec("jax") is not None:
+        here = os.path.dirname(os.path.abspath(__file__))
+        code = (f"import sys, json; sys.path.insert(0, {here!r}); import timing, "
+                f"{module.__name__} as m; m.check_and_time(); "
+                f"print({_PEER_MARK!r} + json.dumps(timing._peer_rows))")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              env={**os.environ, _PEER_ENV: "1"}, timeout=3600)
+        if done.returncode != 0:
+            raise RuntimeError(f"the JAX process of {module.__name__} failed:\n"
+                               f"{done.stderr[-3000:]}")
+        line = [ln for ln in done.stdout.splitlines() if ln.startswith(_PEER_MARK)][-1]
+        _peer_rows.update({k: [tuple(r) for r in v]
+                           for k, v in json.loads(line[len(_PEER_MARK):]).items()})
+    return module.check_and_time()
