@@ -59,6 +59,24 @@ def test_first_call_interpreted_then_compiled():
     assert jf.lower(x, y).as_text() == exe.kernel.text  # the source is there from the start
 
 
+def test_interpreted_calls_return_what_the_kernel_returns():
+    """Before the kernel is ready: arguments converted to the traced dtypes (a float64 array in
+    32-bit mode runs as float32), weak types kept, and no output aliasing a caller's array."""
+    with ft.config.override(jit_tiered=True, enable_x64=False):
+        x = np.linspace(0, 1, 4)  # float64, traced as float32
+        scaled = ft.jit(lambda v, s: v * s)
+        got = scaled(x, 3.0)
+        assert got.dtype == np.float32 and not got.weak_type
+        np.testing.assert_array_equal(got, x.astype(np.float32) * np.float32(3.0))
+    with ft.config.override(jit_tiered=True):
+        got = ft.jit(lambda s: s * 2 + 1)(2.0)
+        assert (got.dtype, got.weak_type) == (np.float64, True) and float(got) == 5.0
+        buf = np.arange(3.0)
+        same = ft.jit(lambda v: v)(buf)
+        buf[0] = 99.0  # the caller's buffer is theirs: the output must not change with it
+        assert np.asarray(same).tolist() == [0.0, 1.0, 2.0]
+
+
 def test_tiered_under_transformations():
     x, y = _args()
     with ft.config.override(jit_tiered=True):

@@ -29,10 +29,12 @@ def host_inputs(args, jaxpr):
 
 
 def host_outputs(outs, jaxpr):
-    """Outputs as functrans Arrays. An output that is an input or a literal is copied: the
-    caller's buffer must not become (or stay writable behind) an immutable Array."""
-    return [o if type(o) is Array else
-            Array._wrap(np.array(o, dtype=v.aval.dtype), v.aval.weak_type)
+    """Outputs as functrans Arrays of the traced types (weak types included, as a kernel's).
+    An output that is an input or a literal is copied: the caller's buffer must not become (or
+    stay writable behind) an immutable Array."""
+    return [o if type(o) is Array and o._weak == v.aval.weak_type else
+            Array._wrap(np.array(o._value if type(o) is Array else o, dtype=v.aval.dtype),
+                        v.aval.weak_type)
             for o, v in zip(outs, jaxpr.outvars)]
 
 

@@ -24,6 +24,7 @@ from functrans.core.ir import walk_jaxprs
 
 from ..lowering.compile import Kernel
 from ..lowering.emit import LoweringError
+from .segmented import host_inputs, host_outputs
 
 LOOPS = ("while", "scan")
 
@@ -52,7 +53,9 @@ class Tiered:
     def __call__(self, *args):
         if self.compiled.is_set() and self.error is None:
             return self.kernel(*args)
-        outs = eval_jaxpr(self.jaxpr, *args)
+        # As the kernel would: arguments in the traced dtypes, no output aliasing a caller's
+        # array.
+        outs = host_outputs(eval_jaxpr(self.jaxpr, *host_inputs(args, self.jaxpr)), self.jaxpr)
         # Started after the first result is computed: the compiling thread holds the GIL
         # for most of its time and would slow the interpreter down at every switch.
         with self._lock:
