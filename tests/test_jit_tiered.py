@@ -77,6 +77,19 @@ def test_interpreted_calls_return_what_the_kernel_returns():
         assert np.asarray(same).tolist() == [0.0, 1.0, 2.0]
 
 
+def _log_of_negative(x):
+    return fnp.log(fnp.sin(x) - 2.0)  # the NaN comes from here
+
+
+def test_debug_nans_names_the_programs_line_on_interpreted_calls():
+    line = _log_of_negative.__code__.co_firstlineno + 1
+    with ft.config.override(jit_tiered=True, debug_nans=True):
+        f = ft.jit(_log_of_negative)
+        with pytest.raises(FloatingPointError, match=rf"log at test_jit_tiered.py:{line} \(in "
+                                                     rf"_log_of_negative\) inside jit"):
+            f(1.0)
+
+
 def test_tiered_under_transformations():
     x, y = _args()
     with ft.config.override(jit_tiered=True):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 import warnings
 
+from functrans.core.config import config
 from functrans.core.eval import eval_jaxpr
 from functrans.core.ir import walk_jaxprs
 
@@ -54,8 +55,15 @@ class Tiered:
         if self.compiled.is_set() and self.error is None:
             return self.kernel(*args)
         # As the kernel would: arguments in the traced dtypes, no output aliasing a caller's
-        # array.
-        outs = host_outputs(eval_jaxpr(self.jaxpr, *host_inputs(args, self.jaxpr)), self.jaxpr)
+        # array, and NaNs reported by jit's debug_nans check (which names the program's
+        # equation), not by the eager one inside.
+        vals = host_inputs(args, self.jaxpr)
+        if config.debug_nans:
+            with config.override(debug_nans=False):
+                outs = eval_jaxpr(self.jaxpr, *vals)
+        else:
+            outs = eval_jaxpr(self.jaxpr, *vals)
+        outs = host_outputs(outs, self.jaxpr)
         # Started after the first result is computed: the compiling thread holds the GIL
         # for most of its time and would slow the interpreter down at every switch.
         with self._lock:
