@@ -506,3 +506,25 @@ def test_lax_rejects_unsupported_dtypes():
         lax.floor(np.ones(2, np.complex64))
     with pytest.raises(TypeError, match="convert_element_type target"):
         lax.convert_element_type(np.ones(2), "U2")
+
+
+def test_operations_that_change_nothing_still_return_arrays():
+    """Identity permutations, reshapes, broadcasts, casts, squeezes and reversals of NumPy
+    input return a new functrans Array of the traced type (as JAX returns its own arrays),
+    not the caller's ndarray; functrans values pass through unchanged."""
+    x = np.arange(6.0).reshape(2, 3)
+    ops = [lambda v: lax.transpose(v, (0, 1)), lambda v: lax.reshape(v, (2, 3)),
+           lambda v: lax.broadcast_in_dim(v, (2, 3), (0, 1)), lambda v: lax.squeeze(v, ()),
+           lambda v: lax.convert_element_type(v, np.float64), lambda v: lax.rev(v, ()),
+           lambda v: lax.expand_dims(v, ())]
+    for op in ops:
+        got = op(x)
+        assert type(got) is ft.Array and got.dtype == np.float64
+        np.testing.assert_array_equal(got, x)
+        x[0, 0] += 1.0  # the result is not a view of the caller's buffer
+        assert float(got[0, 0]) == x[0, 0] - 1.0
+        a = ft.numpy.asarray(x)
+        assert op(a) is a
+    with ft.config.override(enable_x64=False):
+        assert lax.transpose(np.ones(2), (0,)).dtype == np.float32
+    assert lax.reshape(2.0, ()).weak_type

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import primitives as P
 from ..core import dtypes
+from ..core.array import Array
 from ..core.trace import Tracer, get_aval
 
 
@@ -120,6 +121,16 @@ def integer_pow(x, y: int):
     return P.integer_pow_p.bind1(x, y=operator.index(y))
 
 
+def _unchanged(operand):
+    """What an operation that changes nothing returns: a functrans value (Array or tracer) as
+    it is; anything else (NumPy arrays, scalars, lists) as a new Array of its traced type, as
+    the operation would have made (JAX, too, returns its own arrays)."""
+    if type(operand) is Array or isinstance(operand, Tracer):
+        return operand
+    aval = get_aval(operand)
+    return P.convert_element_type_p.bind1(operand, new_dtype=aval.dtype, weak_type=aval.weak_type)
+
+
 def convert_element_type(operand, new_dtype):
     """Cast to ``new_dtype`` (a no-op when the dtype already matches).
 
@@ -133,7 +144,7 @@ def convert_element_type(operand, new_dtype):
     elif isinstance(operand, (np.ndarray, np.generic)) and operand.dtype != aval.dtype:
         operand = np.asarray(operand, aval.dtype)  # float64 NumPy input with enable_x64 off
     if aval.dtype == new_dtype and not aval.weak_type:
-        return operand
+        return _unchanged(operand)
     return P.convert_element_type_p.bind1(operand, new_dtype=new_dtype, weak_type=False)
 
 
@@ -227,7 +238,7 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions):
     bdims = tuple(map(operator.index, broadcast_dimensions))
     aval = get_aval(operand)
     if aval.shape == shape and bdims == tuple(range(len(shape))):
-        return operand
+        return _unchanged(operand)
     return P.broadcast_in_dim_p.bind1(operand, shape=shape, broadcast_dimensions=bdims)
 
 
@@ -253,7 +264,7 @@ def reshape(operand, new_sizes, dimensions=None):
         operand = transpose(operand, dimensions)
     new_sizes = tuple(map(operator.index, new_sizes))
     if get_aval(operand).shape == new_sizes:
-        return operand
+        return _unchanged(operand)
     return P.reshape_p.bind1(operand, new_sizes=new_sizes)
 
 
@@ -265,7 +276,7 @@ def transpose(operand, permutation):
     """
     permutation = tuple(map(operator.index, permutation))
     if permutation == tuple(range(len(permutation))) and len(permutation) == get_aval(operand).ndim:
-        return operand
+        return _unchanged(operand)
     return P.transpose_p.bind1(operand, permutation=permutation)
 
 
@@ -278,7 +289,7 @@ def squeeze(array, dimensions):
     ndim = get_aval(array).ndim
     dims = tuple(sorted(_axis(d, ndim, "squeeze dimension") for d in dimensions))
     if not dims:
-        return array
+        return _unchanged(array)
     return P.squeeze_p.bind1(array, dimensions=dims)
 
 
@@ -377,7 +388,7 @@ def rev(operand, dimensions):
     Array([2, 1, 0], dtype=int64)
     """
     dims = tuple(map(operator.index, dimensions))
-    return operand if not dims else P.rev_p.bind1(operand, dimensions=dims)
+    return _unchanged(operand) if not dims else P.rev_p.bind1(operand, dimensions=dims)
 
 
 def _index_scalar(i):
