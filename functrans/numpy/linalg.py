@@ -20,8 +20,9 @@ from ..core import dtypes
 from ..core.trace import get_aval
 from ._core import asarray, convert, normalize_axis
 from .linalg_decomp import (EigResult, EighResult, QRResult, SlogdetResult,  # noqa: F401
-                            SVDResult, cholesky, cond, det, eig, eigh, eigvals, eigvalsh, inv, lstsq, matrix_rank, pinv,
-                            qr, slogdet, solve, svd, svdvals, tensorinv, tensorsolve)
+                            SVDResult, cholesky, cond, det, eig, eigh, eigvals, eigvalsh, inv,
+                            lstsq, matrix_rank, pinv, qr, slogdet, solve, svd, svdvals,
+                            tensorinv, tensorsolve)
 from .linalg_ops import matmul, tensordot, vecdot  # noqa: F401  (Array-API aliases)
 from .reductions import max as max_, min as min_, sum as sum_
 from .shape_ops import matrix_transpose  # noqa: F401  (Array-API alias)
