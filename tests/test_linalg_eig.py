@@ -173,6 +173,13 @@ def test_vmap_matches_loop_and_jit_matches_eager(name):
     _assert_tree_equal(ft.jit(ft.vmap(f))(xs), want)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_jit_matches_eager_for_every_dtype(dtype):
+    a = np.random.default_rng(3).normal(size=(2, 3, 3)).astype(dtype)
+    f = lambda a: (lambda w, v: (w * 2, v + 1))(*fnp.linalg.eig(a * 2))  # noqa: E731
+    _assert_tree_equal(ft.jit(f)(a), f(a))
+
+
 def test_grad_composes_with_jit_and_vmap():
     loss = lambda a: fnp.sum(fnp.real(fnp.linalg.eigvals(a)) ** 2  # noqa: E731
                              + fnp.abs(fnp.linalg.eig(a)[1][0, 0]))
