@@ -190,9 +190,14 @@ svd_p = Primitive("svd", impl=_svd_impl, abstract_eval=_svd_abstract_eval)
 
 
 # ---- eig -----------------------------------------------------------------------------------------
+def _eig_dtype(dtype):
+    """eig's result dtype: complex of the operand's precision."""
+    return np.dtype(np.complex128 if dtype in (np.float64, np.complex128) else np.complex64)
+
+
 def _eig_abstract_eval(a, *, compute_left_eigenvectors, compute_right_eigenvectors):
     _check_matrix("eig", a, square=True, dtypes_ok=_FLOATS + _COMPLEX)
-    c = np.dtype(np.complex128 if a.dtype in (np.float64, np.complex128) else np.complex64)
+    c = _eig_dtype(a.dtype)
     n_vectors = int(compute_left_eigenvectors) + int(compute_right_eigenvectors)
     return [ShapedArray(a.shape[:-1], c)] + [ShapedArray(a.shape, c)] * n_vectors
 
@@ -210,8 +215,7 @@ def _unit_columns_largest_real(v):
 def _eig_all(a, left, right):
     """(w, vl?, vr?) of the batch ``a``; LinAlgError if any matrix is not finite or its
     eigenvectors are not invertible (left ones requested)."""
-    c = _eig_abstract_eval(ShapedArray(a.shape, a.dtype), compute_left_eigenvectors=False,
-                           compute_right_eigenvectors=False)[0].dtype
+    c = _eig_dtype(a.dtype)
     if not np.isfinite(a).all():
         raise np.linalg.LinAlgError("not finite")
     w, v = np.linalg.eig(a)  # right eigenvectors of unit norm (LAPACK ?geev)
@@ -244,9 +248,9 @@ def _eig_impl(a, *, compute_left_eigenvectors, compute_right_eigenvectors):
 eig_p = Primitive("eig", impl=_eig_impl, abstract_eval=_eig_abstract_eval)
 
 # Under jit, cholesky, triangular_solve and lu call LAPACK inside the kernel
-# (transforms/lowering/lapack.py) when its symbols are found; qr, eigh, svd and eig (whose routines
-# need workspace queries) run as host steps between compiled segments
-# (transforms/jit/segmented.py), as all six do without an in-kernel LAPACK.
+# (transforms/lowering/lapack.py) when its symbols are found; qr, eigh, svd and eig (whose
+# routines need workspace queries) run as host steps between compiled segments
+# (transforms/jit/segmented.py), as all of them do without an in-kernel LAPACK.
 from ..transforms.lowering.lapack import AVAILABLE as _IN_KERNEL  # noqa: E402
 
 for _p in (qr_p, eigh_p, svd_p, eig_p) + (() if _IN_KERNEL else (cholesky_p, triangular_solve_p,

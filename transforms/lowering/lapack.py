@@ -22,6 +22,8 @@ import numpy as np
 from llvmlite import binding as llvm
 from numba import types
 
+from .blas_library import JIT
+
 
 class Lapack(NamedTuple):
     handle: ctypes.CDLL
@@ -31,13 +33,12 @@ class Lapack(NamedTuple):
 
 
 _PATTERNS = (("scipy_{}64_", True), ("{}64_", True), ("scipy_{}", False), ("{}", False))
+_SYMBOLS = [k + r + "_" for r in ("potrf", "trsm", "getrf") for k in "sd"]  # what kernels call
 
 
 def _with_routines(handle, path):
     for pattern, ilp64 in _PATTERNS:
-        names = [pattern.format(r + "_") for r in ("dgetrf", "sgetrf", "dtrsm", "strsm",
-                                                   "dpotrf", "spotrf")]
-        if all(hasattr(handle, n) for n in names):
+        if all(hasattr(handle, pattern.format(n)) for n in _SYMBOLS):
             return Lapack(handle, path, pattern, ilp64)
     return None
 
@@ -48,7 +49,6 @@ def find_lapack():
     bundled OpenBLAS or a system LAPACK. One library for both keeps one OpenBLAS thread pool
     per kernel: with a private copy for GEMM and NumPy's for LAPACK, the two pools' threads
     contend for the cores (a 256x256 solve after a product ran 8-16x slower)."""
-    from .blas_library import JIT
     if JIT is not None:
         found = _with_routines(JIT.handle, JIT.path)
         if found is not None:
@@ -75,11 +75,9 @@ if AVAILABLE:
     # whole library with global visibility would let another OpenBLAS loaded later (SciPy's,
     # with 32-bit integers) bind its internal driver symbols to this one, and SciPy's LAPACK
     # would then compute garbage.
-    for _routine in ("potrf", "trsm", "getrf"):
-        for _kind in "sd":
-            _symbol = FOUND.pattern.format(_kind + _routine + "_")
-            llvm.add_symbol(_symbol, ctypes.cast(getattr(FOUND.handle, _symbol),
-                                                 ctypes.c_void_p).value)
+    for _name in _SYMBOLS:
+        _symbol = FOUND.pattern.format(_name)
+        llvm.add_symbol(_symbol, ctypes.cast(getattr(FOUND.handle, _symbol), ctypes.c_void_p).value)
     _I = types.int64 if FOUND.ilp64 else types.int32
     _INT = np.int64 if FOUND.ilp64 else np.int32
     _ip, _cp, _vp, _len = types.CPointer(_I), types.CPointer(types.uint8), types.voidptr, \
