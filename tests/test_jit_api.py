@@ -99,6 +99,33 @@ def test_lower_and_compile():
         compiled(np.ones(4, np.float32))
 
 
+def test_compile_builds_the_machine_code_once_for_every_argument_kind(monkeypatch):
+    """``lower().compile()`` compiles (the first call then runs at once), and NumPy arrays
+    (writable), functrans Arrays (read-only) and strided views all run that one
+    specialization: a training loop passing NumPy data with Array parameters compiles once.
+    Compile errors surface at compile()."""
+    from functrans.transforms.jit.executable import executable_for
+    f = ft.jit(lambda x, s: fnp.tanh(x) * s + 0.5)
+    x = np.linspace(-1, 1, 12)
+    lowered = f.lower(x, 2.0)
+    compiled = lowered.compile()
+    kernel = executable_for(lowered.jaxpr, f.name).kernel
+    assert len(kernel.signatures) == 1  # built by compile(), before any call
+    # The kernel's SIMD tanh is within test_jit's 32-ulp bound; terms are at most 3.5 in
+    # magnitude, so the absolute error stays below 32 eps * 3.5 (results cross zero).
+    atol = 32 * np.finfo(np.float64).eps * 3.5
+    for arg in (x, fnp.asarray(x), np.linspace(-1, 1, 24)[::2]):
+        np.testing.assert_allclose(compiled(arg, 2.0), np.tanh(arg) * 2 + 0.5, rtol=0, atol=atol)
+        np.testing.assert_allclose(f(arg, 3.0), np.tanh(arg) * 3 + 0.5, rtol=0, atol=atol)
+    assert len(kernel.signatures) == 1
+    assert x.flags.writeable  # the caller's array is left as it was
+
+    from functrans.transforms.lowering import scalar
+    monkeypatch.setitem(scalar.scalar_rules, "cos", lambda ctx, a, i, o: f"undefined_fn({a[0]})")
+    with pytest.raises(NotImplementedError, match=r"'cos'"):
+        ft.jit(lambda v: fnp.cos(v) + 2.0).lower(x).compile()
+
+
 def test_threads_compile_once_and_agree():
     calls = []
 

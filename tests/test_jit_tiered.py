@@ -90,6 +90,16 @@ def test_debug_nans_names_the_programs_line_on_interpreted_calls():
             f(1.0)
 
 
+def test_lower_compile_compiles_now():
+    x, y = _args()
+    with ft.config.override(jit_tiered=True):
+        jf = ft.jit(_f)
+        compiled = jf.lower(x, y).compile()
+        exe = _executable(jf, x, y)
+    assert isinstance(exe, Tiered) and exe.wait(timeout=0) and exe.kernel.checked
+    np.testing.assert_allclose(compiled(x, y), _f(x, y), rtol=RTOL)
+
+
 def test_tiered_under_transformations():
     x, y = _args()
     with ft.config.override(jit_tiered=True):

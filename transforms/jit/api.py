@@ -316,8 +316,14 @@ class Lowered:
                          f"{', '.join(map(repr, self.DIALECTS))}")
 
     def compile(self) -> "Compiled":
-        """Compile now (Numba compiles on first call otherwise)."""
-        return Compiled(self._jitted, self._key, self._entry, self._executable())
+        """Compile now: the kernel's machine code is built here (loaded from the disk cache
+        when it is there), not at the first call; compile errors are raised here. (Programs
+        with host steps compile their segments at the first call.)"""
+        executable = self._executable()
+        ahead = getattr(executable, "compile_ahead", None)
+        if ahead is not None:
+            ahead()
+        return Compiled(self._jitted, self._key, self._entry, executable)
 
 
 class Compiled:

@@ -75,7 +75,10 @@ class Tiered:
 
     def _compile(self, args):
         try:
-            self.kernel.compile_for(args)
+            if args is None:
+                self.kernel.compile_ahead()
+            else:
+                self.kernel.compile_for(args)
         except LoweringError as e:
             # The interpreter's results stay right; say once that this program won't speed up.
             self.error = e
@@ -83,6 +86,20 @@ class Tiered:
                           RuntimeWarning, stacklevel=1)
         finally:
             self.compiled.set()
+
+    def compile_ahead(self):
+        """Compile now, in this thread (``Lowered.compile()``), or wait for the background
+        compile already running; a failure warns and keeps the interpreter, as there."""
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.current_thread()
+                start = True
+            else:
+                start = False
+        if start:
+            self._compile(None)
+        else:
+            self.compiled.wait()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the background compile (if started) has finished; True when calls now

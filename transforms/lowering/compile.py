@@ -190,6 +190,12 @@ class Kernel:
         self.checked = True
         return outs
 
+    def compile_ahead(self):
+        """Compile for the traced argument types now (``Lowered.compile()``); errors are
+        raised here as a first call would raise them."""
+        if not self.checked:
+            self.compile_for([_sample(a) for a in self.in_avals])
+
     def compile_for(self, args):
         """Compile for these arguments' types without running the kernel (errors are
         reported as a first call would report them)."""
@@ -221,7 +227,19 @@ def _kernel_arg(x, dtype=None):
         v = v.astype(dtype)
     if v.ndim == 0:
         return v[()]
-    return v if v.flags.c_contiguous else np.ascontiguousarray(v)
+    if not v.flags.c_contiguous:
+        v = np.ascontiguousarray(v)
+    if v.flags.writeable:
+        # Read-only, as functrans Arrays are: Numba types read-only and writable arrays as
+        # different specializations, and one is enough (kernels never write their inputs).
+        v = v.view()
+        v.setflags(write=False)
+    return v
+
+
+def _sample(aval):
+    """A value of type ``aval`` as a kernel receives it (no data: only its type matters)."""
+    return np.zeros((0,) * aval.ndim if aval.ndim else (), aval.dtype)
 
 
 def _unalias(outs, args):
