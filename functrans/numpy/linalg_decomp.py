@@ -66,7 +66,9 @@ def _as_float(name, x, dtype=None):
     return convert(x, d)
 
 
-def _matrix(name, a, square=False):
+def _matrix(name, a, square=False, complex_ok=False):
+    """``a`` as a (batch of) matrices in the dtype LAPACK computes it in; complex operands
+    pass as they are where ``complex_ok``."""
     a = asarray(a)
     s = get_aval(a).shape
     if len(s) < 2:
@@ -75,6 +77,8 @@ def _matrix(name, a, square=False):
     if square and s[-1] != s[-2]:
         raise LinAlgError(f"fnp.linalg.{name}: last 2 dimensions of the array must be square, "
                           f"got shape {s}")
+    if complex_ok and get_aval(a).dtype.kind == "c":
+        return a
     return _as_float(name, a)
 
 
@@ -130,16 +134,6 @@ def eigh(a, UPLO=None, symmetrize_input=True):
     return EighResult(w, v)
 
 
-def _square_float_or_complex(name, a):
-    a = asarray(a)
-    if get_aval(a).dtype.kind == "c":
-        s = get_aval(a).shape
-        if len(s) < 2 or s[-1] != s[-2]:
-            _matrix(name, fnp.real(a), square=True)  # raises LinAlgError, as for real input
-        return a
-    return _matrix(name, a, square=True)
-
-
 def eig(a):
     """Eigenvalues and right eigenvectors of general square matrices, complex (as NumPy's
     ``eig``, whose results are real when every eigenvalue happens to be real, they are always
@@ -151,7 +145,8 @@ def eig(a):
     >>> w
     Array([2.+0.j, 3.+0.j], dtype=complex128)
     """
-    w, v = lax_linalg.eig(_square_float_or_complex("eig", a), compute_left_eigenvectors=False)
+    w, v = lax_linalg.eig(_matrix("eig", a, square=True, complex_ok=True),
+                          compute_left_eigenvectors=False)
     return EigResult(w, v)
 
 
@@ -161,8 +156,8 @@ def eigvals(a):
     >>> eigvals(fnp.array([[0.0, 1.0], [-2.0, 0.0]]))
     Array([0.+1.41421356j, 0.-1.41421356j], dtype=complex128)
     """
-    w, = lax_linalg.eig(_square_float_or_complex("eigvals", a), compute_left_eigenvectors=False,
-                        compute_right_eigenvectors=False)
+    w, = lax_linalg.eig(_matrix("eigvals", a, square=True, complex_ok=True),
+                        compute_left_eigenvectors=False, compute_right_eigenvectors=False)
     return w
 
 

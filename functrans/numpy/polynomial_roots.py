@@ -44,13 +44,13 @@ def roots(p, *, strip_zeros=True):
                              "strip_zeros=False")
         nonzero = np.flatnonzero(value)
         if nonzero.size == 0:
-            return convert(asarray(np.zeros(0)), dtypes.complex_dtype(get_aval(p).dtype))
+            return asarray(np.zeros(0, dtypes.complex_dtype(get_aval(p).dtype)))
         n_zero_roots = aval.shape[0] - 1 - int(nonzero[-1])
         p = p[int(nonzero[0]):int(nonzero[-1]) + 1]
     n = get_aval(p).shape[0] - 1
     c = dtypes.complex_dtype(get_aval(p).dtype)
     if n < 1:
-        found = convert(asarray(np.zeros(0)), c)
+        found = asarray(np.zeros(0, c))
     else:
         # Companion matrix: first row -p[1:] / p[0], ones below the diagonal.
         first = shape_ops.reshape(true_divide(negative(p[1:]), p[0]), (1, n))

@@ -75,10 +75,7 @@ class Tiered:
 
     def _compile(self, args):
         try:
-            if args is None:
-                self.kernel.compile_ahead()
-            else:
-                self.kernel.compile_for(args)
+            self.kernel.compile_for(args)
         except LoweringError as e:
             # The interpreter's results stay right; say once that this program won't speed up.
             self.error = e
@@ -97,7 +94,7 @@ class Tiered:
             else:
                 start = False
         if start:
-            self._compile(None)
+            self._compile(self.kernel.sample_args())
         else:
             self.compiled.wait()
 

@@ -194,7 +194,11 @@ class Kernel:
         """Compile for the traced argument types now (``Lowered.compile()``); errors are
         raised here as a first call would raise them."""
         if not self.checked:
-            self.compile_for([_sample(a) for a in self.in_avals])
+            self.compile_for(self.sample_args())
+
+    def sample_args(self):
+        """Values of the traced argument types, without data (only their types matter)."""
+        return [np.zeros((0,) * a.ndim if a.ndim else (), a.dtype) for a in self.in_avals]
 
     def compile_for(self, args):
         """Compile for these arguments' types without running the kernel (errors are
@@ -235,11 +239,6 @@ def _kernel_arg(x, dtype=None):
         v = v.view()
         v.setflags(write=False)
     return v
-
-
-def _sample(aval):
-    """A value of type ``aval`` as a kernel receives it (no data: only its type matters)."""
-    return np.zeros((0,) * aval.ndim if aval.ndim else (), aval.dtype)
 
 
 def _unalias(outs, args):
