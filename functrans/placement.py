@@ -13,7 +13,7 @@ from .core.array import Array
 from .core.devices import Device
 from .core.mesh import Sharding, SingleDeviceSharding
 from .core.trace import Tracer, get_aval
-from .tree_util import tree_map
+from .tree_util import tree_leaves, tree_map
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
@@ -44,10 +44,15 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
 
 
 def block_until_ready(x):
-    """Wait until every array of ``x`` is computed and return ``x`` (functrans computes
-    synchronously, so this returns at once; kept for JAX programs).
+    """Wait until every array of ``x`` is computed and return ``x``. functrans computes
+    synchronously, so this only waits for arrays computed by a jitted program on the
+    interpreter while its kernel compiles (tiered jit): then it waits for that kernel, so that
+    calls made afterwards run compiled code (the JAX idiom before timing).
 
     >>> ft.block_until_ready(fnp.ones(2))
     Array([1., 1.], dtype=float64)
     """
+    for leaf in tree_leaves(x):
+        if type(leaf) is Array:
+            leaf.block_until_ready()
     return x

@@ -5,6 +5,9 @@ import numpy as np
 
 # Type-check every jaxpr the suite traces or optimizes (set before functrans is imported).
 os.environ.setdefault("FUNCTRANS_CHECK_JAXPRS", "1")
+# jit's tests check compiled kernels, so the suite compiles before a first call returns;
+# tiered jit (the default: first calls interpreted) is tested in test_jit_tiered.py.
+os.environ.setdefault("FUNCTRANS_JIT_TIERED", "0")
 # The cuda backend runs in numba-cuda's simulator unless a GPU run is asked for
 # (FUNCTRANS_TEST_REAL_GPU=1); set before numba.cuda is first imported.
 if os.environ.get("FUNCTRANS_TEST_REAL_GPU", "") in ("", "0"):

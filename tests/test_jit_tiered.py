@@ -1,9 +1,16 @@
 """config.jit_tiered: first calls on the interpreter, the kernel compiled in the background.
 
+Tiered jit is the product's default; the suite turns it off (conftest.py) so that jit's other
+tests check kernels, and these tests turn it on where they need it.
+
 Tolerances: interpreted calls are the primitives' NumPy impls, so they equal eager evaluation
 exactly. Compiled calls use SIMD sin/exp (a few ulp; test_jit.py allows 32 ulp) and otherwise
 round like NumPy, so they are compared to eager with rtol 32 * eps(float64).
 """
+import os
+import subprocess
+import sys
+import textwrap
 import warnings
 
 import numpy as np
@@ -33,8 +40,41 @@ def _args():
     return rng.standard_normal((5, 3)), rng.standard_normal(3)
 
 
-def test_off_by_default_compiles_before_the_first_call_returns():
-    assert ft.config.jit_tiered is False
+_DEFAULT_CHILD = textwrap.dedent("""
+    import numpy as np, functrans as ft, functrans.numpy as fnp
+    from functrans.transforms.jit.executable import executable_for
+    f = ft.jit(lambda x: fnp.exp(x) * 2.0)
+    x = np.linspace(0, 1, 7)
+    y = f(x)
+    print(ft.config.jit_tiered, type(executable_for(f.trace(x), "f")).__name__)
+""")
+
+
+def _run(code, cache, **env):
+    env = dict({k: v for k, v in os.environ.items() if k != "FUNCTRANS_JIT_TIERED"},
+               FUNCTRANS_CACHE_DIR=str(cache), **env)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
+def test_on_by_default_and_switched_off_by_the_environment(tmp_path):
+    assert _run(_DEFAULT_CHILD, tmp_path / "a") == ["True", "Tiered"]
+    assert _run(_DEFAULT_CHILD, tmp_path / "b", FUNCTRANS_JIT_TIERED="0") == ["False", "Kernel"]
+
+
+def test_exit_waits_for_the_compile_so_the_next_run_loads_the_kernel(tmp_path):
+    """A script that calls a new program once and exits still leaves its kernel in the disk
+    cache: the compiling thread is not a daemon."""
+    assert _run(_DEFAULT_CHILD, tmp_path) == ["True", "Tiered"]
+    kernels = tmp_path / "kernels-0.1.0"
+    assert list(kernels.rglob("ft_*.nbi")) and list(kernels.rglob("ft_*.nbc")), \
+        sorted(p.name for p in kernels.rglob("*"))
+
+
+def test_off_compiles_before_the_first_call_returns():
+    assert ft.config.jit_tiered is False  # the suite's setting (conftest.py)
     jf = ft.jit(_f)
     x, y = _args()
     np.testing.assert_allclose(jf(x, y), _f(x, y), rtol=RTOL)
@@ -57,6 +97,36 @@ def test_first_call_interpreted_then_compiled():
     np.testing.assert_allclose(later, want, rtol=RTOL)
     assert later.dtype == first.dtype and later.shape == first.shape
     assert jf.lower(x, y).as_text() == exe.kernel.text  # the source is there from the start
+
+
+def test_block_until_ready_waits_for_the_kernel_then_calls_skip_the_tiers(monkeypatch):
+    x, y = _args()
+    with ft.config.override(jit_tiered=True):
+        jf = ft.jit(lambda a, b: _f(a, b) + 1.0)
+        first = jf(x, y)
+        exe = _executable(jf, x, y)
+        assert first.block_until_ready() is first
+        assert exe.wait(timeout=0) and exe.kernel.checked  # ready when it returned
+        tier_calls = []
+        tiered_call = Tiered.__call__
+        monkeypatch.setattr(Tiered, "__call__",
+                            lambda self, *a: tier_calls.append(1) or tiered_call(self, *a))
+        for _ in range(3):  # the slow path once, then jit's fast path: the kernel itself
+            np.testing.assert_allclose(jf(x, y), _f(x, y) + 1.0, rtol=RTOL)
+    assert tier_calls == []
+
+
+def test_block_until_ready_on_a_pytree_and_on_passed_through_inputs():
+    x, y = _args()
+    with ft.config.override(jit_tiered=True):
+        x_arr = fnp.asarray(x)
+        jf = ft.jit(lambda a, b: {"same": a, "new": _f(a, b) * 2.0})
+        out = jf(x_arr, y)
+        exe = _executable(jf, x_arr, y)
+        assert getattr(x_arr, "_pending", None) is None  # the caller's array is not marked
+        assert ft.block_until_ready(out) is out
+        assert exe.wait(timeout=0)
+        assert all(getattr(v, "_pending", None) is None for v in out.values())
 
 
 def test_interpreted_calls_return_what_the_kernel_returns():

@@ -21,7 +21,9 @@ _new = object.__new__
 class Array:
     """An immutable n-dimensional array (the concrete value type of functrans)."""
 
-    __slots__ = ("_value", "_weak", "_sharding", "__weakref__")
+    # _pending (set only on results of a program still compiling, see jit/tiered.py) is
+    # read with getattr, so the fast constructors need not set it.
+    __slots__ = ("_value", "_weak", "_sharding", "_pending", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, value, weak_type: bool = False):
@@ -148,6 +150,17 @@ class Array:
         return self._value.tolist()
 
     def block_until_ready(self):
+        """Return this array once it is computed, and, when a jitted program computed it on
+        the interpreter while its kernel compiles (tiered jit), once that kernel is ready:
+        the JAX idiom ``f(x).block_until_ready()`` before timing then times compiled code.
+
+        >>> fnp.ones(2).block_until_ready()
+        Array([1., 1.], dtype=float64)
+        """
+        pending = getattr(self, "_pending", None)
+        if pending is not None:
+            pending.wait()
+            self._pending = None
         return self
 
     def copy(self) -> "Array":

@@ -26,9 +26,10 @@ _DEFAULTS = {
     # The test suite turns this on (FUNCTRANS_CHECK_JAXPRS=1) so every traced program is checked.
     "check_jaxprs": os.environ.get("FUNCTRANS_CHECK_JAXPRS", "") not in ("", "0"),
     # Tiered jit: a new loop-free program runs on the interpreter (NumPy impls) while its
-    # kernel compiles in a background thread, so first calls don't wait for Numba. Off by
-    # default: those first results can differ from compiled ones by a few ulp.
-    "jit_tiered": os.environ.get("FUNCTRANS_JIT_TIERED", "") not in ("", "0"),
+    # kernel compiles in a background thread, so first calls don't wait for Numba. Those
+    # first results can differ from compiled ones by the kernels' few-ulp bounds; turn it
+    # off (FUNCTRANS_JIT_TIERED=0) for compiled code from the first call.
+    "jit_tiered": os.environ.get("FUNCTRANS_JIT_TIERED", "1") not in ("", "0"),
     # Maximum number of compiled executables a single jitted function keeps.
     "jit_cache_size": 64,
     # Logical CPU devices in this process (pmap/shard_map shards run on them in parallel).

@@ -32,6 +32,7 @@ from .call import jit_p
 from .debug_nans import checked_call
 from .donation import donation, warn_unusable_donations
 from .executable import executable_for  # noqa: F401  (importing it registers the CPU backend)
+from .tiered import Tiered
 
 
 class _Entry:
@@ -87,11 +88,18 @@ class Jitted:
                 executable = entry.executable = self.backend.compile(entry.jaxpr, self.name)
                 if self.donate_argnums or self.donate_argnames:
                     warn_unusable_donations(self, args, kwargs, entry.jaxpr.out_avals)
+            if type(executable) is Tiered:
+                settled = executable.settled()
+                if settled is not None:  # compiled (or failed): no more tiers to check
+                    executable = entry.executable = settled
             if config.debug_nans:
                 outs = checked_call(executable, entry.jaxpr, leaves, self.name)
             else:
                 outs = executable(*leaves)
-                if self._plain and len(self._fast) < config.jit_cache_size:
+                # While a tiered kernel compiles, calls take this path, so that the fast one
+                # runs the kernel itself (not the tiered wrapper) once it is there.
+                if (self._plain and len(self._fast) < config.jit_cache_size
+                        and type(executable) is not Tiered):
                     fast = _fast_signature(args, kwargs)
                     if fast is not None and len(fast[1]) == len(leaves):
                         self._fast[fast[0]] = _runner(executable, entry.out_tree, self.device)

@@ -1,17 +1,22 @@
 """Tiered execution: a new program's first calls run on the interpreter while its kernel
 compiles on a background thread; once compiled, calls run the kernel.
 
-Switched by ``config.jit_tiered`` (``FUNCTRANS_JIT_TIERED=1``), off by default: with it the
-first calls return after tracing (milliseconds instead of the seconds Numba needs for a large
-kernel), but their results are NumPy's (the primitives' impls), so they can differ from later,
-compiled calls by the compiled code's documented few-ulp bounds (SIMD exp/log/..., reassociated
-reductions). Programs with loops (``while``, ``scan``) always compile first: interpreting a
-loop of many iterations is slower than compiling it.
+On by default; switched by ``config.jit_tiered`` (``FUNCTRANS_JIT_TIERED=0`` turns it off).
+With it the first call returns after tracing (milliseconds instead of the seconds Numba needs
+for a large kernel). Those first results are NumPy's (the primitives' impls), so they can
+differ from later, compiled calls by the compiled code's documented few-ulp bounds (SIMD
+exp/log/..., reassociated reductions); with the flag off every call runs compiled code.
+Programs with loops (``while``, ``scan``) always compile first: interpreting a loop of many
+iterations is slower than compiling it.
 
-    >>> with ft.config.override(jit_tiered=True):
-    ...     f = ft.jit(lambda x: fnp.sin(x) * 2.0)
-    ...     y = f(np.zeros(3))          # interpreted; the kernel compiles meanwhile
-    >>> np.asarray(y).tolist()
+Results computed while the kernel compiles remember it: ``block_until_ready`` on them waits
+for the kernel, so the JAX idiom (call once, block, then time) times compiled code, and
+``jit(f).lower(x).compile()`` compiles before returning. The compiling thread is not a daemon:
+a script's exit waits for it, so the kernel reaches the disk cache for the next run.
+
+    >>> f = ft.jit(lambda x: fnp.sin(x) * 2.0)
+    >>> y = f(np.zeros(3))          # interpreted; the kernel compiles meanwhile
+    >>> y.block_until_ready().tolist()   # returns once calls run the kernel
     [0.0, 0.0, 0.0]
 """
 from __future__ import annotations
@@ -69,8 +74,12 @@ class Tiered:
         with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._compile, args=(args,),
-                                                name="functrans-compile", daemon=True)
+                                                name="functrans-compile")
                 self._thread.start()
+        if not self.compiled.is_set():
+            for out in outs:
+                if not any(out is a for a in args):  # (an input passed through is the caller's)
+                    out._pending = self  # block_until_ready(out) waits for the kernel
         return outs
 
     def _compile(self, args):
@@ -97,6 +106,13 @@ class Tiered:
             self._compile(self.kernel.sample_args())
         else:
             self.compiled.wait()
+
+    def settled(self):
+        """What calls should run from now on: the kernel once compiled, this object (the
+        interpreter) if compiling failed, None while the compile is still running."""
+        if not self.compiled.is_set():
+            return None
+        return self.kernel if self.error is None else self
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the background compile (if started) has finished; True when calls now
