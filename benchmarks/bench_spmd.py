@@ -96,7 +96,7 @@ _MPI_SCRIPT = textwrap.dedent("""
 
     def median(fn, n=2000):
         for _ in range(50):
-            fn()
+            ft.block_until_ready(fn())  # (waits for a kernel still compiling: tiered jit)
         comm.Barrier()
         t = []
         for _ in range(n):

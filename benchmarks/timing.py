@@ -23,10 +23,24 @@ _PEER_MARK = "JAX-PEER-ROWS "
 _peer_rows: dict = {}  # table title -> [(label, seconds)]: JAX rows from the peer process
 
 
+def _block(result):
+    """``block_until_ready`` on every array of ``result`` that has it: for a jit program just
+    traced, that waits for its kernel (tiered jit), so the timing that follows is of compiled
+    code."""
+    if isinstance(result, (tuple, list)):
+        for r in result:
+            _block(r)
+    elif isinstance(result, dict):
+        for r in result.values():
+            _block(r)
+    elif hasattr(result, "block_until_ready"):
+        result.block_until_ready()
+
+
 def median_time(fn, *, repeat=15, number=None, warmup=2, min_time=0.2):
     """Median seconds per call of ``fn()`` (calls batched so each sample takes >= ~10 ms)."""
     for _ in range(warmup):
-        fn()
+        _block(fn())
     if number is None:
         t0 = time.perf_counter()
         fn()

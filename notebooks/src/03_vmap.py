@@ -33,7 +33,7 @@ w = rng.standard_normal(16) * 0.3
 X = rng.standard_normal((512, 16)); Y = np.sign(X[:, 0])
 
 per_example = ft.jit(ft.vmap(ft.grad(loss), in_axes=(None, 0, 0)))
-G = per_example(w, X, Y)
+G = per_example(w, X, Y).block_until_ready()  # returns once the kernel is compiled
 print(G.shape)
 
 loop = np.stack([ft.grad(loss)(w, X[i], Y[i]) for i in range(8)])
