@@ -26,12 +26,13 @@ from functrans.core.mesh import SingleDeviceSharding
 from functrans.core.staging import hoist_tracer_consts, trace_to_jaxpr
 from functrans.core.trace import EVAL_TRACE, _state
 from functrans.core.array import Array
-from functrans.tree_util import tree_flatten, tree_unflatten, treedef_is_leaf
+from functrans.tree_util import tree_flatten, tree_unflatten
 
 from .call import jit_p
 from .debug_nans import checked_call
 from .donation import donation, warn_unusable_donations
 from .executable import executable_for  # noqa: F401  (importing it registers the CPU backend)
+from .fast_path import runner as fast_runner
 from .tiered import Tiered
 
 
@@ -102,7 +103,8 @@ class Jitted:
                         and type(executable) is not Tiered):
                     fast = _fast_signature(args, kwargs)
                     if fast is not None and len(fast[1]) == len(leaves):
-                        self._fast[fast[0]] = _runner(executable, entry.out_tree, self.device)
+                        self._fast[fast[0]] = fast_runner(executable, entry.out_tree,
+                                                     self.device, fast[1])
             if self.device is not None:
                 outs = [o._with_sharding(SingleDeviceSharding(self.device)) for o in outs]
         elif self.inline and _state.trace is not EVAL_TRACE:
@@ -187,7 +189,7 @@ class Jitted:
         return f"<jit({self.name})>"
 
 
-_SCALARS = (float, int, bool)
+_SCALARS = (float, int, bool, complex)
 
 
 def _fast_signature(args, kwargs):
@@ -258,17 +260,6 @@ def _add_node(x, t, key, leaves) -> bool:
     else:
         return False
     return True
-
-
-def _runner(executable, out_tree, device):
-    """Call the executable on the leaves and rebuild the output structure."""
-    if device is not None:
-        sharding = SingleDeviceSharding(device)
-        return lambda leaves: tree_unflatten(
-            out_tree, [o._with_sharding(sharding) for o in executable(*leaves)])
-    if treedef_is_leaf(out_tree):
-        return lambda leaves: executable(*leaves)[0]
-    return lambda leaves: tree_unflatten(out_tree, executable(*leaves))
 
 
 class Lowered:

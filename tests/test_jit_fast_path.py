@@ -1,0 +1,97 @@
+"""jit's fast path (``transforms/jit/fast_path.py``): calls after the first one, with every kind
+of leaf, return what the general path returns (values, dtypes, weak types), run the one
+kernel specialization the first call compiled, and never hand out a writable or aliased
+buffer. Values are compared exactly: both paths run the same compiled code."""
+import numpy as np
+import pytest
+
+import functrans as ft
+import functrans.numpy as fnp
+from functrans.transforms.jit.executable import executable_for
+from functrans.transforms.jit.fast_path import runner
+from functrans.transforms.lowering.compile import Kernel
+
+
+def _strided():
+    a = fnp.asarray(np.arange(12.0).reshape(3, 4)).T  # a transposed view: not C-contiguous
+    assert not np.asarray(a).flags.c_contiguous
+    return a
+
+
+LEAVES = {
+    "python float": lambda: 1.5,
+    "python int": lambda: 3,
+    "python bool": lambda: True,
+    "python complex": lambda: 1.0 + 2.0j,
+    "numpy float32": lambda: np.float32(1.25),
+    "numpy float64": lambda: np.float64(-2.5),
+    "numpy int32": lambda: np.int32(7),
+    "numpy bool": lambda: np.bool_(False),
+    "0-d Array": lambda: fnp.asarray(0.75),
+    "weak 0-d Array": lambda: ft.jit(lambda v: v * 1.0)(2.0),
+    "float32 Array": lambda: fnp.arange(5, dtype=np.float32),
+    "strided Array": _strided,
+    "int Array": lambda: fnp.arange(4),
+}
+
+
+def _program(v):
+    return v * 2 + 1, fnp.sum(v)
+
+
+@pytest.mark.parametrize("x64", [True, False], ids=["x64", "x32"])
+@pytest.mark.parametrize("kind", list(LEAVES))
+def test_fast_calls_return_what_the_general_call_returns(kind, x64):
+    with ft.config.override(enable_x64=x64):
+        x = LEAVES[kind]()
+        f = ft.jit(_program)
+        first = f(x)  # traced, compiled, run by the general path; the fast runner is kept
+        assert len(f._fast) == 1
+        kernel = executable_for(f.lower(x).jaxpr, f.name)
+        assert type(kernel) is Kernel
+        for _ in range(2):
+            again = f(x)
+            for a, b in zip(again, first):
+                assert (a.dtype, a.weak_type, a.shape) == (b.dtype, b.weak_type, b.shape)
+                np.testing.assert_array_equal(a, b)
+                assert not np.asarray(a).flags.writeable
+        assert len(kernel.kernel.signatures) == 1, kernel.kernel.signatures
+
+
+def test_python_floats_and_numpy_float64_share_one_specialization():
+    f = ft.jit(lambda v: v * 3.0)
+    kernel = executable_for(f.lower(np.float64(1.0)).jaxpr, f.name)
+    for x in (np.float64(1.0), np.float64(2.0), 2.0):
+        f(x)
+    assert len(kernel.kernel.signatures) == 1
+
+
+def test_identity_outputs_do_not_alias_a_callers_numpy_array():
+    f = ft.jit(lambda v, s: (v, v * s))
+    buf = np.arange(3.0)
+    for _ in range(3):  # the first call and the later (fast-path) ones
+        same, _ = f(buf, 2.0)
+        buf[0] += 10.0
+        assert np.asarray(same)[0] == buf[0] - 10.0  # a copy made at the call
+        assert buf.flags.writeable
+
+
+def test_a_kernel_before_its_first_call_gets_the_general_caller():
+    f = ft.jit(lambda v: v + 1.0)
+    kernel = Kernel(f.lower(1.0).optimized_jaxpr, "f")
+    assert not kernel.checked
+    calls = []
+    original = Kernel.__call__
+
+    def counting(self, *args):
+        calls.append(1)
+        return original(self, *args)
+
+    import functrans.transforms.lowering.compile as compile_module
+    try:
+        compile_module.Kernel.__call__ = counting
+        run = runner(kernel, f.lower(1.0)._entry.out_tree, None, [1.0])
+        assert float(run([2.0])) == 3.0
+    finally:
+        compile_module.Kernel.__call__ = original
+    assert calls == [1]
