@@ -66,10 +66,14 @@ class StagingTrace(Trace):
         return var
 
     def process_primitive(self, prim, args, params):
-        atoms = [self.atom(x) for x in args]
-        sig = []
-        for a in atoms:
-            a = a.aval
+        atoms, sig = [], []
+        for x in args:
+            if type(x) is StagingTracer and x._trace is self:  # atom(x), inlined
+                atom, a = x._var, x.aval
+            else:
+                atom = self.atom(x)
+                a = atom.aval
+            atoms.append(atom)
             sig.append((a.shape, a.dtype, a.weak_type))
         out_avals = type_rule(prim, sig, params)
         outs = [StagingTracer(self, a, Var(a)) for a in out_avals]

@@ -27,7 +27,10 @@ _PY_SCALAR_TYPES = (bool, int, float, complex)
 
 # ---- argument helpers -------------------------------------------------------------------------------
 def _is_weak(x) -> bool:
-    return type(x) in _PY_SCALAR_TYPES or getattr(x, "weak_type", False)
+    t = type(x)
+    if t is Array:  # the common cases first, without getattr's property lookups
+        return x._weak
+    return t in _PY_SCALAR_TYPES or getattr(x, "weak_type", False)
 
 
 def _convert_weak(x, dtype):
@@ -41,7 +44,10 @@ def _convert_weak(x, dtype):
 
 def match_weak(*args):
     """Weakly typed arguments take the dtype of the strongly typed ones (NEP 50)."""
-    if not any(_is_weak(a) for a in args):
+    for a in args:
+        if _is_weak(a):
+            break
+    else:
         return args
     strong = [get_aval(a).dtype for a in args if not _is_weak(a)]
     if strong:
