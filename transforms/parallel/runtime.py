@@ -261,4 +261,8 @@ def _abort_other_processes(error) -> None:
         import sys
         print(f"functrans: process {processes.index}: {error}; aborting all "
               f"{processes.count} processes", file=sys.stderr, flush=True)
+        # mpiexec forwards a process's output asynchronously; aborting at once can kill the
+        # job before the message above is passed on (seen on a loaded 2-core machine).
+        import time
+        time.sleep(0.5)
         processes.communicator.Abort(1)
