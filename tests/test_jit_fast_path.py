@@ -28,6 +28,7 @@ LEAVES = {
     "numpy int32": lambda: np.int32(7),
     "numpy bool": lambda: np.bool_(False),
     "0-d Array": lambda: fnp.asarray(0.75),
+    "0-d NumPy array": lambda: np.array(0.5, np.float32),
     "weak 0-d Array": lambda: ft.jit(lambda v: v * 1.0)(2.0),
     "float32 Array": lambda: fnp.arange(5, dtype=np.float32),
     "strided Array": _strided,

@@ -42,9 +42,11 @@ def runner(executable, out_tree, device, leaves):
 def _kernel_caller(kernel: Kernel, leaves):
     """``call(leaves) -> [Array, ...]`` running ``kernel``'s compiled code directly, or None
     where its general call is needed: before its first call (compile errors are reported
-    there), around parallel regions (a lock may be needed), and with NumPy array leaves
-    (outputs may alias the caller's buffers)."""
-    if not kernel.checked or kernel.parallel or any(type(x) is np.ndarray for x in leaves):
+    there), around parallel regions (a lock may be needed), and with NumPy array leaves of
+    rank >= 1 (outputs may alias the caller's buffers; a 0-d one reaches the kernel as a
+    scalar, and the signature fixes the rank)."""
+    if not kernel.checked or kernel.parallel or \
+            any(type(x) is np.ndarray and x.ndim for x in leaves):
         return None
     convert = []
     for x, dtype in zip(leaves, kernel.in_dtypes):
