@@ -153,12 +153,21 @@ class Tracer:
         return f"Traced<{self.aval.str_short()}>with<{self._trace.describe()}>"
 
 
+_array_avals: dict = {}  # (shape, dtype, weak) -> ShapedArray: avals are immutable
+
+
 def get_aval(x) -> ShapedArray:
     """The abstract value of any array-like input (Array, Tracer, ndarray, Python scalar)."""
     t = type(x)
     if t is Array:
         v = x._value
-        return ShapedArray(v.shape, v.dtype, x._weak)
+        key = (v.shape, v.dtype, x._weak)
+        aval = _array_avals.get(key)
+        if aval is None:
+            if len(_array_avals) >= 4096:
+                _array_avals.clear()
+            aval = _array_avals[key] = ShapedArray(*key)
+        return aval
     if isinstance(x, Tracer):
         return x.aval
     if t is np.ndarray or isinstance(x, np.generic):

@@ -42,11 +42,11 @@ class PartialEvalTrace(StagingTrace):
         for x in args:
             if type(x) is StagingTracer and x._trace is self:
                 break
-        else:  # all known: runs now, on the parent trace
+        else:  # all known: runs now, on the parent trace (prim.bind there, without repacking)
             prev = _state.trace
-            _state.trace = self.parent
+            parent = _state.trace = self.parent
             try:
-                return prim.bind(*args, **params)
+                return parent.process_primitive(prim, args, params)
             finally:
                 _state.trace = prev
         rule = partial_eval_rules.get(prim)
