@@ -4,8 +4,10 @@ Modes: ``cold`` (empty kernel cache directory, ``FUNCTRANS_JIT_TIERED=0``: the f
 compiles before it returns), ``warm`` (a second such process on the same directory: Numba
 loads the machine code it cached), ``tiered`` and ``tiered warm`` (the default: the first call
 runs on the interpreter while the kernel compiles, or loads, in the background; "kernel ready"
-is when ``block_until_ready`` on the first result returns). Programs: the MLP ``value_and_grad`` step of bench_jit.py, a one-line
-elementwise function, and with ``--large`` four ``random.normal`` draws (a PRNG-heavy kernel).
+is when ``block_until_ready`` on the first result returns). Programs: the MLP
+``value_and_grad`` step of bench_jit.py, a one-line elementwise function, the scan RNN's
+``value_and_grad`` (100 steps) of bench_control_flow.py, and with ``--large`` four
+``random.normal`` draws (a PRNG-heavy kernel).
 JAX's first call of the same programs (its own fresh process) is shown when it is installed.
 
 Phases (CPU seconds of the calling process, medians over ``--repeat`` runs): trace, jit's IR
@@ -83,6 +85,13 @@ _CHILD = textwrap.dedent("""
         fun, args = ft.jit(ft.value_and_grad(mlp_loss)), (params, xb, yb)
     elif program == "elementwise":
         fun, args = ft.jit(lambda x: fnp.sin(x) * 2.0 + 1.0), (np.ones(1000, np.float32),)
+    elif program == "rnn":
+        from bench_control_flow import rnn_loss
+        rng = np.random.default_rng(0)
+        params = tuple((rng.standard_normal(s) / 8).astype(np.float32)
+                       for s in [(64, 64), (32, 64), (64, 32)])
+        seqs = [rng.standard_normal((100, 32)).astype(np.float32) for _ in range(2)]
+        fun, args = ft.jit(ft.value_and_grad(rnn_loss)), (params, *seqs)
     else:
         def normal4(key):
             return sum(random.normal(k, (100,)) for k in random.split(key, 4))
@@ -118,6 +127,19 @@ _JAX_CHILD = textwrap.dedent("""
         fun, args = jax.jit(jax.value_and_grad(loss)), (params, xb, yb)
     elif program == "elementwise":
         fun, args = jax.jit(lambda x: jnp.sin(x) * 2.0 + 1.0), (jnp.ones(1000, jnp.float32),)
+    elif program == "rnn":
+        rng = np.random.default_rng(0)
+        w, u, v = (jnp.asarray((rng.standard_normal(s) / 8).astype(np.float32))
+                   for s in [(64, 64), (32, 64), (64, 32)])
+        xs, ys = (jnp.asarray(rng.standard_normal((100, 32)).astype(np.float32))
+                  for _ in range(2))
+
+        def loss(p, xs, ys):
+            def step(h, xy):
+                h = jnp.tanh(h @ p[0] + xy[0] @ p[1])
+                return h, jnp.sum((h @ p[2] - xy[1]) ** 2)
+            return jnp.mean(jax.lax.scan(step, jnp.zeros(64, jnp.float32), (xs, ys))[1])
+        fun, args = jax.jit(jax.value_and_grad(loss)), ((w, u, v), xs, ys)
     else:
         def normal4(key):
             return sum(jax.random.normal(k, (100,)) for k in jax.random.split(key, 4))
@@ -176,7 +198,7 @@ def report(program, result):
 
 
 def check_and_time(repeat=3, large=False):
-    programs = ["mlp", "elementwise"] + (["normal4"] if large else [])
+    programs = ["mlp", "elementwise", "rnn"] + (["normal4"] if large else [])
     return "\n".join(report(p, measure(p, repeat)) for p in programs)
 
 

@@ -180,14 +180,36 @@ def test_tiered_under_transformations():
         np.testing.assert_allclose(value, want, rtol=RTOL)
 
 
-def test_programs_with_loops_compile_first():
-    def loop(x):
-        return lax.fori_loop(0, 3, lambda i, c: c * 2.0 + 1.0, x)
+def test_short_loops_are_interpreted_long_and_while_loops_compile_first():
+    def short(x):
+        return lax.fori_loop(0, 3, lambda i, c: c * 2.0 + 1.0, x)  # a scan of 3 steps
+
+    def long(x):
+        return lax.fori_loop(0, 50_000, lambda i, c: c * 0.5 + 1.0, x)
+
+    def until(x):
+        return lax.while_loop(lambda c: c[0] < 10.0, lambda c: c * 2.0 + 1.0, x)
+
     x = np.arange(4.0)
     with ft.config.override(jit_tiered=True):
-        jf = ft.jit(loop)
-        np.testing.assert_array_equal(jf(x), loop(x))
-    assert type(_executable(jf, x)) is Kernel
+        for fun, kind in ((short, Tiered), (long, Kernel), (until, Kernel)):
+            jf = ft.jit(fun)
+            np.testing.assert_allclose(jf(x), fun(x), rtol=RTOL)
+            assert type(_executable(jf, x)) is kind, fun.__name__
+
+
+def test_interpreted_cost_counts_loop_bodies_per_step():
+    from functrans.transforms.jit.tiered import INTERPRET_BUDGET, interpreted_cost
+
+    def scan_of(n):
+        return ft.make_jaxpr(lambda c: lax.scan(lambda c, _: (fnp.sin(c) * 2.0, None), c,
+                                                None, length=n)[0])(1.0)
+    per_step = interpreted_cost(scan_of(2)) - interpreted_cost(scan_of(1))
+    assert per_step == 2  # sin and mul
+    assert interpreted_cost(scan_of(100)) == interpreted_cost(scan_of(1)) + 99 * per_step
+    branches = ft.make_jaxpr(lambda p, v: lax.cond(p, lambda u: fnp.sin(u) * u, fnp.cos, v))
+    assert interpreted_cost(branches(True, 1.0)) <= 4  # the dearer branch, plus the cond
+    assert interpreted_cost(scan_of(INTERPRET_BUDGET)) > INTERPRET_BUDGET
 
 
 def test_background_failure_warns_and_keeps_interpreting(monkeypatch):

@@ -25,7 +25,7 @@ _DEFAULTS = {
     # Type-check every jaxpr right after it is traced and after jit's optimization passes.
     # The test suite turns this on (FUNCTRANS_CHECK_JAXPRS=1) so every traced program is checked.
     "check_jaxprs": os.environ.get("FUNCTRANS_CHECK_JAXPRS", "") not in ("", "0"),
-    # Tiered jit: a new loop-free program runs on the interpreter (NumPy impls) while its
+    # Tiered jit: a new program (without long loops) runs on the interpreter (NumPy impls) while its
     # kernel compiles in a background thread, so first calls don't wait for Numba. Those
     # first results can differ from compiled ones by the kernels' few-ulp bounds; turn it
     # off (FUNCTRANS_JIT_TIERED=0) for compiled code from the first call.

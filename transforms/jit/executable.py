@@ -2,8 +2,8 @@
 
 The jaxpr is optimized (inlining, simplification, CSE, DCE) and compiled to one Numba kernel
 (or, when it holds collectives or a shard_map, to compiled segments around them). With
-``config.jit_tiered`` a loop-free program's first calls run on the interpreter while the
-kernel compiles in the background (see tiered.py).
+``config.jit_tiered`` (the default) a program's first calls run on the interpreter while the
+kernel compiles in the background, unless interpreting it could be slow (see tiered.py).
 Programs with float16 values run on the reference interpreter instead (each primitive's
 NumPy impl): Numba has no float16 arithmetic on CPU.
 """
@@ -19,7 +19,7 @@ from functrans.core.memo import cache_on_jaxpr
 from ..lowering.compile import Kernel
 from ..passes import optimize
 from .segmented import Segmented, host_inputs, host_outputs, jaxpr_needs_host
-from .tiered import Tiered, has_loops
+from .tiered import Tiered, worth_interpreting
 
 
 def _has_float16(jaxpr) -> bool:
@@ -56,7 +56,7 @@ def _compile(jaxpr, name):
         return Segmented(jaxpr, name, _compile)
     if _has_float16(jaxpr):
         return Interpreted(jaxpr)
-    if config.jit_tiered and not has_loops(jaxpr):
+    if config.jit_tiered and worth_interpreting(jaxpr):
         return Tiered(jaxpr, name)
     return Kernel(jaxpr, name)
 

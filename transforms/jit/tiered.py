@@ -5,9 +5,11 @@ On by default; switched by ``config.jit_tiered`` (``FUNCTRANS_JIT_TIERED=0`` tur
 With it the first call returns after tracing (milliseconds instead of the seconds Numba needs
 for a large kernel). Those first results are NumPy's (the primitives' impls), so they can
 differ from later, compiled calls by the compiled code's documented few-ulp bounds (SIMD
-exp/log/..., reassociated reductions); with the flag off every call runs compiled code.
-Programs with loops (``while``, ``scan``) always compile first: interpreting a loop of many
-iterations is slower than compiling it.
+exp/log/..., reassociated reductions; through a loop, such differences propagate like any
+rounding difference); with the flag off every call runs compiled code. A program whose run
+would apply more than ``INTERPRET_BUDGET`` primitives (a ``scan`` counts its body once per
+step) compiles first, as does one with a ``while`` loop (its trip count is unknown):
+interpreting them could take longer than compiling.
 
 Results computed while the kernel compiles remember it: ``block_until_ready`` on them waits
 for the kernel, so the JAX idiom (call once, block, then time) times compiled code, and
@@ -21,6 +23,7 @@ a script's exit waits for it, so the kernel reaches the disk cache for the next 
 """
 from __future__ import annotations
 
+import math
 import threading
 import warnings
 
@@ -32,15 +35,33 @@ from ..lowering.compile import Kernel
 from ..lowering.emit import LoweringError
 from .segmented import host_inputs, host_outputs
 
-LOOPS = ("while", "scan")
+# Primitive applications a first call may interpret: at a few microseconds each (plus the
+# NumPy work a kernel would do too), well under the second or more Numba needs for a program
+# with a loop.
+INTERPRET_BUDGET = 20_000
 
 
-def has_loops(jaxpr) -> bool:
-    """Does ``jaxpr`` (or a jaxpr nested in it) contain a loop?"""
+def interpreted_cost(jaxpr) -> float:
+    """How many primitives one interpreted run of ``jaxpr`` applies (inf with a ``while``
+    loop, whose trip count is not known before it runs)."""
+    total = 0.0
     for eqn in jaxpr.eqns:
-        if eqn.prim.name in LOOPS or any(has_loops(j) for j in walk_jaxprs(eqn.params)):
-            return True
-    return False
+        name = eqn.prim.name
+        if name == "while":
+            return math.inf
+        inner = [interpreted_cost(j) for j in walk_jaxprs(eqn.params)]
+        if name == "scan":
+            total += 1 + eqn.params["length"] * sum(inner)
+        elif name == "cond":
+            total += 1 + max(inner, default=0.0)
+        else:
+            total += 1 + sum(inner)
+    return total
+
+
+def worth_interpreting(jaxpr) -> bool:
+    """Whether first calls of ``jaxpr`` should run on the interpreter while it compiles."""
+    return interpreted_cost(jaxpr) <= INTERPRET_BUDGET
 
 
 class Tiered:
