@@ -167,11 +167,8 @@ def vjp(fun, *primals, has_aux=False):
     """
     what = f"vjp({fun_name(fun)})"
     p_flat, in_tree = tree_flatten(primals)
-    flat, store = _flatten_fun(fun, in_tree, has_aux, what)
-    p_out, jaxpr, mask = linearize_flat(flat, p_flat)
-    out_tree = store["tree"]
+    p_out, out_tree, backward, aux = _vjp_flat(fun, p_flat, in_tree, has_aux, what)
     out_avals = [get_aval(p) for p in p_out]
-    in_avals = [get_aval(p) for p in p_flat]
 
     def f_vjp(ct):
         ct_flat, ct_tree = tree_flatten(ct)
@@ -183,19 +180,33 @@ def vjp(fun, *primals, has_aux=False):
             if ca.shape != a.shape or (_is_float(a) and ca.dtype != a.dtype):
                 raise TypeError(f"{what}: cotangent {ca.str_short()} at output leaf {i} does "
                                 f"not match the primal output type {a.str_short()}")
+        return tree_unflatten(in_tree, backward(ct_flat))
+
+    out = tree_unflatten(out_tree, p_out)
+    return (out, f_vjp, aux) if has_aux else (out, f_vjp)
+
+
+def _vjp_flat(fun, p_flat, in_tree, has_aux, what):
+    """``vjp`` on flat primals: ``(primals_out, out_tree, backward, aux)``, where
+    ``backward(cts_out)`` maps flat output cotangents (checked by the caller) to flat input
+    cotangents."""
+    flat, store = _flatten_fun(fun, in_tree, has_aux, what)
+    p_out, jaxpr, mask = linearize_flat(flat, p_flat)
+    out_avals = [get_aval(p) for p in p_out]
+    in_avals = [get_aval(p) for p in p_flat]
+
+    def backward(ct_flat):
         cts = backward_pass(jaxpr, [True] * len(jaxpr.invars), [None] * len(jaxpr.invars),
                             [c if _is_float(a) else Zero(a) for c, a in zip(ct_flat, out_avals)])
         it = iter(cts)
         flat_cts = [instantiate(next(it)) if m else _zeros(a) for m, a in zip(mask, in_avals)]
         # As in JAX, a cotangent has its primal's type, weak type included (a Python float in,
         # a weakly typed gradient out), so it promotes like the primal did.
-        flat_cts = [ops.convert(c, a.dtype, weak_type=True)
-                    if a.weak_type and not get_aval(c).weak_type else c
-                    for c, a in zip(flat_cts, in_avals)]
-        return tree_unflatten(in_tree, flat_cts)
+        return [ops.convert(c, a.dtype, weak_type=True)
+                if a.weak_type and not get_aval(c).weak_type else c
+                for c, a in zip(flat_cts, in_avals)]
 
-    out = tree_unflatten(out_tree, p_out)
-    return (out, f_vjp, store["aux"]) if has_aux else (out, f_vjp)
+    return p_out, store["tree"], backward, store.get("aux")
 
 
 def _zeros(aval):
@@ -229,34 +240,34 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     @functools.wraps(fun)
     def value_and_grad_fun(*args, **kwargs):
         nums = normalize_argnums(argnums, len(args), what)
-        dyn = [args[i] for i in nums]
-        for k, leaf in enumerate(tree_flatten(dyn)[0]):
+        dyn = tuple(args[i] for i in nums)
+        p_flat, in_tree = tree_flatten(dyn)
+        for leaf in p_flat:
             a = get_aval(leaf)
             if not _is_float(a) and not allow_int:
                 raise TypeError(
                     f"{what} requires floating-point or complex inputs, but argument "
                     f"{nums[0] if len(nums) == 1 else nums} has a leaf of dtype {a.dtype}. Use "
                     "vjp, or set allow_int=True, to differentiate with respect to integers")
-        _check_holomorphic_inputs(what, tree_flatten(dyn)[0], holomorphic)
+        _check_holomorphic_inputs(what, p_flat, holomorphic)
 
         partial_fun = _with_args_at(fun, args, kwargs, nums)
-
-        res = vjp(partial_fun, *dyn, has_aux=has_aux)
-        ans, f_vjp = res[0], res[1]
-        leaves = tree_flatten(ans)[0]
-        if len(leaves) != 1 or tree_structure(ans).num_nodes != 1:
+        p_out, out_tree, backward, aux = _vjp_flat(
+            partial_fun, p_flat, in_tree, has_aux, f"vjp({fun_name(partial_fun)})")
+        if len(p_out) != 1 or out_tree.num_nodes != 1:
             raise TypeError(f"{what}: gradient is only defined for functions with a single "
-                            f"scalar output, got {tree_structure(ans)}")
-        a = get_aval(leaves[0])
+                            f"scalar output, got {out_tree}")
+        ans = p_out[0]
+        a = get_aval(ans)
         if a.shape != ():
             raise TypeError(f"{what}: gradient is only defined for scalar-output functions; "
                             f"the output has shape {a.shape}. Use jacrev/jacfwd, or vjp")
         if not _is_float(a):
             raise TypeError(f"{what}: the output must be a float scalar, got {a.str_short()}")
-        _check_outputs(what, leaves, holomorphic, real_required=True)
-        g = f_vjp(_ones_like(ans))
+        _check_outputs(what, p_out, holomorphic, real_required=True)
+        g = tree_unflatten(in_tree, backward([_ones_like(ans)]))
         g = g[0] if isinstance(argnums, int) else tuple(g)
-        return ((ans, res[2]), g) if has_aux else (ans, g)
+        return ((ans, aux), g) if has_aux else (ans, g)
 
     return value_and_grad_fun
 
