@@ -234,3 +234,23 @@ def test_background_failure_warns_and_keeps_interpreting(monkeypatch):
 def test_flag_name_is_checked():
     with pytest.raises(AttributeError, match="jit_tiered"):
         ft.config.update("jit_tierd", True)
+
+
+def test_pmap_and_shard_map_under_tiered_jit_agree_with_vmap():
+    """Per-shard programs (with a collective) run tiered on the device threads too."""
+    from functrans.sharding import Mesh, PartitionSpec as P
+    x = np.arange(8.0).reshape(2, 4)
+
+    def per_shard(v):
+        return fnp.sin(v) * 2.0 + lax.psum(v, "i")
+
+    want = ft.vmap(per_shard, axis_name="i")(x)
+    with ft.config.override(jit_tiered=True, num_cpu_devices=2):
+        mapped = ft.pmap(per_shard, "i")
+        for _ in range(3):  # interpreted while compiling, then compiled
+            np.testing.assert_allclose(ft.block_until_ready(mapped(x)), want, rtol=RTOL)
+        mesh = Mesh(np.array(ft.devices()[:2]), ("i",))
+        sharded = ft.jit(ft.shard_map(lambda v: fnp.sin(v) * 2.0 + lax.psum(v, "i"), mesh=mesh,
+                                      in_specs=P("i"), out_specs=P("i")))
+        for _ in range(3):
+            np.testing.assert_allclose(sharded(x.reshape(8)), want.reshape(8), rtol=RTOL)
