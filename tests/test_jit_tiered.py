@@ -116,17 +116,22 @@ def test_block_until_ready_waits_for_the_kernel_then_calls_skip_the_tiers(monkey
     assert tier_calls == []
 
 
-def test_block_until_ready_on_a_pytree_and_on_passed_through_inputs():
+def test_block_until_ready_waits_for_every_compile_in_flight():
+    """Whatever computed the arrays (a pytree of them, an unrelated array, pmap's shards),
+    block_until_ready returns once no kernel is compiling in the background."""
+    from functrans.core import background
     x, y = _args()
     with ft.config.override(jit_tiered=True):
-        x_arr = fnp.asarray(x)
         jf = ft.jit(lambda a, b: {"same": a, "new": _f(a, b) * 2.0})
-        out = jf(x_arr, y)
-        exe = _executable(jf, x_arr, y)
-        assert getattr(x_arr, "_pending", None) is None  # the caller's array is not marked
+        out = jf(fnp.asarray(x), y)
+        exe = _executable(jf, fnp.asarray(x), y)
         assert ft.block_until_ready(out) is out
-        assert exe.wait(timeout=0)
-        assert all(getattr(v, "_pending", None) is None for v in out.values())
+        assert exe.wait(timeout=0) and not background._running
+        g = ft.jit(lambda a: fnp.cos(a) - 4.0)
+        g(x)
+        exe = _executable(g, x)
+        fnp.ones(2).block_until_ready()  # not computed by g: still waits
+        assert exe.wait(timeout=0) and not background._running
 
 
 def test_interpreted_calls_return_what_the_kernel_returns():
@@ -237,7 +242,9 @@ def test_flag_name_is_checked():
 
 
 def test_pmap_and_shard_map_under_tiered_jit_agree_with_vmap():
-    """Per-shard programs (with a collective) run tiered on the device threads too."""
+    """Per-shard programs (with a collective) run tiered on the device threads too, and
+    block_until_ready on pmap's results waits for their kernels."""
+    from functrans.core import background
     from functrans.sharding import Mesh, PartitionSpec as P
     x = np.arange(8.0).reshape(2, 4)
 
@@ -249,6 +256,7 @@ def test_pmap_and_shard_map_under_tiered_jit_agree_with_vmap():
         mapped = ft.pmap(per_shard, "i")
         for _ in range(3):  # interpreted while compiling, then compiled
             np.testing.assert_allclose(ft.block_until_ready(mapped(x)), want, rtol=RTOL)
+            assert not background._running
         mesh = Mesh(np.array(ft.devices()[:2]), ("i",))
         sharded = ft.jit(ft.shard_map(lambda v: fnp.sin(v) * 2.0 + lax.psum(v, "i"), mesh=mesh,
                                       in_specs=P("i"), out_specs=P("i")))

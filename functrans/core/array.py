@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes
+from . import background, dtypes
 from .avals import ShapedArray
 
 
@@ -21,9 +21,7 @@ _new = object.__new__
 class Array:
     """An immutable n-dimensional array (the concrete value type of functrans)."""
 
-    # _pending (set only on results of a program still compiling, see jit/tiered.py) is
-    # read with getattr, so the fast constructors need not set it.
-    __slots__ = ("_value", "_weak", "_sharding", "_pending", "__weakref__")
+    __slots__ = ("_value", "_weak", "_sharding", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, value, weak_type: bool = False):
@@ -150,17 +148,14 @@ class Array:
         return self._value.tolist()
 
     def block_until_ready(self):
-        """Return this array once it is computed, and, when a jitted program computed it on
-        the interpreter while its kernel compiles (tiered jit), once that kernel is ready:
-        the JAX idiom ``f(x).block_until_ready()`` before timing then times compiled code.
+        """Return this array once it is computed and no kernel is still compiling in the
+        background (tiered jit): calls made afterwards run compiled code, so the JAX idiom
+        ``f(x).block_until_ready()`` before timing times the kernel.
 
         >>> fnp.ones(2).block_until_ready()
         Array([1., 1.], dtype=float64)
         """
-        pending = getattr(self, "_pending", None)
-        if pending is not None:
-            pending.wait()
-            self._pending = None
+        background.wait_all()
         return self
 
     def copy(self) -> "Array":

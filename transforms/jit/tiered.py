@@ -11,8 +11,8 @@ would apply more than ``INTERPRET_BUDGET`` primitives (a ``scan`` counts its bod
 step) compiles first, as does one with a ``while`` loop (its trip count is unknown):
 interpreting them could take longer than compiling.
 
-Results computed while the kernel compiles remember it: ``block_until_ready`` on them waits
-for the kernel, so the JAX idiom (call once, block, then time) times compiled code, and
+Compiling threads are tracked (``core/background.py``): ``block_until_ready`` waits for
+them, so the JAX idiom (call once, block, then time) times compiled code, and
 ``jit(f).lower(x).compile()`` compiles before returning. The compiling thread is not a daemon:
 a script's exit waits for it, so the kernel reaches the disk cache for the next run.
 
@@ -27,6 +27,7 @@ import math
 import threading
 import warnings
 
+from functrans.core import background
 from functrans.core.config import config
 from functrans.core.eval import eval_jaxpr
 from functrans.core.ir import walk_jaxprs
@@ -96,11 +97,7 @@ class Tiered:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._compile, args=(args,),
                                                 name="functrans-compile")
-                self._thread.start()
-        if not self.compiled.is_set():
-            for out in outs:
-                if not any(out is a for a in args):  # (an input passed through is the caller's)
-                    out._pending = self  # block_until_ready(out) waits for the kernel
+                background.start(self._thread)  # block_until_ready waits for it
         return outs
 
     def _compile(self, args):
@@ -113,6 +110,7 @@ class Tiered:
                           RuntimeWarning, stacklevel=1)
         finally:
             self.compiled.set()
+            background.done(threading.current_thread())
 
     def compile_ahead(self):
         """Compile now, in this thread (``Lowered.compile()``), or wait for the background
