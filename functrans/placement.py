@@ -47,7 +47,7 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
 def block_until_ready(x):
     """Wait until every array of ``x`` is computed and return ``x``. functrans computes
     synchronously, so this only waits for kernels still compiling in the background (tiered
-    jit: a new program's first calls run on the interpreter meanwhile); calls made afterwards
+    jit: a new program's first call runs on the interpreter meanwhile); calls made afterwards
     run compiled code, which is what the JAX idiom before timing expects.
 
     >>> ft.block_until_ready(fnp.ones(2))

@@ -1,4 +1,4 @@
-"""config.jit_tiered: first calls on the interpreter, the kernel compiled in the background.
+"""config.jit_tiered: the first call on the interpreter, the kernel compiled in the background.
 
 Tiered jit is the product's default; the suite turns it off (conftest.py) so that jit's other
 tests check kernels, and these tests turn it on where they need it.
@@ -262,3 +262,34 @@ def test_pmap_and_shard_map_under_tiered_jit_agree_with_vmap():
                                       in_specs=P("i"), out_specs=P("i")))
         for _ in range(3):
             np.testing.assert_allclose(sharded(x.reshape(8)), want.reshape(8), rtol=RTOL)
+
+
+def test_only_the_first_call_is_interpreted_later_ones_wait_for_the_kernel(monkeypatch):
+    """Calls interpreted while the kernel compiles would compete with it for the GIL and the
+    cores, so a call made before the kernel is ready waits for it."""
+    import time
+    from functrans.transforms.jit import tiered
+    compile_for, interpreted = Kernel.compile_for, []
+
+    def slow_compile(self, args):
+        time.sleep(0.3)  # a compile still running when the second call comes
+        compile_for(self, args)
+
+    def counting_eval(jaxpr, *args):
+        interpreted.append(1)
+        return eval_jaxpr(jaxpr, *args)
+
+    from functrans.core.eval import eval_jaxpr
+    monkeypatch.setattr(Kernel, "compile_for", slow_compile)
+    monkeypatch.setattr(tiered, "eval_jaxpr", counting_eval)
+    x, y = _args()
+    with ft.config.override(jit_tiered=True):
+        jf = ft.jit(lambda a, b: _f(a, b) - 1.0)
+        first = jf(x, y)
+        exe = _executable(jf, x, y)
+        assert not exe.wait(timeout=0)  # still compiling
+        second = jf(x, y)
+        assert exe.wait(timeout=0)  # the second call waited for the kernel
+    assert interpreted == [1]
+    np.testing.assert_array_equal(first, _f(x, y) - 1.0)
+    np.testing.assert_allclose(second, first, rtol=RTOL)

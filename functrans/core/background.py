@@ -1,7 +1,7 @@
 """Work running in the background, and waiting for it (what ``block_until_ready`` does).
 
 functrans computes synchronously, but ``jit`` compiles a new program's kernel on a background
-thread while its first calls run on the interpreter (``transforms/jit/tiered.py``). Those
+thread while its first call runs on the interpreter (``transforms/jit/tiered.py``). Those
 threads are tracked here, so that ``block_until_ready`` can wait until calls made after it run
 compiled code (the JAX idiom before timing), whatever computed the arrays it was given: a jit
 program, a ``pmap``, a gradient of a jit program.

@@ -25,10 +25,10 @@ _DEFAULTS = {
     # Type-check every jaxpr right after it is traced and after jit's optimization passes.
     # The test suite turns this on (FUNCTRANS_CHECK_JAXPRS=1) so every traced program is checked.
     "check_jaxprs": os.environ.get("FUNCTRANS_CHECK_JAXPRS", "") not in ("", "0"),
-    # Tiered jit: a new program (without long loops) runs on the interpreter (NumPy impls) while its
-    # kernel compiles in a background thread, so first calls don't wait for Numba. Those
-    # first results can differ from compiled ones by the kernels' few-ulp bounds; turn it
-    # off (FUNCTRANS_JIT_TIERED=0) for compiled code from the first call.
+    # Tiered jit: a new program's first call (without long loops) runs on the interpreter
+    # (NumPy impls) while its kernel compiles in a background thread, so it does not wait for
+    # Numba. That first result can differ from compiled ones by the kernels' few-ulp bounds;
+    # turn it off (FUNCTRANS_JIT_TIERED=0) for compiled code from the first call.
     "jit_tiered": os.environ.get("FUNCTRANS_JIT_TIERED", "1") not in ("", "0"),
     # Maximum number of compiled executables a single jitted function keeps.
     "jit_cache_size": 64,

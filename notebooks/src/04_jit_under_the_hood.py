@@ -60,8 +60,8 @@ print(ft.jit(f).lower(x).as_text())
 #
 # The first call of a new signature does not wait for Numba: it returns after tracing,
 # computed by the interpreter (each primitive's NumPy code), while the kernel compiles on a
-# background thread (tiered jit). Those first results agree with the kernel's within its
-# few-ulp bounds. `block_until_ready()` on such a result waits until calls run the kernel:
+# background thread (tiered jit); later calls run the kernel, waiting for it if needed. The
+# first result agrees with the kernel's within its few-ulp bounds. `block_until_ready()` on such a result waits until calls run the kernel:
 # call it before timing, as with JAX. `FUNCTRANS_JIT_TIERED=0` compiles before the first
 # call returns.
 

@@ -352,8 +352,8 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
     """Compile ``fun``: trace it once per argument signature and run compiled code.
 
     A new signature's first call returns after tracing: the program runs on the interpreter
-    while its kernel compiles on a background thread (tiered jit; results agree within the
-    kernels' few-ulp bounds). Programs with a ``while`` loop or a long ``scan`` compile
+    while its kernel compiles on a background thread, and later calls run the kernel (tiered
+    jit; results agree within the kernels' few-ulp bounds). Programs with a ``while`` loop or a long ``scan`` compile
     first: interpreting them could take longer. ``block_until_ready`` on those results waits for the
     kernel, ``jit(f).lower(*args).compile()`` compiles before returning, and
     ``config.jit_tiered = False`` (``FUNCTRANS_JIT_TIERED=0``) compiles at every first call.

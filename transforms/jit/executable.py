@@ -2,7 +2,7 @@
 
 The jaxpr is optimized (inlining, simplification, CSE, DCE) and compiled to one Numba kernel
 (or, when it holds collectives or a shard_map, to compiled segments around them). With
-``config.jit_tiered`` (the default) a program's first calls run on the interpreter while the
+``config.jit_tiered`` (the default) a program's first call runs on the interpreter while the
 kernel compiles in the background, unless interpreting it could be slow (see tiered.py).
 Programs with float16 values run on the reference interpreter instead (each primitive's
 NumPy impl): Numba has no float16 arithmetic on CPU.

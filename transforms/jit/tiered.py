@@ -1,9 +1,10 @@
-"""Tiered execution: a new program's first calls run on the interpreter while its kernel
-compiles on a background thread; once compiled, calls run the kernel.
+"""Tiered execution: a new program's first call runs on the interpreter, and its kernel
+compiles on a background thread meanwhile; later calls run the kernel (waiting for it if it
+is not ready yet).
 
 On by default; switched by ``config.jit_tiered`` (``FUNCTRANS_JIT_TIERED=0`` turns it off).
 With it the first call returns after tracing (milliseconds instead of the seconds Numba needs
-for a large kernel). Those first results are NumPy's (the primitives' impls), so they can
+for a large kernel). That first result is NumPy's (the primitives' impls), so it can
 differ from later, compiled calls by the compiled code's documented few-ulp bounds (SIMD
 exp/log/..., reassociated reductions; through a loop, such differences propagate like any
 rounding difference); with the flag off every call runs compiled code. A program whose run
@@ -61,7 +62,7 @@ def interpreted_cost(jaxpr) -> float:
 
 
 def worth_interpreting(jaxpr) -> bool:
-    """Whether first calls of ``jaxpr`` should run on the interpreter while it compiles."""
+    """Whether the first call of ``jaxpr`` should run on the interpreter while it compiles."""
     return interpreted_cost(jaxpr) <= INTERPRET_BUDGET
 
 
@@ -79,8 +80,14 @@ class Tiered:
         self._lock = threading.Lock()
 
     def __call__(self, *args):
-        if self.compiled.is_set() and self.error is None:
-            return self.kernel(*args)
+        if self._thread is not None:
+            # Only the first call is interpreted: a later call waits for the kernel. Calls
+            # interpreted meanwhile would compete with the compile for the GIL and the cores
+            # (a training loop of the MLP step got no further by step 100, and the compile
+            # finished later).
+            self.compiled.wait()
+            if self.error is None:
+                return self.kernel(*args)
         # As the kernel would: arguments in the traced dtypes, no output aliasing a caller's
         # array, and NaNs reported by jit's debug_nans check (which names the program's
         # equation), not by the eager one inside.
