@@ -102,11 +102,8 @@ def backward_pass(jaxpr: Jaxpr, linear_in, args, cts_out) -> list:
                 f"reverse-mode differentiation does not support '{eqn.prim.name}'{where}: it "
                 "has no transpose rule (it is not linear in its tangent inputs)")
         cts_in = rule(cts, *[read_primal(x) for x in eqn.inputs], **eqn.params)
-        for x, ct in zip(eqn.inputs, cts_in):  # write_ct, inlined: once per operand
-            if ct is None or type(ct) is Zero or type(x) is Literal or x not in linear_vars:
-                continue
-            prev = ct_env.get(x)
-            ct_env[x] = ct if prev is None else add_tangents(prev, ct)
+        for x, ct in zip(eqn.inputs, cts_in):
+            write_ct(x, ct)
     return [ct_env.get(v, Zero(v.aval)) if lin else None
             for v, lin in zip(jaxpr.invars, linear_in)]
 

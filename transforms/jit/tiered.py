@@ -67,8 +67,9 @@ def worth_interpreting(jaxpr) -> bool:
 
 
 class Tiered:
-    """A :class:`Kernel` (source generated and imported now) that runs on the interpreter until
-    a background thread has compiled it for the first call's argument types."""
+    """A :class:`Kernel` (source generated and imported now) whose first call runs on the
+    interpreter while a background thread compiles it for that call's argument types; later
+    calls run the kernel (or the interpreter, if compiling failed)."""
 
     def __init__(self, jaxpr, name):
         self.jaxpr = jaxpr
@@ -83,8 +84,7 @@ class Tiered:
         if self._thread is not None:
             # Only the first call is interpreted: a later call waits for the kernel. Calls
             # interpreted meanwhile would compete with the compile for the GIL and the cores
-            # (a training loop of the MLP step got no further by step 100, and the compile
-            # finished later).
+            # (a cold MLP training loop reached step 100 at 2.2 s instead of 1.8 s).
             self.compiled.wait()
             if self.error is None:
                 return self.kernel(*args)
