@@ -4,14 +4,15 @@ NumPy's wheels bundle an OpenBLAS built for many CPUs at once (``DYNAMIC_ARCH``)
 its kernels once, when it loads, from the CPU it detects. Detection lags new CPUs: an AMD Zen
 5 (family 1Ah), for one, gets the AVX2 (Haswell) kernels although the library carries AVX-512
 (SkylakeX) ones that run its float32 products about twice as fast. ``OPENBLAS_CORETYPE``
-is read only while the library loads, so it cannot change NumPy's copy. So when the CPU has
-the AVX-512 subsets the SkylakeX kernels use (F, CD, BW, DQ, VL, as the kernel reports them in
-``/proc/cpuinfo``) and NumPy's copy chose an older core, jit loads a second, private copy of
-the same library file with that core (the file is copied into the kernel cache directory:
-the loader would hand back NumPy's copy for the same file). NumPy itself is left as it is,
-and so is an ``OPENBLAS_CORETYPE`` that chose NumPy's core. The copy's idle threads also
-stop spinning sooner than OpenBLAS's default, so that a kernel's parallel loops after a
-product get the cores (``OPENBLAS_THREAD_TIMEOUT``, see ``_private_copy``).
+is read only while the library loads, so it cannot change NumPy's copy; nor can the time
+its idle threads spin (``OPENBLAS_THREAD_TIMEOUT``), which takes the cores from a kernel's
+parallel loops right after a product. So on Linux jit loads a second, private copy of the same
+library file (copied into the kernel cache directory: the loader would hand back NumPy's copy
+for the same file) whose idle threads stop spinning sooner (see ``_private_copy``), with the
+SkylakeX kernels when the CPU has the AVX-512 subsets they use (F, CD, BW, DQ, VL, as the
+kernel reports them in ``/proc/cpuinfo``) and NumPy's copy chose an older core, else with
+NumPy's core. NumPy itself is left as it is, and so is an ``OPENBLAS_CORETYPE`` that chose
+NumPy's core.
 
 Kernels call the chosen library through fixed symbol names (``functrans_sgemm``,
 ``functrans_dgemm``) registered in each process, so cached kernels link to whichever library
@@ -123,16 +124,22 @@ def cpu_flags() -> set:
     return set()
 
 
-def _wants_skylakex(lib) -> bool:
-    # OPENBLAS_CORETYPE configures NumPy's copy (it may well be set for another program);
-    # jit only ever picks kernels the CPU reports it can run.
+def _private_core(lib) -> str | None:
+    """The core a private copy of ``lib`` should run, or None to keep NumPy's copy (not an
+    OpenBLAS, not Linux, or ``FUNCTRANS_BLAS=numpy``)."""
     if os.environ.get("FUNCTRANS_BLAS", "").lower() == "numpy" or \
             not sys.platform.startswith("linux"):
-        return False
+        return None
     core = lib.core()
-    return (core is not None and core.lower() not in _AVX512_CORES
+    if core is None:
+        return None
+    # OPENBLAS_CORETYPE configures NumPy's copy (it may well be set for another program);
+    # jit only ever picks kernels the CPU reports it can run.
+    if (core.lower() not in _AVX512_CORES
             and hasattr(lib.handle, "gotoblas_SKYLAKEX")  # the build carries those kernels
-            and _SKYLAKEX_FLAGS <= cpu_flags())
+            and _SKYLAKEX_FLAGS <= cpu_flags()):
+        return "SkylakeX"
+    return core
 
 
 def _private_copy(lib, core):
@@ -151,7 +158,7 @@ def _private_copy(lib, core):
     # Both are read once, while the library loads. A kernel often runs parallel loops right
     # after a product; OpenBLAS's threads, which by default spin for 2^28 cycles (~0.1 s)
     # once their work is done, would take the cores from those loops (conv + bias + relu ran
-    # 3-6x slower). This copy's threads spin for 2^16 cycles (tens of microseconds, which
+    # 3-6x slower; 4.3x with NumPy's copy's Haswell kernels on an AVX-512 machine). This copy's threads spin for 2^16 cycles (tens of microseconds, which
     # keeps back-to-back products as fast: measured against 2^4, 2^12, 2^18 and 2^21) unless
     # the user chose a value.
     settings = {"OPENBLAS_CORETYPE": core,
@@ -178,9 +185,8 @@ def _choose():
     numpy_lib = _numpy_library()
     if numpy_lib is None:
         return None, None
-    chosen = numpy_lib
-    if _wants_skylakex(numpy_lib):
-        chosen = _private_copy(numpy_lib, "SkylakeX") or numpy_lib
+    core = _private_core(numpy_lib)
+    chosen = (_private_copy(numpy_lib, core) if core else None) or numpy_lib
     for dtype in "sdcz" if chosen.has_complex else "sd":
         llvm.add_symbol(f"functrans_{dtype}gemm", chosen.address(dtype))
     return chosen, numpy_lib
