@@ -50,11 +50,11 @@ _DEFAULT_CHILD = textwrap.dedent("""
 """)
 
 
-def _run(code, cache, **env):
+def _run(code, cache, timeout=300, **env):
     env = dict({k: v for k, v in os.environ.items() if k != "FUNCTRANS_JIT_TIERED"},
                FUNCTRANS_CACHE_DIR=str(cache), **env)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True, timeout=300)
+                         text=True, timeout=timeout)
     assert out.returncode == 0, out.stderr
     return out.stdout.split()
 
@@ -293,3 +293,30 @@ def test_only_the_first_call_is_interpreted_later_ones_wait_for_the_kernel(monke
     assert interpreted == [1]
     np.testing.assert_array_equal(first, _f(x, y) - 1.0)
     np.testing.assert_allclose(second, first, rtol=RTOL)
+
+
+_FORK_CHILD = textwrap.dedent("""
+    import os, time, numpy as np, functrans as ft, functrans.numpy as fnp
+    from functrans.transforms.lowering.compile import Kernel
+    compile_for = Kernel.compile_for
+    def slow_compile(self, args):
+        time.sleep(1.0)  # the fork below comes while the kernel compiles
+        compile_for(self, args)
+    Kernel.compile_for = slow_compile
+    f = ft.jit(lambda v: fnp.sin(v) * 3.0)
+    x = np.linspace(0, 1, 5)
+    f(x)
+    pid = os.fork()
+    if pid == 0:
+        ok = all(np.allclose(f(x), np.sin(x) * 3.0) for _ in range(2))
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    print(os.WEXITSTATUS(status), bool(np.allclose(f(x), np.sin(x) * 3.0)))
+""")
+
+
+def test_fork_while_a_kernel_compiles_does_not_hang_the_child(tmp_path):
+    """A forked child has none of its parent's threads: os.fork waits for background
+    compiles, so the child's calls neither wait forever nor find Numba's lock taken."""
+    out = _run(_FORK_CHILD, tmp_path, timeout=120)  # a hang raises TimeoutExpired
+    assert out == ["0", "True"]
