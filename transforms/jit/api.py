@@ -104,7 +104,7 @@ class Jitted:
                     fast = _fast_signature(args, kwargs)
                     if fast is not None and len(fast[1]) == len(leaves):
                         self._fast[fast[0]] = fast_runner(executable, entry.out_tree,
-                                                     self.device, fast[1])
+                                                          self.device, fast[1])
             if self.device is not None:
                 outs = [o._with_sharding(SingleDeviceSharding(self.device)) for o in outs]
         elif self.inline and _state.trace is not EVAL_TRACE:
