@@ -238,7 +238,7 @@ def _check_nans(prim, vals, params, outs):
             raise nan_error(prim)
 
 
-def _check_impl(prim, outs, out_avals):
+def check_impl_outputs(prim, outs, out_avals):
     """The impl must produce exactly what the type rule promises (checked in test runs)."""
     if len(outs) != len(out_avals):
         raise AssertionError(f"{prim}: impl returned {len(outs)} values, abstract_eval "
@@ -288,7 +288,7 @@ class EvalTrace(Trace):
         out_avals = type_rule(prim, sig, params)
         outs = prim.impl(*vals, **params)
         if config.check_jaxprs:
-            _check_impl(prim, outs, out_avals)
+            check_impl_outputs(prim, outs, out_avals)
         result = []
         for o, a in zip(outs, out_avals):
             if type(o) is not np.ndarray or o.dtype != a.dtype:
@@ -325,14 +325,14 @@ def type_rule(prim, sig, params) -> list:
         key = out_avals = None
     if out_avals is None:
         out_avals = prim.abstract_eval(*[ShapedArray(*s) for s in sig], **params)
-        if key is not None and _context_free(prim, params):
+        if key is not None and context_free_rule(prim, params):
             if len(_rule_cache) >= _RULE_CACHE_SIZE:
                 _rule_cache.clear()
             _rule_cache[key] = out_avals
     return out_avals
 
 
-def _context_free(prim, params) -> bool:
+def context_free_rule(prim, params) -> bool:
     """Whether the type rule depends on the inputs and params alone: not for collectives
     (named axes in scope), nor for params holding programs or functions (kept alive by
     identity and seldom seen twice)."""

@@ -17,12 +17,14 @@ import numpy as np
 from functrans.core.api_util import fun_name, normalize_argnums
 from functrans.core.array import Array
 from functrans.core.eval import eval_jaxpr
-from functrans.core.trace import current_trace, get_aval, new_trace
+from functrans.core.config import config
+from functrans.core.trace import EVAL_TRACE, current_trace, get_aval, new_trace
 from functrans.tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
 
 from .. import ops
 from .jvp import Zero, instantiate, jvp_flat, tangent_aval
 from .partial_eval import PartialEvalTrace
+from .tape import vjp_on_tape
 from .transpose import backward_pass
 
 
@@ -42,7 +44,9 @@ def _flatten_fun(fun, in_tree, has_aux, what):
                 raise TypeError(f"{what} with has_aux=True: the function must return a pair "
                                 f"(output, aux), got {type(out).__name__}")
             out, aux = out
-            store["aux"] = aux
+            primal_of = getattr(current_trace(), "primal_of", None)
+            # aux is not differentiated: the caller gets its primal values, not our tracers
+            store["aux"] = aux if primal_of is None else tree_map(primal_of, aux)
         leaves_out, store["tree"] = tree_flatten(out)
         return leaves_out
 
@@ -116,12 +120,17 @@ def jvp(fun, primals, tangents, has_aux=False):
     return out + (store["aux"],) if has_aux else out
 
 
+def _float_primals(primals):
+    """The primals (NumPy inputs made Arrays once here, rather than in every primitive that
+    uses them) and which of them have a tangent space."""
+    primals = [Array(p) if type(p) is np.ndarray else p for p in primals]
+    return primals, [_is_float(get_aval(p)) for p in primals]
+
+
 def linearize_flat(fun, primals):
     """``(primals_out, jaxpr, float_mask)``: jaxpr maps the tangents of the float inputs
     (``float_mask``) to the output tangents; its consts are the residuals."""
-    # NumPy inputs become Arrays once here rather than in every primitive that uses them.
-    primals = [Array(p) if type(p) is np.ndarray else p for p in primals]
-    mask = [_is_float(get_aval(p)) for p in primals]
+    primals, mask = _float_primals(primals)
     pe = PartialEvalTrace(current_trace(), "linearize")
     with new_trace(pe):
         tangents = [pe.new_arg(tangent_aval(get_aval(p))) if m else Zero(get_aval(p))
@@ -191,13 +200,21 @@ def _vjp_flat(fun, p_flat, in_tree, has_aux, what):
     ``backward(cts_out)`` maps flat output cotangents (checked by the caller) to flat input
     cotangents."""
     flat, store = _flatten_fun(fun, in_tree, has_aux, what)
-    p_out, jaxpr, mask = linearize_flat(flat, p_flat)
+    if current_trace() is EVAL_TRACE and not config.debug_nans:
+        # Eager: per-primitive linearizations cached by signature, recorded on a tape.
+        p_flat, mask = _float_primals(p_flat)
+        p_out, transpose = vjp_on_tape(flat, p_flat, mask)
+    else:
+        p_out, jaxpr, mask = linearize_flat(flat, p_flat)
+        n = len(jaxpr.invars)
+
+        def transpose(cts):
+            return backward_pass(jaxpr, [True] * n, [None] * n, cts)
     out_avals = [get_aval(p) for p in p_out]
     in_avals = [get_aval(p) for p in p_flat]
 
     def backward(ct_flat):
-        cts = backward_pass(jaxpr, [True] * len(jaxpr.invars), [None] * len(jaxpr.invars),
-                            [c if _is_float(a) else Zero(a) for c, a in zip(ct_flat, out_avals)])
+        cts = transpose([c if _is_float(a) else Zero(a) for c, a in zip(ct_flat, out_avals)])
         it = iter(cts)
         flat_cts = [instantiate(next(it)) if m else _zeros(a) for m, a in zip(mask, in_avals)]
         # As in JAX, a cotangent has its primal's type, weak type included (a Python float in,

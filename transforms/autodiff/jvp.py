@@ -96,6 +96,10 @@ class JVPTrace(Trace):
             self.check_foreign(x)
         return x, Zero(tangent_aval(get_aval(x)))
 
+    def primal_of(self, x):
+        """``x`` without its tangent (for auxiliary outputs, which are not differentiated)."""
+        return x.primal if isinstance(x, JVPTracer) and x._trace is self else x
+
     def process_primitive(self, prim, args, params):
         primals, tangents, nonzero = [], [], False
         for x in args:
