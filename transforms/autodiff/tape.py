@@ -294,7 +294,7 @@ def vjp_on_tape(fun, primals, mask):
     """
     tape = TapeTrace(current_trace())
     with new_trace(tape):
-        ins = [tape.new_node(concrete_of(p), get_aval(p)) if m else p
+        ins = [tape.new_node(to_numpy(p), get_aval(p)) if m else p
                for p, m in zip(primals, mask)]
         outs = fun(*ins)
         primals_out = []
