@@ -28,13 +28,14 @@ from functrans.core.errors import (ConcretizationTypeError, TracerArrayConversio
                                    UnexpectedTracerError)
 from functrans.core.eval import eval_jaxpr
 from functrans.core.ir import Literal
-from functrans.core.staging import trace_to_jaxpr
+from functrans.core.check import check_jaxpr
+from functrans.core.staging import StagingTrace, hoist_tracer_consts
 from functrans.core.trace import (EVAL_TRACE, Trace, Tracer, _state, check_impl_outputs,
                                   concrete_of, context_free_rule, current_trace, get_aval,
                                   new_trace, set_current_trace, to_numpy)
 
-from .jvp import Zero, add_tangents, instantiate, jvp_flat, jvp_jaxpr, tangent_aval
-from .partial_eval import PartialEvalTrace, partial_eval_jaxpr
+from .jvp import Zero, add_tangents, instantiate, jvp_flat, tangent_aval
+from .partial_eval import PartialEvalTrace
 from .transpose import backward_pass, transpose_jaxpr, transpose_rules
 
 
@@ -89,30 +90,41 @@ class Program:
 class Linearized:
     """One primitive's cached linearization at one signature.
 
-    ``forward`` maps the primal inputs to the primal outputs, then ``n_skip`` values to drop
-    (tangents that don't depend on the inputs' tangents), then the residuals. The transpose of
-    the linear program (residuals, cotangents of the differentiated outputs -> cotangents of
-    the differentiated inputs) is traced at its first use, so a forward pass never fails for
-    want of a transpose rule: only the backward pass does, as on the general path.
+    ``forward`` maps the primal inputs to the primal outputs followed by the residuals; the
+    linear program maps the residuals and the differentiated inputs' tangents to the
+    differentiated outputs' tangents. Both come from one trace: the JVP rule runs on a partial
+    evaluation whose known values are tracers of a staging trace (the primal program), as
+    ``linearize`` runs it on concrete values. The transpose is traced at its first use, so a
+    forward pass never fails for want of a transpose rule: only the backward pass does, as on
+    the general path.
     """
 
-    __slots__ = ("forward", "out_avals", "out_tracked", "n_skip", "linear", "num_res",
-                 "_transposed", "_program")
+    __slots__ = ("forward", "out_avals", "out_tracked", "linear", "num_res", "_transposed",
+                 "_program")
 
     def __init__(self, prim, in_avals, tracked, params):
-        jaxpr = trace_to_jaxpr(lambda *xs: prim.bind(*xs, **params), in_avals, name="vjp")
-        jvp, tangent_nonzero = jvp_jaxpr(jaxpr, tracked)
-        n_in, n_out = len(in_avals), len(jaxpr.outvars)
-        known, linear, out_unknowns, num_res = partial_eval_jaxpr(
-            jvp, [False] * n_in + [True] * sum(tracked))
-        if any(out_unknowns[:n_out]):
-            raise AssertionError(f"linearizing {prim}: a primal output depends on tangents")
-        unknown = iter(out_unknowns[n_out:])
-        self.out_tracked = [bool(nz and next(unknown)) for nz in tangent_nonzero]
-        self.out_avals = jaxpr.out_avals
-        self.n_skip = sum(tangent_nonzero) - sum(self.out_tracked)
+        primal = StagingTrace(current_trace(), "vjp")
+        with new_trace(primal):
+            primals = [primal.new_arg(a) for a in in_avals]
+            pe = PartialEvalTrace(primal, "vjp")
+            with new_trace(pe):
+                tangents = [pe.new_arg(tangent_aval(a)) if t else Zero(tangent_aval(a))
+                            for a, t in zip(in_avals, tracked)]
+                p_out, t_out = jvp_flat(lambda *xs: prim.bind(*xs, **params), primals, tangents)
+                if any(pe.is_unknown(p) for p in p_out):
+                    raise AssertionError(f"linearizing {prim}: a primal output depends on "
+                                         "tangents")
+                self.out_tracked = [pe.is_unknown(t) for t in t_out]
+                linear = pe.to_jaxpr([t for t, u in zip(t_out, self.out_tracked) if u])
+            # Residuals: the primal program's values the linear one uses, made its inputs.
+            self.linear, residuals = hoist_tracer_consts(linear)
+            known = primal.to_jaxpr(list(p_out) + residuals)
+        if config.check_jaxprs:
+            check_jaxpr(known)
+            check_jaxpr(self.linear)
+        self.out_avals = [get_aval(p) for p in p_out]
+        self.num_res = len(residuals)
         self.forward = Program(known)
-        self.linear, self.num_res = linear, num_res
         self._transposed = self._program = None
 
     def transposable(self) -> bool:
@@ -261,7 +273,7 @@ class TapeTrace(Trace):
                 r = Array._wrap(o, a.weak_type)
             result.append(r)
         in_nodes = [x.node for x, t in zip(args, tracked) if t]
-        self.entries.append((lin, outs[n_out + lin.n_skip:], in_nodes, out_nodes))
+        self.entries.append((lin, outs[n_out:], in_nodes, out_nodes))
         return result
 
     def _linearize_now(self, prim, args, tracked, params):
