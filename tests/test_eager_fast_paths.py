@@ -163,3 +163,23 @@ def test_nonlinear_tangent_code_is_reported_with_its_line_in_eager_grad():
     with pytest.raises(TypeError, match=r"does not support 'sin' \(from "
                                         r"test_eager_fast_paths.py:\d+ \(in <lambda>\)\)"):
         ft.grad(f)(1.0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128", "int8",
+                                   "uint16", "bool", "float16"])
+def test_select_moves_the_same_bits_as_np_where(dtype, rng):
+    # From 512 elements select_n (where, ReLU derivatives) selects bitwise, without a branch
+    # per element; it must give np.where's bits exactly, NaN payloads and -0.0 included.
+    shape = (40, 30)
+    which = rng.random(shape) > 0.5
+    x = (rng.standard_normal(shape) * 1e3).astype(dtype)
+    y = (rng.standard_normal(shape) * 1e3).astype(dtype)
+    if np.dtype(dtype).kind in "fc":
+        x.flat[:3] = [np.nan, -0.0, np.inf]
+        y.flat[3:6] = [-np.nan, 0.0, -np.inf]
+    cases = [(x, y), (x.T.copy().T, y[::-1]), (np.asarray(x.flat[7]), y), (x, np.zeros((), dtype))]
+    for on_false, on_true in cases:
+        got = np.asarray(lax.select(which, on_true, on_false))
+        want = np.where(which, on_true, on_false)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
