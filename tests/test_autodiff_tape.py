@@ -204,3 +204,12 @@ def test_gradients_keep_the_inputs_types_and_do_not_alias_the_callers_arrays():
     assert not gx.weak_type and np.asarray(gx).flags.writeable is False
     np.testing.assert_array_equal(gx, [1.0, 2.0, 3.0])
     assert ft.grad(lambda s: s * s)(3.0).weak_type  # a Python float: weakly typed, as in JAX
+
+
+def test_leak_checking_accepts_the_tape_and_its_per_call_linearizations():
+    tape._cache.clear()  # so the cached linearizations are traced under the check too
+    f = lambda x: fnp.sum(lax.cond(x[0] > 0, fnp.sin, fnp.cos, x * x))  # noqa: E731
+    x = np.array([0.5, 2.0])
+    with ft.config.override(check_tracer_leaks=True):
+        g = ft.grad(f)(x)
+    np.testing.assert_allclose(g, np.cos(x * x) * 2 * x, rtol=1e-15)

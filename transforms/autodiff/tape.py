@@ -106,18 +106,8 @@ class Linearized:
         primal = StagingTrace(current_trace(), "vjp")
         with new_trace(primal):
             primals = [primal.new_arg(a) for a in in_avals]
-            pe = PartialEvalTrace(primal, "vjp")
-            with new_trace(pe):
-                tangents = [pe.new_arg(tangent_aval(a)) if t else Zero(tangent_aval(a))
-                            for a, t in zip(in_avals, tracked)]
-                p_out, t_out = jvp_flat(lambda *xs: prim.bind(*xs, **params), primals, tangents)
-                if any(pe.is_unknown(p) for p in p_out):
-                    raise AssertionError(f"linearizing {prim}: a primal output depends on "
-                                         "tangents")
-                self.out_tracked = [pe.is_unknown(t) for t in t_out]
-                linear = pe.to_jaxpr([t for t, u in zip(t_out, self.out_tracked) if u])
-            # Residuals: the primal program's values the linear one uses, made its inputs.
-            self.linear, residuals = hoist_tracer_consts(linear)
+            p_out, self.out_tracked, self.linear, residuals = _linearize_on(
+                primal, prim, primals, tracked, params)
             known = primal.to_jaxpr(list(p_out) + residuals)
         if config.check_jaxprs:
             check_jaxpr(known)
@@ -142,6 +132,25 @@ class Linearized:
         if self._program is None:
             self._program = Program(self._transposed)
         return self._program.run(list(residuals) + cts)
+
+
+def _linearize_on(primal, prim, primals, tracked, params):
+    """JVP of ``prim`` over partial evaluation whose known values are those of the trace
+    ``primal`` (a staging trace's tracers, or concrete values on the eval trace):
+    ``(primals_out, which tangents out depend on the tangents in, linear jaxpr, residuals)``.
+    The linear jaxpr takes the residuals (tracers of ``primal``) and then the tangents."""
+    pe = PartialEvalTrace(primal, "vjp")
+    with new_trace(pe):
+        tangents = [pe.new_arg(tangent_aval(get_aval(p))) if t else
+                    Zero(tangent_aval(get_aval(p))) for p, t in zip(primals, tracked)]
+        p_out, t_out = jvp_flat(lambda *xs: prim.bind(*xs, **params), primals, tangents)
+        if any(pe.is_unknown(p) for p in p_out):
+            raise AssertionError(f"linearizing {prim}: a primal output depends on tangents")
+        out_tracked = [pe.is_unknown(t) for t in t_out]
+        linear = pe.to_jaxpr([t for t, u in zip(t_out, out_tracked) if u])
+    # The primal program's values the linear one uses become its leading inputs.
+    linear, residuals = hoist_tracer_consts(linear)
+    return p_out, out_tracked, linear, residuals
 
 
 class LinearizedNow:
@@ -279,13 +288,7 @@ class TapeTrace(Trace):
     def _linearize_now(self, prim, args, tracked, params):
         primals = [Array._wrap(x.value, x.aval.weak_type) if t else x
                    for x, t in zip(args, tracked)]
-        pe = PartialEvalTrace(self.parent, "vjp")
-        with new_trace(pe):
-            tangents = [pe.new_arg(tangent_aval(get_aval(p))) if t
-                        else Zero(tangent_aval(get_aval(p))) for p, t in zip(primals, tracked)]
-            p_out, t_out = jvp_flat(lambda *xs: prim.bind(*xs, **params), primals, tangents)
-            out_tracked = [pe.is_unknown(t) for t in t_out]
-            jaxpr = pe.to_jaxpr([t for t, u in zip(t_out, out_tracked) if u])
+        p_out, out_tracked, jaxpr, _ = _linearize_on(self.parent, prim, primals, tracked, params)
         result, out_nodes = [], []
         for p, t in zip(p_out, out_tracked):
             if t:
