@@ -23,12 +23,12 @@ from __future__ import annotations
 import numpy as np
 
 from functrans.core.array import Array
+from functrans.core.check import check_jaxpr
 from functrans.core.config import config
 from functrans.core.errors import (ConcretizationTypeError, TracerArrayConversionError,
                                    UnexpectedTracerError)
 from functrans.core.eval import eval_jaxpr
 from functrans.core.ir import Literal
-from functrans.core.check import check_jaxpr
 from functrans.core.staging import StagingTrace, hoist_tracer_consts
 from functrans.core.trace import (EVAL_TRACE, Trace, Tracer, _state, check_impl_outputs,
                                   concrete_of, context_free_rule, current_trace, get_aval,
