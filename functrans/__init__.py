@@ -5,6 +5,9 @@
     { lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = mul b 2.0:f32[] in (c,) }
 """
 from ._version import __version__  # noqa: F401
+from .core import malloc as _malloc
+
+_malloc.keep_freed_memory()  # before large arrays come and go: see core/malloc.py
 from . import numpy  # noqa: F401  (attaches array methods; must come before the rest)
 from . import lax, nn, scipy, tree, tree_util  # noqa: F401
 from . import random  # noqa: F401

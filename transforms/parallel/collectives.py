@@ -40,7 +40,13 @@ def device_collective(name: str, args, params) -> list:
 
 
 def _psum(xs, me, x):
-    return np.sum(np.stack(xs), axis=0, dtype=x.dtype)
+    # Summed in group order, so every member gets the same bits; no stacked copy.
+    if len(xs) == 1:
+        return np.array(xs[0], dtype=x.dtype)
+    total = np.asarray(np.add(xs[0], xs[1], dtype=x.dtype))  # (0-d: a NumPy scalar)
+    for v in xs[2:]:
+        np.add(total, v, out=total)
+    return total
 
 
 def _pmax(xs, me, x):
