@@ -77,6 +77,16 @@ class Trace:
     def describe(self) -> str:
         return self.name
 
+    def on_parent(self, prim: Primitive, args, params) -> list:
+        """Process ``prim`` on the parent trace, as if bound there: for values this trace has
+        nothing to do with (they pass through without being repacked)."""
+        prev = _state.trace
+        parent = _state.trace = self.parent
+        try:
+            return parent.process_primitive(prim, args, params)
+        finally:
+            _state.trace = prev
+
     def check_foreign(self, x: "Tracer") -> None:
         """Called when this trace meets another trace's tracer: fine if that one is alive."""
         if not x._trace.alive:

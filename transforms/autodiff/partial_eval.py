@@ -20,7 +20,7 @@ from functrans.core.memo import cache_on_jaxpr
 from functrans.core.eval import eval_jaxpr
 from functrans.core.ir import Jaxpr, Var, has_effects, source_info
 from functrans.core.staging import StagingTrace, StagingTracer, trace_to_jaxpr
-from functrans.core.trace import Tracer, _state, current_trace, new_trace, set_current_trace
+from functrans.core.trace import Tracer, current_trace, new_trace, set_current_trace
 
 from .transpose import transpose_rules
 
@@ -43,12 +43,7 @@ class PartialEvalTrace(StagingTrace):
             if type(x) is StagingTracer and x._trace is self:
                 break
         else:  # all known: runs now, on the parent trace (prim.bind there, without repacking)
-            prev = _state.trace
-            parent = _state.trace = self.parent
-            try:
-                return parent.process_primitive(prim, args, params)
-            finally:
-                _state.trace = prev
+            return self.on_parent(prim, args, params)
         rule = partial_eval_rules.get(prim)
         if rule is not None:
             return rule(self, prim, args, params)

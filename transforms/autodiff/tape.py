@@ -30,7 +30,7 @@ from functrans.core.errors import (ConcretizationTypeError, TracerArrayConversio
 from functrans.core.eval import eval_jaxpr
 from functrans.core.ir import Literal
 from functrans.core.staging import StagingTrace, hoist_tracer_consts
-from functrans.core.trace import (EVAL_TRACE, Trace, Tracer, _state, check_impl_outputs,
+from functrans.core.trace import (EVAL_TRACE, Trace, Tracer, check_impl_outputs,
                                   concrete_of, context_free_rule, current_trace, get_aval,
                                   new_trace, set_current_trace, to_numpy)
 
@@ -243,12 +243,7 @@ class TapeTrace(Trace):
             if type(x) is TapeTracer and x._trace is self:
                 break
         else:  # nothing differentiated: runs on the parent as it is
-            prev = _state.trace
-            parent = _state.trace = self.parent
-            try:
-                return parent.process_primitive(prim, args, params)
-            finally:
-                _state.trace = prev
+            return self.on_parent(prim, args, params)
         vals, avals, tracked, user = [], [], [], None
         for x in args:
             if type(x) is TapeTracer and x._trace is self:
