@@ -213,3 +213,14 @@ def test_leak_checking_accepts_the_tape_and_its_per_call_linearizations():
     with ft.config.override(check_tracer_leaks=True):
         g = ft.grad(f)(x)
     np.testing.assert_allclose(g, np.cos(x * x) * 2 * x, rtol=1e-15)
+
+
+def test_a_cotangent_passed_through_is_not_the_callers_array():
+    x = np.arange(4.0)
+    for f in (lambda v: v, lambda v: v.reshape(2, 2)):  # the gradient: ct itself, or a view
+        _, f_vjp = ft.vjp(f, x)
+        ct = np.ones(np.shape(f(x)))
+        (g,) = f_vjp(ct)
+        assert ct.flags.writeable  # the caller's array is neither frozen...
+        ct[...] = 5.0
+        np.testing.assert_array_equal(g, np.ones(4))  # ...nor aliased by the gradient

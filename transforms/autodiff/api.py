@@ -201,7 +201,8 @@ def _vjp_flat(fun, p_flat, in_tree, has_aux, what):
     cotangents."""
     flat, store = _flatten_fun(fun, in_tree, has_aux, what)
     if current_trace() is EVAL_TRACE and not config.debug_nans:
-        # Eager: per-primitive linearizations cached by signature, recorded on a tape.
+        # Eager: per-primitive linearizations cached by signature, recorded on a tape
+        # (debug_nans takes the general path: the eval trace checks every primitive's outputs).
         p_flat, mask = _float_primals(p_flat)
         p_out, transpose = vjp_on_tape(flat, p_flat, mask)
     else:

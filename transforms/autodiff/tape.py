@@ -322,8 +322,10 @@ def vjp_on_tape(fun, primals, mask):
         for n, c in zip(out_nodes, cts_out):
             if n is None or type(c) is Zero:
                 continue
-            if lean:
-                c = np.asarray(concrete_of(c), dtype=tape.node_avals[n].dtype)
+            if lean:  # (a copy of a caller's writable array: gradients may be views of it)
+                v, dtype = concrete_of(c), tape.node_avals[n].dtype
+                c = np.array(v, dtype) if type(c) is np.ndarray and v.flags.writeable \
+                    else np.asarray(v, dtype)
             cts[n] = c if n not in cts else _add(cts[n], c, lean)
         for lin, residuals, in_nodes, nodes in reversed(tape.entries):
             outs_ct = [cts.pop(n, None) for n in nodes]
