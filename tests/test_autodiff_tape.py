@@ -9,6 +9,7 @@ differences); here the two paths, the cache, the fallbacks and the API's edges.
 """
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 import functrans as ft
 import functrans.numpy as fnp
@@ -22,6 +23,7 @@ from functrans.transforms.autodiff.jvp import Zero, instantiate, jvp_rules
 from functrans.transforms.autodiff.transpose import backward_pass
 from functrans.tree_util import tree_flatten, tree_unflatten
 
+from programs import build, programs
 from test_autodiff import CASES
 
 
@@ -73,6 +75,19 @@ def test_tape_matches_the_general_path_bit_for_bit(name, dtype):
         _assert_same(a, b, f"{name}: primal output")
     for i, (a, b) in enumerate(zip(cts_general, cts_tape)):
         _assert_same(a, b, f"{name}: cotangent of input {i}")
+
+
+@given(programs, st.sampled_from([np.float64, np.float32]), st.integers(0, 2**32 - 1))
+def test_random_programs_tape_matches_the_general_path_bit_for_bit(prog, dtype, seed):
+    rng = np.random.default_rng(seed)
+    f = build(prog)
+    x = rng.standard_normal(3).astype(dtype)
+    ct = rng.standard_normal(3).astype(dtype)
+    flat = lambda v: [f(v)]  # noqa: E731
+    _, want = _general_vjp(flat, [x], [ct])
+    for _ in range(2):  # the first call may build the cached linearizations, the second uses them
+        _, got = _tape_vjp(flat, [x], [ct])
+        _assert_same(want[0], got[0], f"program {prog}")
 
 
 def test_eager_grad_runs_on_the_tape_and_reuses_its_linearizations(monkeypatch):
