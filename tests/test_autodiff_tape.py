@@ -51,7 +51,9 @@ def _tape_vjp(flat, leaves, cts):
 
 
 def _assert_same(a, b, what):
-    a, b = np.asarray(instantiate(a)), np.asarray(instantiate(b))
+    a, b = instantiate(a), instantiate(b)
+    assert get_aval(a).weak_type == get_aval(b).weak_type, what
+    a, b = np.asarray(a), np.asarray(b)
     assert a.dtype == b.dtype and a.shape == b.shape, what
     np.testing.assert_array_equal(a, b, err_msg=what)
 
