@@ -5,18 +5,18 @@ case) do not stage the whole function's linear program to transpose it afterward
 primitive applied to a differentiated value is linearized on its own instead: its JVP,
 partially evaluated into a primal-and-residuals program and a linear one, then transposed.
 That is traced once per (primitive, input types, which inputs are differentiated, params) and
-cached. The forward pass runs the cached primal program's NumPy impls directly and records
-the residuals on a tape; the backward pass walks the tape in reverse running the cached
-transposes. The rules are the general path's (JVP, partial evaluation, transpose rules), so
+cached, when a signature is used a second time. The forward pass runs the cached primal
+program's NumPy impls directly and records the residuals on a tape; the backward pass walks
+the tape in reverse running the cached transposes. The rules are the general path's (JVP, partial evaluation, transpose rules), so
 both give the same derivatives; this one skips re-tracing them on every call::
 
     >>> out, backward = vjp_on_tape(lambda x: [fnp.sin(x) * x], [np.ones(3)], [True])
     >>> backward([np.ones(3)])[0]          # d(sin(x) x)/dx = cos(x) x + sin(x) at 1
     Array([1.38177329, 1.38177329, 1.38177329], dtype=float64)
 
-Primitives whose params hold programs or functions (control flow, custom rules, callbacks)
-or whose rules need concrete values are linearized per call with the general machinery and
-recorded on the same tape.
+A signature's first use, primitives whose params hold programs or functions (control flow,
+custom rules, callbacks) and those whose rules need concrete values are linearized per call
+with the general machinery and recorded on the same tape.
 """
 from __future__ import annotations
 
@@ -174,31 +174,39 @@ class LinearizedNow:
 
 
 _UNCACHEABLE = object()
+_SEEN_ONCE = object()
 _CACHE_SIZE = 4096
 _cache: dict = {}
 
 
 def _linearized(prim, avals, tracked, params):
-    """The cached linearization for this signature, or None where it must be done per call."""
+    """The cached linearization for this signature, or None where it is done per call.
+
+    A signature's first use is linearized per call: building the cached programs costs about
+    three times that, which only pays off when the signature comes back (an eager loop whose
+    shapes change at every call would otherwise pay it at every primitive)."""
     try:
         key = (prim, config.enable_x64, tracked, *avals, *params.items())
         lin = _cache.get(key)
     except TypeError:  # unhashable params
         return None
-    if lin is None:
-        lin = _UNCACHEABLE
-        if context_free_rule(prim, params):
-            try:
-                with set_current_trace(EVAL_TRACE):
-                    built = Linearized(prim, avals, list(tracked), params)
-                if built.transposable():  # else the general path names the user's line
-                    lin = built
-            except (ConcretizationTypeError, TracerArrayConversionError):
-                pass  # the rules look at primal values: linearize on each call
+    if lin is None or lin is _SEEN_ONCE:
+        if lin is None:
+            lin = _SEEN_ONCE
+        else:
+            lin = _UNCACHEABLE
+            if context_free_rule(prim, params):
+                try:
+                    with set_current_trace(EVAL_TRACE):
+                        built = Linearized(prim, avals, list(tracked), params)
+                    if built.transposable():  # else the general path names the user's line
+                        lin = built
+                except (ConcretizationTypeError, TracerArrayConversionError):
+                    pass  # the rules look at primal values: linearize on each call
         if len(_cache) >= _CACHE_SIZE:
             _cache.clear()
         _cache[key] = lin
-    return None if lin is _UNCACHEABLE else lin
+    return None if lin is _UNCACHEABLE or lin is _SEEN_ONCE else lin
 
 
 class TapeTracer(Tracer):
