@@ -155,8 +155,7 @@ def _linearize_on(primal, prim, primals, tracked, params):
 
 class LinearizedNow:
     """A primitive linearized per call, on concrete primals, by the general machinery (JVP
-    over partial evaluation): for params holding programs or functions, and for rules that
-    need the primal values."""
+    over partial evaluation): a signature's first use, and what ``_build`` cannot cache."""
 
     __slots__ = ("jaxpr",)
 
@@ -190,23 +189,30 @@ def _linearized(prim, avals, tracked, params):
         lin = _cache.get(key)
     except TypeError:  # unhashable params
         return None
-    if lin is None or lin is _SEEN_ONCE:
-        if lin is None:
-            lin = _SEEN_ONCE
-        else:
-            lin = _UNCACHEABLE
-            if context_free_rule(prim, params):
-                try:
-                    with set_current_trace(EVAL_TRACE):
-                        built = Linearized(prim, avals, list(tracked), params)
-                    if built.transposable():  # else the general path names the user's line
-                        lin = built
-                except (ConcretizationTypeError, TracerArrayConversionError):
-                    pass  # the rules look at primal values: linearize on each call
-        if len(_cache) >= _CACHE_SIZE:
-            _cache.clear()
-        _cache[key] = lin
+    if lin is None:
+        lin = _SEEN_ONCE
+    elif lin is _SEEN_ONCE:
+        lin = _build(prim, avals, tracked, params)
+    else:
+        return None if lin is _UNCACHEABLE else lin
+    if len(_cache) >= _CACHE_SIZE:
+        _cache.clear()
+    _cache[key] = lin
     return None if lin is _UNCACHEABLE or lin is _SEEN_ONCE else lin
+
+
+def _build(prim, avals, tracked, params):
+    """A Linearized, or _UNCACHEABLE where it would hold programs or functions, its rules
+    need primal values, or its linear program has no transpose rule (the per-call path then
+    names the user's line, at backward time)."""
+    if not context_free_rule(prim, params):
+        return _UNCACHEABLE
+    try:
+        with set_current_trace(EVAL_TRACE):
+            built = Linearized(prim, avals, list(tracked), params)
+    except (ConcretizationTypeError, TracerArrayConversionError):
+        return _UNCACHEABLE  # the rules look at primal values
+    return built if built.transposable() else _UNCACHEABLE
 
 
 class TapeTracer(Tracer):
