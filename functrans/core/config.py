@@ -30,6 +30,10 @@ _DEFAULTS = {
     # Numba. That first result can differ from compiled ones by the kernels' few-ulp bounds;
     # turn it off (FUNCTRANS_JIT_TIERED=0) for compiled code from the first call.
     "jit_tiered": os.environ.get("FUNCTRANS_JIT_TIERED", "1") not in ("", "0"),
+    # jit's CPU code generator: "native" (LLVM code generated per fused step, kernels shared
+    # between programs; equations it does not cover go to Numba) or "numba" (one Numba
+    # kernel per program, the earlier design).
+    "jit_codegen": os.environ.get("FUNCTRANS_JIT_CODEGEN", "native"),
     # Maximum number of compiled executables a single jitted function keeps.
     "jit_cache_size": 64,
     # Logical CPU devices in this process (pmap/shard_map shards run on them in parallel).

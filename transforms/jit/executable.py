@@ -58,6 +58,11 @@ def _compile(jaxpr, name):
         return Interpreted(jaxpr)
     if config.jit_tiered and worth_interpreting(jaxpr):
         return Tiered(jaxpr, name)
+    if config.jit_codegen == "native":
+        from ..native.program import NativeProgram
+        prog = NativeProgram(jaxpr, name)
+        prog.compile()
+        return prog
     return Kernel(jaxpr, name)
 
 

@@ -1,0 +1,288 @@
+"""Time to the first compiled result of model programs (``models.py``), functrans against JAX,
+each run in a fresh process.
+
+For every program, a fresh functrans process with an empty kernel cache directory
+(``FUNCTRANS_CACHE_DIR`` set to a new temporary directory) builds the program, calls it once
+and calls ``block_until_ready`` on every output leaf: functrans's tiered jit returns the first
+call from its interpreter while the kernel compiles, and ``block_until_ready`` waits for the
+kernel, so the wall time from before the call to after the block is the time to the first
+compiled result. Then it times the first K calls of a training loop (each blocked; a stall
+shows as a slow call after the first) and the steady-state step (median of blocked calls).
+JAX does the same in its own fresh process (``--jax-python``, default
+``/work/jaxvenv/bin/python`` when it exists). ``--warm`` adds a second process per framework
+on the same cache directory (JAX: its persistent compilation cache, enabled on that directory
+for both of its runs).
+
+    python benchmarks/bench_compile.py [--programs transformer,mlp,samplers,vae]
+        [--mlp-depths 10,20,40,150] [--blocks 2] [--calls 5] [--timeout 600] [--warm]
+        [--json results.json]
+
+A process that runs past ``--timeout`` seconds is killed and shows as "> timeout".
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from models import DEFAULT_JAX_PYTHON, SAMPLERS, agree  # noqa: E402
+from timing import fmt, median_time  # noqa: E402
+
+_MARK = "BENCH-COMPILE-RESULT "
+GROUPS = ("transformer", "mlp", "samplers", "vae")
+
+
+# ---- the child process ---------------------------------------------------------------------
+def child(framework, program, calls, jax_cache=None):
+    """Runs in a fresh process: builds ``program`` in ``framework`` and returns its timings
+    (seconds) and the summary of its first output."""
+    w = time.perf_counter()
+    import models
+    m = models.namespace(framework)
+    if jax_cache:
+        import jax
+        jax.config.update("jax_compilation_cache_dir", jax_cache)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+        jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+    if framework == "jax":
+        import jax
+        block, version = jax.block_until_ready, f"jax {jax.__version__}"
+    else:
+        import functrans
+        import numba
+        block = functrans.block_until_ready
+        version = f"functrans {functrans.__version__}, numba {numba.__version__}"
+    res = {"import": time.perf_counter() - w}
+    w = time.perf_counter()
+    p = models.build(m, program)
+    res["build"] = time.perf_counter() - w
+
+    w = time.perf_counter()
+    out = p.fn(*p.args)
+    res["first_return"] = time.perf_counter() - w
+    block(out)
+    res["first_ready"] = time.perf_counter() - w
+    res["summary"] = p.summary(out)
+    res["expected"] = p.expected
+    times, args = [res["first_ready"]], p.args
+    for _ in range(calls - 1):
+        args = p.advance(args, out)
+        w = time.perf_counter()
+        out = p.fn(*args)
+        block(out)
+        times.append(time.perf_counter() - w)
+    res["calls"] = times
+    res["steady"] = median_time(lambda: block(p.fn(*p.args)), repeat=9, warmup=1,
+                                min_time=0.3)
+    import numpy
+    res["version"] = f"{version}, numpy {numpy.__version__}"
+    return res
+
+
+# ---- the parent ----------------------------------------------------------------------------
+def run_child(python, framework, program, calls, timeout, cache_dir, jax_cache=False):
+    """One fresh process for ``program``; its results, or ``{"error": ...}`` (``"timeout"``
+    when it ran past ``timeout`` seconds; it is killed with its process group)."""
+    cmd = [python, os.path.abspath(__file__), "--child", program, "--framework", framework,
+           "--calls", str(calls)]
+    if jax_cache:
+        cmd += ["--jax-cache", cache_dir]
+    env = dict(os.environ, FUNCTRANS_CACHE_DIR=cache_dir)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    w = time.perf_counter()
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return {"error": "timeout", "wall": time.perf_counter() - w}
+    lines = [ln for ln in stdout.splitlines() if ln.startswith(_MARK)]
+    if proc.returncode or not lines:
+        return {"error": (stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1],
+                "stderr": stderr[-4000:]}
+    return json.loads(lines[-1][len(_MARK):])
+
+
+def expand(programs, depths, blocks):
+    """Program names (``models.build``'s) for the ``--programs`` groups or names."""
+    names = []
+    for g in programs:
+        if g == "transformer":
+            names.append(f"transformer-{blocks}")
+        elif g == "mlp":
+            names += [f"mlp-{d}" for d in depths]
+        elif g == "samplers":
+            names += list(SAMPLERS)
+        else:
+            names.append(g)
+    return names
+
+
+def measure(names, opts, jax_python):
+    """{program: {"functrans": res, "jax": res, "functrans warm": ..., "jax warm": ...}}."""
+    results = {}
+    for name in names:
+        r = results[name] = {}
+        runs = [("functrans", sys.executable)] + ([("jax", jax_python)] if jax_python else [])
+        for fw, python in runs:
+            with tempfile.TemporaryDirectory(prefix="bench_compile_") as cache:
+                r[fw] = run_child(python, fw, name, opts.calls, opts.timeout, cache,
+                                  jax_cache=opts.warm and fw == "jax")
+                _progress(name, fw, r[fw])
+                if opts.warm:
+                    r[fw + " warm"] = run_child(python, fw, name, opts.calls, opts.timeout,
+                                                cache, jax_cache=fw == "jax")
+                    _progress(name, fw + " warm", r[fw + " warm"])
+    return results
+
+
+def _progress(name, label, res):
+    if "error" in res:
+        print(f"  {name} {label}: {res['error']}", file=sys.stderr, flush=True)
+    else:
+        print(f"  {name} {label}: first compiled result {fmt(res['first_ready'])}, "
+              f"steady {fmt(res['steady'])}", file=sys.stderr, flush=True)
+
+
+def _cell(res, key):
+    if res is None:
+        return "-"
+    if "error" in res:
+        return "> timeout" if res["error"] == "timeout" else "error"
+    return fmt(res[key])
+
+
+def _ratio(a, b, key):
+    if not a or not b or "error" in a or "error" in b or not b[key]:
+        return "-"
+    return f"{a[key] / b[key]:.2f}x"
+
+
+def _agreement(a, b):
+    if not a or not b or "error" in a or "error" in b:
+        return "-"
+    return agree(a["summary"], b["summary"], a.get("expected"))[1]
+
+
+def cpu_name():
+    """The CPU's model name from /proc/cpuinfo (else ``platform.processor()``)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def _table(header, rows):
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    fmt_row = " | ".join(f"{{:{w}}}" for w in widths)
+    out = [fmt_row.format(*header), "-+-".join("-" * w for w in widths)]
+    out += [fmt_row.format(*r) for r in rows]
+    return "\n".join(out)
+
+
+def report(results, opts):
+    """The tables: first compiled result and steady step against JAX (and the warm-cache runs
+    with ``--warm``), then the first calls of each training loop."""
+    versions = sorted({res["version"] for r in results.values() for res in r.values()
+                       if "version" in res})
+    lines = [f"CPU: {cpu_name()} ({os.cpu_count()} logical cores); Python "
+             f"{platform.python_version()}; " + "; ".join(versions),
+             f"fresh process per program and framework, empty cache directory; "
+             f"timeout {opts.timeout:g} s", ""]
+    header = ["program", "functrans first compiled result", "JAX", "ratio",
+              "functrans steady", "JAX steady", "ratio", "loss agreement (functrans / JAX)"]
+    rows = []
+    for name, r in results.items():
+        ft, jx = r.get("functrans"), r.get("jax")
+        rows.append([name, _cell(ft, "first_ready"), _cell(jx, "first_ready"),
+                     _ratio(ft, jx, "first_ready"), _cell(ft, "steady"), _cell(jx, "steady"),
+                     _ratio(ft, jx, "steady"), _agreement(ft, jx)])
+    lines.append(_table(header, rows))
+    if opts.warm:
+        header = ["program", "functrans warm cache", "JAX warm cache", "ratio"]
+        rows = [[name, _cell(r.get("functrans warm"), "first_ready"),
+                 _cell(r.get("jax warm"), "first_ready"),
+                 _ratio(r.get("functrans warm"), r.get("jax warm"), "first_ready")]
+                for name, r in results.items()]
+        lines += ["", "Second process on the same cache directory:", _table(header, rows)]
+    header = ["program", "framework", "import", "first call returned"] + [
+        f"call {i + 1}" for i in range(opts.calls)]
+    rows = []
+    for name, r in results.items():
+        for fw, res in r.items():
+            if "error" in res:
+                rows.append([name, fw, _cell(res, "import"), _cell(res, "first_return")]
+                            + [_cell(res, "calls")] * opts.calls)
+            else:
+                rows.append([name, fw, fmt(res["import"]), fmt(res["first_return"])]
+                            + [fmt(t) for t in res["calls"]])
+    lines += ["", f"First {opts.calls} calls of a training loop, each blocked (call 1 = first "
+              "compiled result; functrans's first call returns from the interpreter):",
+              _table(header, rows)]
+    errors = [(n, fw, res) for n, r in results.items() for fw, res in r.items()
+              if "error" in res and res["error"] != "timeout"]
+    for n, fw, res in errors:
+        lines.append(f"\n{n} ({fw}) failed: {res.get('stderr', res['error'])[-1500:]}")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    """Command line: see the module docstring."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--programs", default=",".join(GROUPS),
+                        help="groups (transformer, mlp, samplers, vae) or names "
+                             "(transformer-1, mlp-40, gamma, poisson, beta)")
+    parser.add_argument("--mlp-depths", default="10,20,40,150")
+    parser.add_argument("--blocks", type=int, default=2, help="transformer blocks")
+    parser.add_argument("--calls", type=int, default=5, help="training-loop calls timed")
+    parser.add_argument("--timeout", type=float, default=600.0,
+                        help="seconds per process")
+    parser.add_argument("--warm", action="store_true",
+                        help="also a second process on the same cache directory")
+    parser.add_argument("--jax-python", default=None,
+                        help=f"Python with JAX (default {DEFAULT_JAX_PYTHON} if present, "
+                             "else this one if it has JAX); 'none' skips JAX")
+    parser.add_argument("--json", metavar="PATH", help="dump the raw results here")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--framework", default="functrans", help=argparse.SUPPRESS)
+    parser.add_argument("--jax-cache", help=argparse.SUPPRESS)
+    opts = parser.parse_args(argv)
+    if opts.child:
+        res = child(opts.framework, opts.child, opts.calls, opts.jax_cache)
+        print(_MARK + json.dumps(res), flush=True)
+        return
+    jax_python = opts.jax_python
+    if jax_python is None:
+        import importlib.util
+        jax_python = (DEFAULT_JAX_PYTHON if os.path.exists(DEFAULT_JAX_PYTHON) else
+                      sys.executable if importlib.util.find_spec("jax") else None)
+    elif jax_python == "none":
+        jax_python = None
+    names = expand(opts.programs.split(","),
+                   [int(d) for d in opts.mlp_depths.split(",") if d], opts.blocks)
+    t0 = time.perf_counter()
+    results = measure(names, opts, jax_python)
+    print(report(results, opts))
+    print(f"\n(total {time.perf_counter() - t0:.0f} s)")
+    if opts.json:
+        with open(opts.json, "w") as f:
+            json.dump({"cpu": cpu_name(), "cores": os.cpu_count(), "timeout": opts.timeout,
+                       "results": results}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,224 @@
+"""Scalar rules compiled by Numba and inlined into native kernels as LLVM IR.
+
+The Numba backend's scalar rules (``lowering/scalar.py``: special functions, complex
+arithmetic, the fast-math routes...) define each elementwise primitive's semantics once.
+For the rules the native backend does not write itself, the rule's expression is compiled
+by Numba as a one-line scalar function with an explicit signature, and the LLVM IR of the
+result (Numba's final module: libmvec vector-variant declarations included) is linked into
+the kernel and inlined at the call, where LLVM vectorizes it like any other code. Each
+function is compiled once per machine: its IR is kept in memory and in the on-disk cache,
+so later processes never start Numba for it.
+
+    >>> from functrans.core.avals import ShapedArray
+    >>> f32 = ShapedArray((), np.dtype("float32"))
+    >>> sym, params = scalar_function("lgamma", [f32], f32, {})
+    >>> params, "define" in text(sym)
+    (['float'], True)
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+import threading
+import warnings
+
+import numba
+import numpy as np
+from numba import types
+
+from functrans.transforms.lowering import fastmath
+from functrans.transforms.lowering.scalar import dtype_ctor, result_typed, scalar_rules
+
+from . import engine
+from .ir import mem_type, reg_type
+
+__all__ = ["scalar_function", "text", "arg_types", "ret_type"]
+
+_HEADER = """\
+import cmath
+import math
+
+import numpy as np
+
+from functrans.primitives import special_impls as sp
+from functrans.transforms.lowering import fastmath as fm
+from functrans.transforms.lowering import runtime as rt
+"""
+
+_lock = threading.Lock()
+_requests: dict = {}  # (source, signature, route) -> (symbol, params)
+_pending: dict = {}  # symbol -> what to compile
+_texts: dict = {}  # symbol -> IR text
+_MAGIC = "; functrans harvested scalar function\n"
+
+
+class _RuleContext:
+    """What scalar rules expect of the emitter: typed constants and temporaries."""
+
+    def __init__(self):
+        self.const_lines: list = []
+        self.const_values: dict = {}
+        self.lines: list = []
+        self.count = 0
+
+    def const(self, value, dtype):
+        dtype = np.dtype(dtype)
+        v = np.asarray(value).astype(dtype)[()]
+        name = f"_c{len(self.const_lines)}"
+        if dtype.kind == "c":
+            text = f"complex({float(v.real)!r}, {float(v.imag)!r})"
+        elif dtype.kind == "f":
+            text = repr(float(v)) if np.isfinite(v) else ("np.nan" if np.isnan(v) else
+                                                           ("np.inf" if v > 0 else "-np.inf"))
+        elif dtype.kind == "b":
+            text = repr(bool(v))
+        else:
+            text = repr(int(v))
+        self.const_lines.append(f"{name} = {dtype_ctor(dtype)}({text})")
+        self.const_values[name] = v
+        return name
+
+    def tmp(self, expr):
+        self.count += 1
+        name = f"t{self.count}"
+        self.lines.append(f"    {name} = {expr}")
+        return name
+
+    def cast(self, expr, dtype):
+        return f"{dtype_ctor(dtype)}({expr})"
+
+
+def _numba_type(dtype):
+    return numba.from_dtype(np.dtype(dtype))
+
+
+def arg_types(dtype) -> list:
+    """LLVM parameter types of one argument of ``dtype`` in Numba's calling convention
+    (complex numbers are passed as their two parts, booleans as bytes)."""
+    d = np.dtype(dtype)
+    if d.kind == "c":
+        part = "float" if d.itemsize == 8 else "double"
+        return [part, part]
+    return [mem_type(d)]
+
+
+def ret_type(dtype) -> str:
+    """The LLVM type Numba writes through the return pointer."""
+    return mem_type(dtype)
+
+
+def _source(name, in_avals, out_aval, params):
+    ctx = _RuleContext()
+    args = [f"a{k}" for k in range(len(in_avals))]
+    expr = scalar_rules[name](ctx, args, in_avals, out_aval, **params)
+    if not result_typed(name, in_avals, out_aval):
+        expr = ctx.cast(expr, out_aval.dtype)
+    body = "\n".join(ctx.lines + [f"    return {expr}"])
+    consts = "\n".join(ctx.const_lines)
+    return f"{_HEADER}\n{consts}\n\n\ndef scalar({', '.join(args)}):\n{body}\n"
+
+
+def _compile(source, in_avals, out_aval):
+    namespace: dict = {}
+    exec(compile(source, "<functrans scalar rule>", "exec"), namespace)
+    sig = _numba_type(out_aval.dtype)(*[_numba_type(a.dtype) for a in in_avals])
+    opts = fastmath.kernel_options(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+    dispatcher = numba.njit(sig, **opts)(namespace["scalar"])
+    cres = dispatcher.overloads[sig.args]
+    return cres.fndesc.llvm_func_name, cres.library.get_llvm_str()
+
+
+def _localize(text: str, mangled: str, symbol: str) -> str:
+    """Rename the function to ``symbol`` and make the other definitions (helpers, globals;
+    not the vector-variant keep-alive globals) internal. The function itself stays external
+    so that a kernel's declaration links to it; ``engine.compile_ir`` internalizes it after
+    linking, so kernels linking the same function don't clash."""
+    text = re.sub(r'@"?' + re.escape(mangled) + r'"?(?=[\s(,])', "@" + symbol, text)
+    out = []
+    for line in text.splitlines():
+        if line.startswith("define ") and f"@{symbol}(" not in line and \
+                " internal " not in line and " linkonce_odr " not in line:
+            line = "define internal " + line[len("define "):]
+        elif line.startswith("@") and " = " in line and "__functrans_keep" not in line:
+            lhs, rhs = line.split(" = ", 1)
+            rhs = re.sub(r"^(common |external |dso_local )*", "", rhs)
+            if not rhs.startswith(("internal ", "private ", "linkonce", "weak")):
+                rhs = "internal " + rhs
+            rhs = rhs.replace("internal common ", "internal ")
+            line = f"{lhs} = {rhs}"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def _cache_path(symbol):
+    return os.path.join(engine._dir(), symbol + ".ll")
+
+
+def _read_cached(symbol):
+    try:
+        with open(_cache_path(symbol), encoding="utf-8") as f:
+            data = f.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+    head, _, text = data.partition("\n")
+    if data.startswith(_MAGIC) and text:
+        digest, _, body = text.partition("\n")
+        if hashlib.sha256(body.encode()).hexdigest() == digest:
+            return body
+    warnings.warn(f"functrans: discarding a corrupt compiled-code cache entry "
+                  f"({_cache_path(symbol)}); it is compiled again", engine.CacheWarning,
+                  stacklevel=3)
+    try:
+        os.unlink(_cache_path(symbol))
+    except OSError:
+        pass
+    return None
+
+
+def _write_cached(symbol, body):
+    try:
+        directory = engine._dir()
+        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(_MAGIC + hashlib.sha256(body.encode()).hexdigest() + "\n" + body)
+        os.replace(tmp, _cache_path(symbol))
+    except OSError:
+        pass
+
+
+def scalar_function(name, in_avals, out_aval, params):
+    """``(symbol, param_types)`` of the Numba-compiled scalar rule of primitive ``name`` for
+    these types and params. Nothing is compiled yet: :func:`text` gives the function's LLVM
+    IR (Numba's calling convention: ``i32 symbol(ptr ret, ptr excinfo, args...)``) when the
+    kernel using it is compiled."""
+    source = _source(name, in_avals, out_aval, params)
+    sig = (str(out_aval.dtype),) + tuple(str(a.dtype) for a in in_avals)
+    key = (source, sig, fastmath.route())
+    hit = _requests.get(key)
+    if hit is None:
+        symbol = engine.symbol_for("fth", "\0".join((source,) + sig + (fastmath.route(),)))
+        params_ = [t for a in in_avals for t in arg_types(a.dtype)]
+        hit = _requests[key] = (symbol, params_)
+        _pending[symbol] = (source, in_avals, out_aval)
+    return hit
+
+
+def text(symbol: str) -> str:
+    """The LLVM IR defining harvested function ``symbol`` (compiled by Numba on first use on
+    this machine, then read from the disk cache)."""
+    body = _texts.get(symbol)
+    if body is not None:
+        return body
+    with _lock:
+        body = _texts.get(symbol)
+        if body is None:
+            body = _read_cached(symbol)
+            if body is None:
+                source, in_avals, out_aval = _pending[symbol]
+                mangled, raw = _compile(source, in_avals, out_aval)
+                body = _localize(raw, mangled, symbol)
+                _write_cached(symbol, body)
+            _texts[symbol] = body
+        return body

@@ -1,0 +1,87 @@
+"""A generated kernel: one LLVM function for one planned step, in canonical form.
+
+A kernel's text never mentions the program it came from: its parameters are positional
+(``%a0``, ``%a1``...), its registers numbered in order, and array sizes are parameters
+(``%d0``...), not constants. Two steps that do the same work on arrays of the same ranks and
+dtypes, in this program or another, so produce the same text and share one compiled
+function (named by a hash of that text). The call site says what each parameter receives.
+
+    >>> k = Kernel([("ptr noalias", "%a0")])
+    >>> k.fn.name
+    'KERNEL'
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import engine
+from .ir import Fn, Module
+from .scalar import WIDE_ATTRS
+
+__all__ = ["Kernel", "Arg"]
+
+
+@dataclass(frozen=True)
+class Arg:
+    """What the call site passes for one kernel parameter: ``kind`` is ``"buf"`` (the data
+    pointer of ``value``, a Var), ``"scalar"`` (the value of a rank-0 Var or Literal,
+    loaded by the caller) or ``"dim"`` (the int ``value``)."""
+    kind: str
+    value: object
+
+
+@dataclass
+class Kernel:
+    params: list
+    args: list = field(default_factory=list)
+    small: bool = False  # inline at the call site (tiny arrays: sizes become constants)
+
+    def __post_init__(self):
+        self.fn = Fn("KERNEL", self.params, attrs=f"nounwind {WIDE_ATTRS}".strip())
+        self.mod = Module()
+        self._symbol = None
+
+    # -- parameters (named by position, so the text is canonical) -------------------------
+    def _param(self, ty: str, arg: Arg) -> str:
+        name = f"%a{len(self.params)}"
+        self.params.append((ty, name))
+        self.args.append(arg)
+        return name
+
+    def buf(self, var, readonly: bool = True) -> str:
+        """A pointer parameter receiving ``var``'s buffer."""
+        return self._param("ptr noalias readonly" if readonly else "ptr noalias",
+                           Arg("buf", var))
+
+    def scalar(self, atom):
+        """The value of a rank-0 Var (a parameter) or a Literal (a constant)."""
+        from functrans.core.ir import Literal
+
+        from .ir import Val, const, reg_type
+        if isinstance(atom, Literal):
+            return const(atom.val, atom.aval.dtype)
+        ty = reg_type(atom.aval.dtype)
+        return Val(ty, self._param(ty, Arg("scalar", atom)))
+
+    def dims(self, shape) -> list:
+        """i64 parameters receiving the sizes ``shape``."""
+        return [self._param("i64", Arg("dim", int(d))) for d in shape]
+
+    def text(self) -> str:
+        return self.mod.text([self.fn])
+
+    def symbol(self) -> str:
+        """``ftk_<hash of the text and linked functions>``."""
+        if self._symbol is None:
+            key = self.text() + "\0" + "\0".join(sorted(self.mod.links))
+            self._symbol = engine.symbol_for("ftk", key)
+        return self._symbol
+
+    def final_text(self) -> str:
+        """The module text with the function named by :meth:`symbol`."""
+        return self.text().replace("@KERNEL(", f"@{self.symbol()}(", 1)
+
+    def signature(self) -> str:
+        """``declare`` line for callers."""
+        types = ", ".join(t.split()[0] for t, _ in self.params)
+        return f"declare void @{self.symbol()}({types})"
