@@ -20,6 +20,7 @@ from functrans.core.mesh import SingleDeviceSharding
 from functrans.tree_util import tree_unflatten, treedef_is_leaf
 
 from ..lowering.compile import Kernel, _kernel_arg
+from ..native.program import NativeProgram
 
 _new = object.__new__
 _FLOAT64 = np.dtype(np.float64)
@@ -31,7 +32,11 @@ def runner(executable, out_tree, device, leaves):
         sharding = SingleDeviceSharding(device)
         return lambda leaves: tree_unflatten(
             out_tree, [o._with_sharding(sharding) for o in executable(*leaves)])
-    call = _kernel_caller(executable, leaves) if type(executable) is Kernel else None
+    call = None
+    if type(executable) is Kernel:
+        call = _kernel_caller(executable, leaves)
+    elif type(executable) is NativeProgram:
+        call = executable.fast_caller(leaves)
     if call is None:
         call = lambda leaves: executable(*leaves)  # noqa: E731
     if treedef_is_leaf(out_tree):

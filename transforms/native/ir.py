@@ -114,11 +114,17 @@ class Fn:
     def do(self, text: str) -> None:
         self.lines.append(f"  {text}")
 
-    def alloca(self, ty: str, init: str | None = None) -> str:
+    def alloca(self, ty: str, init: str | None = None, align: int | None = None) -> str:
         r = self.fresh("s")
-        self.allocas.append(f"  {r} = alloca {ty}")
+        self.allocas.append(f"  {r} = alloca {ty}" + (f", align {align}" if align else ""))
         if init is not None:
             self.allocas.append(f"  store {ty} {init}, ptr {r}")
+        return r
+
+    def prologue(self, text: str, prefix: str = "e") -> str:
+        """``%r = text`` in the entry block, before any other code; returns ``%r``."""
+        r = self.fresh(prefix)
+        self.allocas.append(f"  {r} = {text}")
         return r
 
     def load(self, ty: str, ptr: str) -> str:

@@ -48,10 +48,11 @@ class Kernel:
         self.args.append(arg)
         return name
 
-    def buf(self, var, readonly: bool = True) -> str:
-        """A pointer parameter receiving ``var``'s buffer."""
-        return self._param("ptr noalias readonly" if readonly else "ptr noalias",
-                           Arg("buf", var))
+    def buf(self, var, readonly: bool = True, noalias: bool = True) -> str:
+        """A pointer parameter receiving ``var``'s buffer (``noalias=False``: it may be the
+        same buffer as another parameter, as an update's operand and result can be)."""
+        attrs = ("noalias " if noalias else "") + ("readonly" if readonly else "")
+        return self._param(f"ptr {attrs}".strip(), Arg("buf", var))
 
     def scalar(self, atom):
         """The value of a rank-0 Var (a parameter) or a Literal (a constant)."""

@@ -40,10 +40,14 @@ def _as_i64(fn, v: Val, dtype) -> str:
     return scalar.cast(fn, v, dtype, np.int64).ref
 
 
-def _copy(k: Kernel, dst, src, count, dtype):
+def _copy_unless_same(k: Kernel, dst, src, count, dtype):
+    """Copy an update's operand into its result, unless the driver updates it in place (the
+    two are then the same buffer)."""
+    fn = k.fn
     k.mod.declare("llvm.memcpy", "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)")
-    nbytes = k.fn.op(f"mul i64 {count}, {np.dtype(dtype).itemsize}")
-    k.fn.do(f"call void @llvm.memcpy.p0.p0.i64(ptr {dst}, ptr {src}, i64 {nbytes}, i1 false)")
+    nbytes = fn.op(f"mul i64 {count}, {np.dtype(dtype).itemsize}")
+    with fn.when(fn.op(f"icmp ne ptr {dst}, {src}")):
+        fn.do(f"call void @llvm.memcpy.p0.p0.i64(ptr {dst}, ptr {src}, i64 {nbytes}, i1 false)")
 
 
 @_rule("concatenate")
@@ -152,11 +156,11 @@ def _dynamic_update_slice(eqn) -> Kernel:
     dt = out.aval.dtype
     k = Kernel([])
     fn = k.fn
-    src, u = k.buf(x), k.buf(upd)
-    dst = k.buf(out, readonly=False)
+    src, u = k.buf(x, noalias=False), k.buf(upd)
+    dst = k.buf(out, readonly=False, noalias=False)
     sdims, udims = k.dims(x.aval.shape), k.dims(upd.aval.shape)
     st = _clamped(fn, k, starts, sdims, udims)
-    _copy(k, dst, src, product(fn, sdims), dt)
+    _copy_unless_same(k, dst, src, product(fn, sdims), dt)
     sst, ust = strides(fn, sdims), strides(fn, udims)
     with nest(fn, udims) as idx:
         didx = [fn.op(f"add i64 {i}, {s}") for i, s in zip(idx, st)]
@@ -251,13 +255,13 @@ def _scatter(combine):
         nbatch = upd.aval.ndim - len(rest)
         k = Kernel([])
         fn, mod = k.fn, k.mod
-        src = k.buf(x)
+        src = k.buf(x, noalias=False)
         u = k.buf(upd) if isinstance(upd, Var) and upd.aval.shape else None
         uval = None if u is not None else k.scalar(upd)
-        dst = k.buf(out, readonly=False)
+        dst = k.buf(out, readonly=False, noalias=False)
         xdims = k.dims(x.aval.shape)
         udims = k.dims(upd.aval.shape)
-        _copy(k, dst, src, product(fn, xdims), dt)
+        _copy_unless_same(k, dst, src, product(fn, xdims), dt)
         xst, ust = strides(fn, xdims), strides(fn, udims)
         with nest(fn, udims[:nbatch], hint="b") as bidx:
             js, ok = _indices(fn, k, indices, bidx, axes, xdims, mode)

@@ -15,11 +15,12 @@ from __future__ import annotations
 import numpy as np
 
 from functrans.core.array import Array
-from functrans.core.ir import Jaxpr, Literal, Var
+from functrans.core.ir import Jaxpr, Literal, Var, walk_jaxprs
 from functrans.transforms.lowering.plan import REDUCTIONS, is_index_map, is_pointwise
 from functrans.transforms.lowering.scalar import scalar_rules
 
-from .driver import Driver, Unsupported
+from .blocks import CONTROL
+from .driver import _NO_ARENA, Driver, Unsupported, _give_arena, _take_arena
 from .ops import supported as op_supported
 
 __all__ = ["NativeProgram", "native_eqn"]
@@ -38,11 +39,22 @@ def native_eqn(eqn) -> bool:
     if not _dtypes_ok(eqn):
         return False
     name = eqn.prim.name
+    if name in CONTROL:
+        return all(native_eqn(e) for j in walk_jaxprs(eqn.params) for e in j.eqns)
     if len(eqn.outputs) == 1 and (is_pointwise(eqn) or is_index_map(eqn)):
         return name in scalar_rules or is_index_map(eqn)
     if name in REDUCTIONS:
         return True
     return op_supported(eqn)
+
+
+def _array_value(x):
+    v = x._value
+    return v if v.flags.c_contiguous else np.ascontiguousarray(v)
+
+
+def _scalar_value(x):
+    return x._value
 
 
 def _arg(x, dtype):
@@ -88,6 +100,10 @@ class NativeProgram:
         self.text = None
         self.single = self.runs[0] if len(self.runs) == 1 and \
             isinstance(self.runs[0], Driver) else None
+        # The driver's outputs are the program's, in order, each once: wrap them as they are.
+        self.plain_outputs = self.single is not None and \
+            list(self.single.outs) == list(jaxpr.outvars)
+        self.out_weak = [v.aval.weak_type for v in jaxpr.outvars]
 
     def _split(self, foreign):
         jaxpr, name = self.jaxpr, self.name
@@ -113,6 +129,8 @@ class NativeProgram:
                         seen.add(x)
                         ins.append(x)
             outs = [o for e in eqns for o in e.outputs if o in needed]
+            if native and len(runs) == 1:  # the whole program: the call passes every input
+                ins = list(jaxpr.invars) + list(jaxpr.constvars)
             step = Driver(eqns, ins, outs, name) if native else _Foreign(eqns, ins, outs, name)
             self.runs.append(step)
             needed.update(ins)
@@ -134,6 +152,16 @@ class NativeProgram:
         self.compile()
 
     def __call__(self, *args):
+        single = self.single
+        if single is not None:
+            ins = [_arg(x, dt) for x, dt in zip(args, self.in_dtypes)] + self.consts
+            outs = single.run(ins)
+            if self.plain_outputs:
+                return [Array._wrap(o, w) for o, w in zip(outs, self.out_weak)]
+            env = dict(zip(single.outs, outs))
+            env.update(zip(self.jaxpr.invars, ins))
+            env.update(zip(self.jaxpr.constvars, self.consts))
+            return self._results(env)
         env = {}
         for v, x, dt in zip(self.jaxpr.invars, args, self.in_dtypes):
             env[v] = _arg(x, dt)
@@ -141,6 +169,58 @@ class NativeProgram:
         for r in self.runs:
             vals = [env[v] for v in r.ins]
             env.update(zip(r.outs, r.run(vals)))
+        return self._results(env)
+
+    def fast_caller(self, leaves):
+        """``call(leaves) -> [Array, ...]`` for jit's fast path, specialized to the kinds of
+        ``leaves`` (each call's leaves have the same kinds and types), or None where the
+        general call is needed (programs of several runs, outputs that are inputs). The
+        caller is Python source generated for this signature: no loops, no argument lists
+        built at run time."""
+        d = self.single
+        if d is None or not self.plain_outputs or d.entry is None:
+            return None
+        ns = {"entry": d.entry, "empty": np.empty, "new": object.__new__, "Array": Array,
+              "take": _take_arena, "give": _give_arena, "NO_ARENA": _NO_ARENA}
+        args = []
+        for k, (x, v) in enumerate(zip(leaves, self.jaxpr.invars)):
+            t = type(x)
+            if not v.aval.shape and (t in (float, int, bool) or isinstance(x, np.generic)):
+                args.append(f"x{k}")  # ctypes converts scalars itself
+            elif t is Array:
+                args.append(f"array_value(x{k})" if v.aval.shape else f"x{k}._value")
+            else:
+                ns[f"dt{k}"] = np.dtype(v.aval.dtype)
+                args.append(f"arg(x{k}, dt{k})")
+        ns.update(array_value=_array_value, arg=_arg)
+        for k, c in enumerate(self.consts):
+            ns[f"p{k}"] = c
+        args += [f"p{k}" for k in range(len(self.consts))]
+        lines = []
+        outs = []
+        for k, v in enumerate(d.outs):
+            ns[f"s{k}"], ns[f"d{k}"] = tuple(v.aval.shape), np.dtype(v.aval.dtype)
+            lines.append(f"o{k} = empty(s{k}, d{k})")
+            outs.append(f"o{k}")
+        for k, c in enumerate(d.consts):
+            ns[f"c{k}"] = c
+        call_args = ", ".join(args + outs + [f"c{k}" for k in range(len(d.consts))])
+        if d.arena_size:
+            lines += [f"arena = take({d.arena_size})", "try:",
+                      f"    entry({call_args}, arena)", "finally:", "    give(arena)"]
+        else:
+            lines.append(f"entry({call_args}, NO_ARENA)")
+        for k, weak in enumerate(self.out_weak):
+            lines += [f"o{k}.setflags(write=False)", f"r{k} = new(Array)",
+                      f"r{k}._value, r{k}._weak, r{k}._sharding = o{k}, {weak}, None"]
+        lines.append(f"return [{', '.join(f'r{k}' for k in range(len(d.outs)))}]")
+        unpack = "".join(f"x{k}, " for k in range(len(leaves)))
+        head = f"    {unpack}= leaves\n" if leaves else ""
+        src = "def call(leaves):\n" + head + "".join(f"    {ln}\n" for ln in lines)
+        exec(compile(src, f"<functrans fast call of {self.name}>", "exec"), ns)
+        return ns["call"]
+
+    def _results(self, env):
         results = []
         owned = set()
         for v in self.jaxpr.outvars:
