@@ -110,6 +110,7 @@ class Emitter:
         self.inlined: dict = {}  # symbol -> Kernel defined in the driver module
         self.consts: list = []  # arrays of nested programs, passed as extra arguments
         self.const_params: list = []
+        self.allow_parallel = False  # may loops run on Numba's thread pool?
 
     # -- buffers ----------------------------------------------------------------------------------
     def _alloc(self, aval, st: _BlockState, owner) -> str:
@@ -223,7 +224,7 @@ class Emitter:
     def _plan_step(self, step, materialized):
         """(kind, Vars read, Vars written) of a step; kind: a Kernel, "alias" or "control"."""
         if isinstance(step, Group):
-            k = group_kernel(step, materialized)
+            k = group_kernel(step, materialized, self.allow_parallel)
             eqns = step.eqns + step.reductions
         else:
             eqn = step.eqn
@@ -235,6 +236,8 @@ class Emitter:
                     list(eqn.outputs)
             k = op_kernels[name](eqn)
             eqns = [eqn]
+            bufs = [a.value for a in k.args if a.kind == "buf"]
+            k.small = all(nbytes(v.aval) <= SMALL_BYTES for v in bufs)
         produced = {o for e in eqns for o in e.outputs}
         args = [a.value for a in k.args if a.kind in ("buf", "scalar")]
         reads = [v for v in args if isinstance(v, Var) and v not in produced]
@@ -341,7 +344,13 @@ class Emitter:
             uses[x] = uses.get(x, 0) + 1
         items = []
         for c, o, res, init in zip(invars, outvars, results, inits):
-            cur = self._place(res, st)
+            if nbytes(res.aval) <= SMALL_BYTES:
+                # In the driver's own stack slots (a destination elsewhere gets a copy after
+                # the loop): LLVM keeps them in registers across iterations.
+                cur = st.loc[res] = self._alloc(res.aval, st, res)
+                st.until[res] = st.last.get(res, -1)
+            else:
+                cur = self._place(res, st)
             if isinstance(init, Literal):
                 self._fill(cur, init)
             elif st.loc[init] != cur:

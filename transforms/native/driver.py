@@ -24,7 +24,10 @@ import numpy as np
 from functrans.core.ir import Jaxpr, Var
 from functrans.transforms.lowering import blas  # noqa: F401  (registers the BLAS symbols)
 
-from . import engine, harvest
+from functrans.transforms.lowering.compile import parallel_regions
+from functrans.transforms.lowering.emit import _calls_blas
+
+from . import engine, harvest, parallel
 from .blocks import Emitter, Unsupported
 from .ir import Fn, Module, mem_type
 
@@ -71,6 +74,9 @@ class Driver:
                    for k, v in enumerate(self.ins)]
         out_locs = [data(f"%out{k}.obj") for k in range(len(self.outs))]
         em = Emitter(fn, mod, arena, data)
+        # OpenBLAS's threads keep spinning after a product: loops on the pool would fight them
+        # for the cores, so programs that call BLAS leave the threading to BLAS.
+        em.allow_parallel = not _calls_blas(Jaxpr([], [], self.ins, self.outs, list(eqns)))
         em.block(Jaxpr([], [], self.ins, self.outs, list(eqns)), in_locs, dests=out_locs)
         fn.ret()
         fn.params.extend([("ptr", f"%in{k}.obj") if v.aval.shape else
@@ -82,6 +88,7 @@ class Driver:
         self.consts = em.consts
         self.arena_size = em.arena.top
         self.kernels = list(em.kernels.values())
+        self.parallel = any(k.parallel for k in self.kernels)
         self.inlined = em.inlined
         self.fn, self.mod = fn, mod
         body = mod.text([fn])
@@ -104,6 +111,8 @@ class Driver:
         with self._lock:
             if self.entry is not None:
                 return
+            if self.parallel:
+                parallel.ensure_threads()
             for k in self.kernels:
                 _ensure(k.symbol(), k.final_text, k.mod.links, opt=3)
             addr = _ensure(self.symbol, lambda: self.text, self.mod.links, opt=2)
@@ -116,15 +125,23 @@ class Driver:
         """Run on ``ins`` (C-contiguous arrays of the traced dtypes; scalars for rank 0);
         returns fresh arrays for :attr:`outs`."""
         outs = [np.empty(v.aval.shape, v.aval.dtype) for v in self.outs]
+        lock = parallel_regions.lock if self.parallel else None
+        if lock is not None:  # see ParallelRegions: one pool region at a time
+            with lock:
+                self._run(ins, outs)
+        else:
+            self._run(ins, outs)
+        return outs
+
+    def _run(self, ins, outs):
         if not self.arena_size:
             self.entry(*ins, *outs, *self.consts, _NO_ARENA)
-            return outs
+            return
         arena = _take_arena(self.arena_size)
         try:
             self.entry(*ins, *outs, *self.consts, arena)
         finally:
             _give_arena(arena)
-        return outs
 
 
 # ctypes types of scalar arguments (passed by value: no 0-d array per call)

@@ -22,13 +22,14 @@ import numpy as np
 from functrans.core.ir import Literal, Var
 from functrans.transforms.lowering.plan import unit_reshape
 
-from . import scalar
+from . import parallel, scalar
 from .ir import FAST, Val, const, mem_type, reg_type
 from .kernel import Arg, Kernel
 
 __all__ = ["group_kernel", "BLOCK", "SMALL"]
 
 BLOCK = 4096
+UNITS = 64  # work units of a parallel flat loop (a fixed number: sums don't depend on threads)
 SMALL = 16  # groups whose arrays all have at most this many elements are inlined
 _INDEX_MAPS = ("broadcast_in_dim", "transpose", "slice", "rev", "iota", "reshape", "squeeze")
 _KINDS = {"reduce_sum": "sum", "reduce_prod": "prod", "reduce_max": "max", "reduce_min": "min",
@@ -113,6 +114,8 @@ class _GroupEmitter:
         self.k, self.fn, self.mod = k, k.fn, k.mod
         if not self.rank:
             self._scalar_body()
+        elif self.allow_parallel and self._parallel_ok():
+            self._parallel()
         elif self.flat:
             self._flat()
         else:
@@ -267,22 +270,27 @@ class _GroupEmitter:
             self._store(v, self.out_ptr[r.outputs[0]], r.outputs[0].aval.dtype, "0")
 
     # -- flat loops -------------------------------------------------------------------------------
-    def _flat(self):
+    def _flat(self, lo="0", hi=None, partials=None):
+        """One loop over elements [lo, hi) (default: all). With ``partials`` (a parallel
+        chunk), reductions leave their accumulators there instead of storing results."""
         fn = self.fn
+        hi = hi or self.n
         reds = [_Reduction(self, r) for r in self.reductions]
         if not reds:
-            with fn.loop(self.n) as i:
+            with fn.loop(hi, start=lo) as i:
                 self._body([i], i)
             return
         for r in reds:
             r.flat_outer_init()
-        nfull = fn.op(f"sdiv i64 {self.n}, {BLOCK}")
+        span = hi if lo == "0" else fn.op(f"sub i64 {hi}, {lo}")
+        nfull = fn.op(f"sdiv i64 {span}, {BLOCK}")
         with fn.loop(nfull, hint="b") as b:
-            lo = fn.op(f"mul i64 {b}, {BLOCK}")
+            first = fn.op(f"mul i64 {b}, {BLOCK}")
+            first = first if lo == "0" else fn.op(f"add i64 {first}, {lo}")
             for r in reds:
                 r.block_init()
             with fn.loop(str(BLOCK)) as i:
-                j = fn.op(f"add i64 {lo}, {i}")
+                j = fn.op(f"add i64 {first}, {i}")
                 cache = self._body([j], j)
                 for r in reds:
                     r.flat_accumulate(self._read(r.eqn.inputs[0], [j], j, cache), j)
@@ -290,16 +298,22 @@ class _GroupEmitter:
                 r.block_fold()
         for r in reds:
             r.block_init()
-        with fn.loop(self.n, start=fn.op(f"mul i64 {nfull}, {BLOCK}")) as j:
+        rest = fn.op(f"mul i64 {nfull}, {BLOCK}")
+        rest = rest if lo == "0" else fn.op(f"add i64 {rest}, {lo}")
+        with fn.loop(hi, start=rest) as j:
             cache = self._body([j], j)
             for r in reds:
                 r.flat_accumulate(self._read(r.eqn.inputs[0], [j], j, cache), j)
-        for r in reds:
+        for k, r in enumerate(reds):
             r.block_fold()
-            r.flat_finish()
+            if partials is None:
+                r.flat_finish()
+            else:
+                partials(k, r)
 
     # -- nested loops -----------------------------------------------------------------------------
-    def _nested(self):
+    def _nested(self, lo="0", hi=None):
+        """Loops over every index, the outermost over [lo, hi) (default: all)."""
         fn = self.fn
         reds = [_Reduction(self, r) for r in self.reductions]
         for r in reds:
@@ -309,11 +323,12 @@ class _GroupEmitter:
         for k in range(self.rank):
             for r in reds:
                 r.open_level(k)
-            cm = fn.loop(self.dims[k])
+            cm = fn.loop(hi or self.dims[0], start=lo) if k == 0 else fn.loop(self.dims[k])
             i = cm.__enter__()
             loops.append(cm)
             idx.append(i)
-            lins.append(i if k == 0 else fn.op(f"add i64 {fn.op(f'mul i64 {lins[-1]}, {self.dims[k]}')}, {i}"))
+            lins.append(i if k == 0 else
+                        fn.op(f"add i64 {fn.op(f'mul i64 {lins[-1]}, {self.dims[k]}')}, {i}"))
         cache = self._body(idx, lins[-1])
         for r in reds:
             r.accumulate(self._read(r.eqn.inputs[0], idx, lins[-1], cache), idx)
@@ -323,6 +338,73 @@ class _GroupEmitter:
                 r.close_level(k, idx[:k])
         for r in reds:
             r.finish()
+
+    # -- on all cores -----------------------------------------------------------------------------
+    def _parallel_ok(self) -> bool:
+        if int(np.prod(self.shape)) < parallel.PARALLEL_MIN:
+            return False
+        if self.flat:
+            return all(r.prim.name == "reduce_sum" for r in self.reductions)
+        kept = [[d for d in range(self.rank) if d not in r.params["axes"]]
+                for r in self.reductions]
+        return self.shape[0] > 1 and all(k == list(range(len(k))) and k for k in kept)
+
+    def _parallel(self):
+        """The loop split over the thread pool: the body in a chunk function running a range
+        of work units. Nested loops: a unit is an index of the outermost loop. Flat loops: a
+        unit is one of at most ``UNITS`` runs of whole blocks; each sum keeps a partial per
+        unit, added in unit order afterwards, so results do not depend on the thread count
+        (nor on how the threading layer hands units out)."""
+        k, main = self.k, self.fn
+        k.parallel = True
+        chunk, start, count = parallel.chunk_function(k.params)
+        self.fn = chunk
+        stop = chunk.op(f"add i64 {start}, {count}")
+        slots = len(k.params)
+        if not self.flat:
+            self._nested(start, stop)
+            units = self.dims[0]
+        else:
+            per = chunk.load("i64", chunk.gep("i64", "%data", str(slots)))
+            with chunk.loop(stop, start=start, hint="u") as u:
+                lo = chunk.op(f"mul i64 {u}, {per}")
+                end = chunk.op(f"add i64 {lo}, {per}")
+                hi = chunk.op(f"select i1 {chunk.op(f'icmp slt i64 {end}, {self.n}')}, "
+                              f"i64 {end}, i64 {self.n}")
+
+                def partial(i, r, u=u):  # the unit's accumulator into partials i
+                    ty = reg_type(r.acc_dtype)
+                    base = chunk.load("ptr", chunk.gep("i64", "%data", str(slots + 1 + i)))
+                    chunk.store(Val(ty, chunk.load(ty, r.acc)), chunk.gep(ty, base, u))
+                self._flat(lo, hi, partials=partial)
+            # the whole-block length of a unit, and the number of units
+            blocks = main.op(f"sdiv i64 {main.op(f'add i64 {self.n}, {BLOCK - 1}')}, {BLOCK}")
+            per_ = main.op(f"sdiv i64 {main.op(f'add i64 {blocks}, {UNITS - 1}')}, {UNITS}")
+            per_ = main.op(f"mul i64 {per_}, {BLOCK}")
+            main.store(Val("i64", per_), parallel.data_slot(k, slots))
+            units = main.op(f"sdiv i64 {main.op(f'add i64 {self.n}, {per_}')}, {per_}")
+            units = main.op(f"sub i64 {units}, 1")
+        chunk.ret()
+        self.fn = main
+        k.helpers.append(chunk)
+        reds = [_Reduction(self, r) for r in self.reductions] if self.flat else []
+        bufs = []
+        for i, r in enumerate(reds):
+            ty = reg_type(r.acc_dtype)
+            buf = main.op(f"alloca {ty}, i64 {UNITS}, align 16")
+            main.store(Val("ptr", buf), parallel.data_slot(k, slots + 1 + i))
+            bufs.append(buf)
+        parallel.launch(k, units, parallel.threads(k))
+        for r, buf in zip(reds, bufs):
+            ty = reg_type(r.acc_dtype)
+            acc = main.alloca(ty)
+            main.store(r.identity(r.acc_dtype), acc)
+            with main.loop(units, hint="t") as t:
+                cur = Val(ty, main.load(ty, acc))
+                part = Val(ty, main.load(ty, main.gep(ty, buf, t)))
+                main.store(r.combine(cur, r.acc_dtype, part, r.acc_dtype), acc)
+            self._store(scalar.cast(main, Val(ty, main.load(ty, acc)), r.acc_dtype, r.out_dtype),
+                        self.out_ptr[r.out], r.out_dtype, "0")
 
 
 class _Reduction:
@@ -538,6 +620,10 @@ class _Reduction:
             fn.do(f"call void @free(ptr {self.best})")
 
 
-def group_kernel(g, materialized) -> Kernel:
-    """The kernel computing planned group ``g`` (``materialized``: the values stored)."""
-    return _GroupEmitter(g, materialized).build()
+def group_kernel(g, materialized, allow_parallel=False) -> Kernel:
+    """The kernel computing planned group ``g`` (``materialized``: the values stored);
+    loops of at least ``parallel.PARALLEL_MIN`` elements run on all cores when
+    ``allow_parallel`` (programs that call BLAS leave the cores to its threads)."""
+    em = _GroupEmitter(g, materialized)
+    em.allow_parallel = allow_parallel
+    return em.build()

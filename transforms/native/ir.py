@@ -89,8 +89,10 @@ class Val:
 class Fn:
     """One function's IR, built line by line."""
 
-    def __init__(self, name: str, params, ret: str = "void", attrs: str = ""):
+    def __init__(self, name: str, params, ret: str = "void", attrs: str = "",
+                 linkage: str = ""):
         self.name = name
+        self.linkage = linkage
         self.params = params  # [(type-with-attributes, name)]; callers may append
         self.ret_type = ret
         self.attrs = attrs
@@ -184,7 +186,9 @@ class Fn:
         params = ", ".join(f"{t} {n}" for t, n in self.params)
         attrs = f" {self.attrs}" if self.attrs else ""
         body = "\n".join(self.allocas + self.lines)
-        return f"define {self.ret_type} @{self.name}({params}){attrs} {{\nentry:\n{body}\n}}\n"
+        link = f"{self.linkage} " if self.linkage else ""
+        return (f"define {link}{self.ret_type} @{self.name}({params}){attrs} {{\nentry:\n"
+                f"{body}\n}}\n")
 
 
 class Module:

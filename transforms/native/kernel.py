@@ -39,6 +39,8 @@ class Kernel:
     def __post_init__(self):
         self.fn = Fn("KERNEL", self.params, attrs=f"nounwind {WIDE_ATTRS}".strip())
         self.mod = Module()
+        self.helpers: list = []  # more functions of the module (a parallel loop's chunk)
+        self.parallel = False  # runs a loop on Numba's thread pool
         self._symbol = None
 
     # -- parameters (named by position, so the text is canonical) -------------------------
@@ -69,7 +71,7 @@ class Kernel:
         return [self._param("i64", Arg("dim", int(d))) for d in shape]
 
     def text(self) -> str:
-        return self.mod.text([self.fn])
+        return self.mod.text([self.fn] + self.helpers)
 
     def symbol(self) -> str:
         """``ftk_<hash of the text and linked functions>``."""

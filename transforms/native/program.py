@@ -178,7 +178,7 @@ class NativeProgram:
         caller is Python source generated for this signature: no loops, no argument lists
         built at run time."""
         d = self.single
-        if d is None or not self.plain_outputs or d.entry is None:
+        if d is None or not self.plain_outputs or d.entry is None or d.parallel:
             return None
         ns = {"entry": d.entry, "empty": np.empty, "new": object.__new__, "Array": Array,
               "take": _take_arena, "give": _give_arena, "NO_ARENA": _NO_ARENA}
