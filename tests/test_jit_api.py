@@ -91,8 +91,11 @@ def test_cache_size_is_bounded():
 
 def test_lower_and_compile():
     lowered = ft.jit(lambda x: fnp.sin(x) * 2.0).lower(np.ones(3, np.float32))
-    text = lowered.as_text()
-    assert "@nb.njit" in text and "fm.sin" in text and "def kernel" in text
+    text = lowered.as_text()  # the native code: the driver's LLVM IR, then its kernels'
+    assert "define void @ftp_" in text and "sin" in text and "fmul" in text
+    with ft.config.override(jit_codegen="numba"):
+        numba_text = ft.jit(lambda x: fnp.sin(x) * 2.0).lower(np.ones(3, np.float32)).as_text()
+    assert "@nb.njit" in numba_text and "fm.sin" in numba_text and "def kernel" in numba_text
     compiled = lowered.compile()
     np.testing.assert_allclose(compiled(np.full(3, 0.5, np.float32)), np.sin(0.5) * 2, rtol=1e-6)
     with pytest.raises(TypeError, match="compiled for other argument types"):
@@ -105,25 +108,34 @@ def test_compile_builds_the_machine_code_once_for_every_argument_kind(monkeypatc
     specialization: a training loop passing NumPy data with Array parameters compiles once.
     Compile errors surface at compile()."""
     from functrans.transforms.jit.executable import executable_for
+    from functrans.transforms.native import engine
     f = ft.jit(lambda x, s: fnp.tanh(x) * s + 0.5)
     x = np.linspace(-1, 1, 12)
     lowered = f.lower(x, 2.0)
     compiled = lowered.compile()
-    kernel = executable_for(lowered.jaxpr, f.name).kernel
-    assert len(kernel.signatures) == 1  # built by compile(), before any call
+    assert executable_for(lowered.jaxpr, f.name).checked  # built by compile(), before a call
+    built = dict(engine.stats)
     # The kernel's SIMD tanh is within test_jit's 32-ulp bound; terms are at most 3.5 in
     # magnitude, so the absolute error stays below 32 eps * 3.5 (results cross zero).
     atol = 32 * np.finfo(np.float64).eps * 3.5
     for arg in (x, fnp.asarray(x), np.linspace(-1, 1, 24)[::2]):
         np.testing.assert_allclose(compiled(arg, 2.0), np.tanh(arg) * 2 + 0.5, rtol=0, atol=atol)
         np.testing.assert_allclose(f(arg, 3.0), np.tanh(arg) * 3 + 0.5, rtol=0, atol=atol)
-    assert len(kernel.signatures) == 1
+    assert engine.stats == built  # no call compiled or loaded anything
     assert x.flags.writeable  # the caller's array is left as it was
 
-    from functrans.transforms.lowering import scalar
-    monkeypatch.setitem(scalar.scalar_rules, "cos", lambda ctx, a, i, o: f"undefined_fn({a[0]})")
+    _break_cos(monkeypatch)
     with pytest.raises(NotImplementedError, match=r"'cos'"):
         ft.jit(lambda v: fnp.cos(v) + 2.0).lower(x).compile()
+
+
+def _break_cos(monkeypatch):
+    """Make Numba fail on cos: its rule calls an undefined function (and the native code
+    generator compiles that rule with Numba instead of writing cos itself)."""
+    from functrans.transforms.lowering import scalar
+    from functrans.transforms.native import scalar as native_scalar
+    monkeypatch.setitem(scalar.scalar_rules, "cos", lambda ctx, a, i, o: f"undefined_fn({a[0]})")
+    monkeypatch.delitem(native_scalar.native_rules, "cos")
 
 
 def test_threads_compile_once_and_agree():
@@ -158,43 +170,61 @@ def test_threads_compile_once_and_agree():
 
 _CHILD = textwrap.dedent("""
     import numpy as np, functrans as ft, functrans.numpy as fnp
-    from functrans.transforms.jit.executable import executable_for
-    g = ft.jit(lambda x: fnp.sum(fnp.tanh(x) * fnp.sin(x) + x * x * 0.5))
-    x = np.linspace(0, 1, 100, dtype=np.float32)
-    print(float(g(x)))
-    k = executable_for(g.trace(x), "g").kernel
-    print(sum(k.stats.cache_hits.values()), sum(k.stats.cache_misses.values()))
+    from functrans.transforms.native import engine
+    # sin and tanh: native code; sort: a Numba kernel (the native backend leaves it to Numba)
+    g = ft.jit(lambda x: (fnp.sum(fnp.tanh(x) * fnp.sin(x) + x * x * 0.5), fnp.sort(x)))
+    x = np.linspace(1, 0, 100, dtype=np.float32)
+    print(float(g(x)[0]), float(g(x)[1][3]))
+    print(engine.stats["from_disk"], engine.stats["compiled"], engine.stats["rebuilt"])
 """)
 
 
 def _run_child(cache):
     env = dict(os.environ, FUNCTRANS_CACHE_DIR=str(cache))
-    out = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True,
-                         text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-W", "always", "-c", _CHILD], env=env,
+                         capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    value, counts = out.stdout.split("\n")[:2]
-    hits, misses = map(int, counts.split())
-    return float(value), hits, misses
+    values, counts = out.stdout.split("\n")[:2]
+    return tuple(map(float, values.split())), tuple(map(int, counts.split())), out.stderr
 
 
 def test_disk_cache_warms_a_second_process(tmp_path):
-    v1, hits1, misses1 = _run_child(tmp_path)
-    assert (hits1, misses1) == (0, 1)  # first process compiles
-    v2, hits2, misses2 = _run_child(tmp_path)
-    assert (hits2, misses2) == (1, 0)  # second process loads the machine code from disk
+    v1, (disk1, compiled1, _), _ = _run_child(tmp_path)
+    assert disk1 == 0 and compiled1 > 0  # the first process compiles
+    v2, (disk2, compiled2, _), _ = _run_child(tmp_path)
+    assert disk2 == compiled1 and compiled2 == 0  # the second loads the machine code
     assert v1 == v2
     assert oct(os.stat(tmp_path / "kernels-0.1.0").st_mode & 0o777) == "0o700"
+    assert list((tmp_path / "kernels-0.1.0").rglob("ft_*.nbi"))  # the Numba kernel's cache
 
 
-def test_corrupt_cache_entry_is_rebuilt(tmp_path):
+def test_corrupt_cache_entries_are_rebuilt(tmp_path):
+    """Truncated or flipped object files, Numba's index and data files, and a kernel module
+    replaced by other code: each is detected, discarded with a warning (never executed) and
+    rebuilt; results are unchanged."""
     v1, _, _ = _run_child(tmp_path)
-    modules = list((tmp_path / "kernels-0.1.0").glob("ft_*.py"))
-    assert modules
+    root = tmp_path / "kernels-0.1.0"
+    objects = sorted((root / "native").glob("*.o"))
+    numba_files = sorted(root.rglob("ft_*.nbi")) + sorted(root.rglob("ft_*.nbc"))
+    modules = sorted(root.glob("ft_*.py"))
+    assert objects and numba_files and modules
+    for k, path in enumerate(objects + numba_files):
+        data = bytearray(path.read_bytes())
+        if k % 2:
+            data[len(data) // 2] ^= 0xFF  # a flipped byte
+            path.write_bytes(bytes(data))
+        else:
+            path.write_bytes(bytes(data[:len(data) // 2]))  # truncated
     for m in modules:  # a foreign/corrupt module must not be executed
         m.write_text("raise SystemExit('executed a corrupt cache entry')\n")
-    v2, _, _ = _run_child(tmp_path)  # would exit with the message above if it ran the file
+    v2, (_, compiled, rebuilt), stderr = _run_child(tmp_path)
     assert v2 == v1
+    assert rebuilt == len(objects) and compiled >= len(objects)
+    assert "discarding a corrupt compiled-code cache entry" in stderr
+    assert "discarding a corrupt Numba cache entry" in stderr
     assert "Generated by functrans" in modules[0].read_text()
+    v3, (disk, compiled3, rebuilt3), _ = _run_child(tmp_path)  # rebuilt entries are good
+    assert v3 == v1 and compiled3 == rebuilt3 == 0 and disk > 0
 
 
 # ---- bad input ------------------------------------------------------------------------------------
@@ -227,16 +257,17 @@ def test_lowering_errors_name_the_primitive_and_line():
         ft.jit(fwd_mode)(1.0)
 
 
-def test_numba_errors_are_reported_with_the_equation(monkeypatch):
-    from functrans.transforms.lowering import scalar
-    monkeypatch.setitem(scalar.scalar_rules, "cos", lambda ctx, a, i, o: f"undefined_fn({a[0]})")
+@pytest.mark.parametrize("codegen", ["native", "numba"])
+def test_numba_errors_are_reported_with_the_equation(monkeypatch, codegen):
+    _break_cos(monkeypatch)
 
     def uses_cos(x):
         return fnp.cos(x) + 1.0
 
-    with pytest.raises(NotImplementedError, match=r"'cos' \(from test_jit_api.py:\d+ \(in "
-                                                  r"uses_cos\)\)"):
-        ft.jit(uses_cos)(np.ones(3) * 0.25)
+    with ft.config.override(jit_codegen=codegen):
+        with pytest.raises(NotImplementedError, match=r"'cos' \(from test_jit_api.py:\d+ \(in "
+                                                      r"uses_cos\)\)"):
+            ft.jit(uses_cos)(np.ones(3) * 0.25)
 
 
 def test_disable_jit_runs_eagerly():

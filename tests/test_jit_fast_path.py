@@ -1,7 +1,9 @@
 """jit's fast path (``transforms/jit/fast_path.py``): calls after the first one, with every kind
-of leaf, return what the general path returns (values, dtypes, weak types), run the one
-kernel specialization the first call compiled, and never hand out a writable or aliased
-buffer. Values are compared exactly: both paths run the same compiled code."""
+of leaf, return what the general path returns (values, dtypes, weak types), run the code the
+first call compiled (nothing is compiled again), and never hand out a writable or aliased
+buffer. Values are compared exactly: both paths run the same compiled code. Both code
+generators are checked: the native one (the default) and the Numba one, whose kernels are
+specialized by Numba per argument type (one specialization must serve every leaf kind)."""
 import numpy as np
 import pytest
 
@@ -10,6 +12,8 @@ import functrans.numpy as fnp
 from functrans.transforms.jit.executable import executable_for
 from functrans.transforms.jit.fast_path import runner
 from functrans.transforms.lowering.compile import Kernel
+from functrans.transforms.native import engine
+from functrans.transforms.native.program import NativeProgram
 
 
 def _strided():
@@ -40,30 +44,51 @@ def _program(v):
     return v * 2 + 1, fnp.sum(v)
 
 
+@pytest.mark.parametrize("codegen", ["native", "numba"])
 @pytest.mark.parametrize("x64", [True, False], ids=["x64", "x32"])
 @pytest.mark.parametrize("kind", list(LEAVES))
-def test_fast_calls_return_what_the_general_call_returns(kind, x64):
-    with ft.config.override(enable_x64=x64):
+def test_fast_calls_return_what_the_general_call_returns(kind, x64, codegen):
+    with ft.config.override(enable_x64=x64, jit_codegen=codegen):
         x = LEAVES[kind]()
         f = ft.jit(_program)
         first = f(x)  # traced, compiled, run by the general path; the fast runner is kept
         assert len(f._fast) == 1
         kernel = executable_for(f.lower(x).jaxpr, f.name)
-        assert type(kernel) is Kernel
+        assert type(kernel) is (NativeProgram if codegen == "native" else Kernel)
+        compiled = engine.stats["compiled"]
         for _ in range(2):
             again = f(x)
             for a, b in zip(again, first):
                 assert (a.dtype, a.weak_type, a.shape) == (b.dtype, b.weak_type, b.shape)
                 np.testing.assert_array_equal(a, b)
                 assert not np.asarray(a).flags.writeable
-        assert len(kernel.kernel.signatures) == 1, kernel.kernel.signatures
+        assert engine.stats["compiled"] == compiled  # nothing compiled for the later calls
+        if codegen == "numba":
+            assert len(kernel.kernel.signatures) == 1, kernel.kernel.signatures
+
+
+def test_native_fast_path_calls_the_compiled_driver_directly(monkeypatch):
+    """After the first call, the fast runner calls the driver's entry point itself, not the
+    executable's general ``__call__``."""
+    f = ft.jit(lambda v, s: fnp.tanh(v) * s)
+    x = np.linspace(-1, 1, 6)
+    kinds = (2.0, np.float64(2.0), fnp.asarray(2.0))
+    first = [f(x, s) for s in kinds]  # each leaf kind's first call keeps its runner
+    general = []
+    original = NativeProgram.__call__
+    monkeypatch.setattr(NativeProgram, "__call__",
+                        lambda self, *a: general.append(1) or original(self, *a))
+    for s, want in zip(kinds, first):
+        np.testing.assert_array_equal(f(x, s), want)
+    assert general == []
 
 
 def test_python_floats_and_numpy_float64_share_one_specialization():
-    f = ft.jit(lambda v: v * 3.0)
-    kernel = executable_for(f.lower(np.float64(1.0)).jaxpr, f.name)
-    for x in (np.float64(1.0), np.float64(2.0), 2.0):
-        f(x)
+    with ft.config.override(jit_codegen="numba"):
+        f = ft.jit(lambda v: v * 3.0)
+        kernel = executable_for(f.lower(np.float64(1.0)).jaxpr, f.name)
+        for x in (np.float64(1.0), np.float64(2.0), 2.0):
+            f(x)
     assert len(kernel.kernel.signatures) == 1
 
 

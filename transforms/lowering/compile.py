@@ -108,11 +108,12 @@ def load_kernel(consts: str, kernel_source: str, parallel: bool):
 _LINE = re.compile(r'ft_[0-9a-f]+\.py", line (\d+)')
 
 
-def describe_failure(err: Exception, line_eqns, def_line: int, source: str = "") -> str:
+def describe_failure(err: Exception, line_eqns, def_line: int, source: str = "",
+                     eqn=None) -> str:
     """Name the equation (and the user's line) behind a Numba error in generated code: by the
-    line number Numba reports, else by the first line mentioning a name the error quotes."""
+    line number Numba reports, else by the first line mentioning a name the error quotes
+    (``eqn``, when given, is the equation)."""
     msg = str(err)
-    eqn = None
     for m in _LINE.finditer(msg):
         k = int(m.group(1)) - def_line
         if 0 <= k < len(line_eqns) and line_eqns[k] is not None:

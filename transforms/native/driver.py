@@ -24,7 +24,8 @@ import numpy as np
 from functrans.core.ir import Jaxpr, Var
 from functrans.transforms.lowering import blas  # noqa: F401  (registers the BLAS symbols)
 
-from functrans.transforms.lowering.compile import parallel_regions
+from functrans.transforms.lowering.compile import _NUMBA_ERRORS, describe_failure, parallel_regions
+from functrans.transforms.lowering.emit import LoweringError
 from functrans.transforms.lowering.emit import _calls_blas
 
 from . import engine, harvest, parallel
@@ -186,6 +187,18 @@ def _give_arena(a: np.ndarray) -> None:
 _compile_lock = threading.Lock()
 
 
+def _harvested(links) -> dict:
+    """The IR of the harvested functions a module links, compiling them (with Numba) on
+    first use; a failure names the primitive and the user's line."""
+    texts = {}
+    for sym, eqn in links.items():
+        try:
+            texts[sym] = harvest.text(sym)
+        except _NUMBA_ERRORS as e:
+            raise LoweringError(describe_failure(e, [], 0, eqn=eqn)) from None
+    return texts
+
+
 def _ensure(symbol, text_fn, links, opt) -> int:
     """Load ``symbol`` from this process, the disk cache, or by compiling ``text_fn()``."""
     addr = engine.address(symbol)
@@ -197,7 +210,6 @@ def _ensure(symbol, text_fn, links, opt) -> int:
             return addr
         obj = engine.cached_object(symbol)
         if obj is None:
-            texts = {sym: harvest.text(sym) for sym in links}
-            obj = engine.compile_ir(text_fn(), opt=opt, links=texts)
+            obj = engine.compile_ir(text_fn(), opt=opt, links=_harvested(links))
             engine.store_object(symbol, obj)
         return engine.load(symbol, obj)

@@ -28,6 +28,7 @@ from numba.core import config as numba_config
 
 from functrans._version import __version__
 from functrans.transforms.lowering.cache_dir import cache_dir, private_dir
+from functrans.transforms.lowering.numba_cache import CacheWarning
 
 __all__ = ["compile_ir", "load", "address", "is_loaded", "cached_object", "store_object",
            "target_key", "CacheWarning"]
@@ -36,10 +37,9 @@ _MAGIC = b"FTNATIVE1\n"
 _lock = threading.RLock()  # our registry; LLVM calls themselves are serialized by llvmlite
 _state: dict = {}
 _loaded: dict = {}  # symbol -> address
-
-
-class CacheWarning(RuntimeWarning):
-    """A cached object file was unreadable or corrupt and was rebuilt."""
+stats = {"compiled": 0, "from_disk": 0, "rebuilt": 0}
+"""Objects compiled by LLVM, loaded from the disk cache, and cache entries found corrupt
+(then compiled again), in this process."""
 
 
 def _init():
@@ -95,7 +95,9 @@ def compile_ir(text: str, *, opt: int = 3, links: dict | None = None) -> bytes:
     pto.slp_vectorization = opt >= 2
     pb = llb.create_pass_builder(st["tm"], pto)
     pb.getModulePassManager().run(module, pb)
-    return st["tm"].emit_object(module)
+    obj = st["tm"].emit_object(module)
+    stats["compiled"] += 1
+    return obj
 
 
 def load(symbol: str, obj: bytes) -> int:
@@ -153,7 +155,9 @@ def cached_object(symbol: str):
     head = len(_MAGIC) + 32
     if data[:len(_MAGIC)] == _MAGIC and len(data) > head and \
             hashlib.sha256(data[head:]).digest() == data[len(_MAGIC):head]:
+        stats["from_disk"] += 1
         return data[head:]
+    stats["rebuilt"] += 1
     warnings.warn(f"functrans: discarding a corrupt compiled-code cache entry ({path}); "
                   "it is compiled again", CacheWarning, stacklevel=2)
     try:

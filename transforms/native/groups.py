@@ -233,7 +233,7 @@ class _GroupEmitter:
         args = [self._read(x, index, lin, cache) for x in e.inputs]
         out = e.outputs[0].aval
         v = scalar.emit(self.fn, self.mod, e.prim.name, args, [x.aval for x in e.inputs], out,
-                        e.params)
+                        e.params, eqn=e)
         cache[e.outputs[0]] = v
         return v
 

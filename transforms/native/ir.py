@@ -202,9 +202,11 @@ class Module:
     def declare(self, symbol: str, text: str) -> None:
         self.decls.setdefault(symbol, text)
 
-    def link(self, symbol: str) -> None:
-        """Link the harvested function ``symbol`` in (its IR is fetched at compile time)."""
-        self.links.setdefault(symbol, None)
+    def link(self, symbol: str, eqn=None) -> None:
+        """Link the harvested function ``symbol`` in (its IR is fetched at compile time);
+        ``eqn`` is the equation it computes, for error messages."""
+        if self.links.get(symbol) is None:
+            self.links[symbol] = eqn
 
     def text(self, functions) -> str:
         """The module's IR: declarations, then the function definitions ``functions``.

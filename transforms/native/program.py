@@ -97,7 +97,6 @@ class NativeProgram:
                 break
             except Unsupported as e:  # retry with those equations left to Numba
                 foreign.update(id(eqn) for eqn in e.eqns)
-        self.text = None
         self.single = self.runs[0] if len(self.runs) == 1 and \
             isinstance(self.runs[0], Driver) else None
         # The driver's outputs are the program's, in order, each once: wrap them as they are.
@@ -137,6 +136,18 @@ class NativeProgram:
         self.runs.reverse()
 
     @property
+    def text(self) -> str:
+        """The generated code: per run, the driver's LLVM IR and its kernels' (or, for a run
+        left to the Numba backend, its kernel module's Python source)."""
+        parts = []
+        for r in self.runs:
+            if isinstance(r, Driver):
+                parts += [r.text] + r.kernel_texts()
+            else:
+                parts.append(r.kernel.text)
+        return "\n".join(parts)
+
+    @property
     def native_fraction(self) -> float:
         """Share of equations compiled natively (1.0 when no run falls back to Numba)."""
         n = sum(len(r.kernels) for r in self.runs if isinstance(r, Driver))
@@ -147,6 +158,12 @@ class NativeProgram:
         """Compile (or load) every run's code."""
         for r in self.runs:
             r.compile()
+
+    @property
+    def checked(self) -> bool:
+        """Whether every run's code is compiled (as :attr:`Kernel.checked`)."""
+        return all(r.entry is not None if isinstance(r, Driver) else r.kernel.checked
+                   for r in self.runs)
 
     def compile_ahead(self) -> None:
         self.compile()

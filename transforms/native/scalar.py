@@ -11,6 +11,8 @@ polynomials) is the Numba rule itself, compiled once and inlined (:mod:`.harvest
 """
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 
 from functrans.primitives.elementwise import integer_pow_steps
@@ -46,20 +48,21 @@ def _rule(*names):
     return register
 
 
-def emit(fn, mod, name, args, in_avals, out_aval, params) -> Val:
+def emit(fn, mod, name, args, in_avals, out_aval, params, eqn=None) -> Val:
     """One element of primitive ``name`` applied to ``args`` (Vals of the inputs' register
-    types); a Val of the output's register type."""
+    types); a Val of the output's register type. ``eqn``, the equation computed, is named
+    if compiling a harvested rule fails."""
     rule = native_rules.get(name)
     if rule is not None and not any(_kind(a) == "c" for a in list(in_avals) + [out_aval]):
         v = rule(fn, mod, args, in_avals, out_aval, **params)
         if v is not None:
             return v
-    return _harvested(fn, mod, name, args, in_avals, out_aval, params)
+    return _harvested(fn, mod, name, args, in_avals, out_aval, params, eqn)
 
 
-def _harvested(fn, mod, name, args, in_avals, out_aval, params) -> Val:
+def _harvested(fn, mod, name, args, in_avals, out_aval, params, eqn) -> Val:
     symbol, ptypes = harvest.scalar_function(name, in_avals, out_aval, params)
-    mod.link(symbol)
+    mod.link(symbol, eqn)
     mod.declare(symbol, f"declare i32 @{symbol}(ptr, ptr, {', '.join(ptypes)})"
                 if ptypes else f"declare i32 @{symbol}(ptr, ptr)")
     flat = []
@@ -461,7 +464,7 @@ def _libmvec(name):
             vty = f"<{n} x {ty}>"
             mod.declare(vs, f"declare {vty} @{vs}({', '.join([vty] * nargs)})")
             vdecls.append(f"ptr @{vs}")
-        attr = f"#{abs(hash(sym)) % 100000 + 10}"
+        attr = f"#{zlib.crc32(sym.encode()) % 1000000 + 10}"  # stable across processes
         mod.declare(sym, f"declare {ty} @{sym}({', '.join([ty] * nargs)}) {attr}")
         mod.declare(attr, f"attributes {attr} = {{ nounwind willreturn memory(none) "
                           f'"vector-function-abi-variant"="{mangled}" }}')
