@@ -8,6 +8,8 @@ os.environ.setdefault("FUNCTRANS_CHECK_JAXPRS", "1")
 # jit's tests check compiled kernels, so the suite compiles before a first call returns;
 # tiered jit (the default: first calls interpreted) is tested in test_jit_tiered.py.
 os.environ.setdefault("FUNCTRANS_JIT_TIERED", "0")
+# Native code LLVM refuses is a generator bug: fail the test instead of falling back to Numba.
+os.environ.setdefault("FUNCTRANS_NATIVE_STRICT", "1")
 # The cuda backend runs in numba-cuda's simulator unless a GPU run is asked for
 # (FUNCTRANS_TEST_REAL_GPU=1); set before numba.cuda is first imported.
 if os.environ.get("FUNCTRANS_TEST_REAL_GPU", "") in ("", "0"):

@@ -101,18 +101,20 @@ def test_round_trip_every_primitive_family(name):
 
 
 def test_deserialized_program_compiles_to_the_same_kernel():
+    from functrans.transforms.native import engine
     f, args = PROGRAMS["remaining_float64"]
     jf = ft.jit(f)
     back = deserialize(export(jf)(*args).serialize())
-    # Same source text means the same on-disk cache entry and, in this process, the same
-    # Numba dispatcher; the call passes arrays as jit does, so no new specialization either.
+    # Same generated code means the same on-disk cache entries and, in this process, the
+    # same compiled driver and kernels: calling the deserialized program compiles nothing.
     exe = executable_for(back.jaxpr, back.fun_name)
     assert exe.text == jf.lower(*args).as_text()
     jf(*args)
-    assert exe.kernel is jf.lower(*args).compile()._exe.kernel
-    before = list(exe.kernel.signatures)
+    original = jf.lower(*args).compile()._exe
+    assert [r.symbol for r in exe.runs] == [r.symbol for r in original.runs]
+    before = dict(engine.stats)
     back.call(*args)
-    assert list(exe.kernel.signatures) == before
+    assert engine.stats == before
 
 
 # Collectives need an axis name bound by an enclosing vmap; an exported program is called
@@ -285,9 +287,12 @@ def test_custom_rules_are_replaced_by_their_bodies():
     assert "custom_vjp_call" in str(export(jf)(x).jaxpr)
     assert "custom_vjp_call" not in str(back.jaxpr) and "jit[" in str(back.jaxpr)
     assert_same(back.call(x), jf(x))
-    # Derivatives of the deserialized function come from the body (cos), not the custom rule.
-    np.testing.assert_array_equal(ft.grad(lambda v: fnp.sum(back.call(v)))(x),
-                                  ft.grad(lambda v: fnp.sum(fnp.sin(v)))(x))
+    # Derivatives of the deserialized function come from the body (cos), not the custom rule
+    # (clip(cos * g, -0.5, 0.5)): compiled, against NumPy's cos, within the compiled cos's
+    # documented 4 ulp (libmvec) plus NumPy's own rounding, far below the clipping's effect.
+    np.testing.assert_allclose(ft.grad(lambda v: fnp.sum(back.call(v)))(x),
+                               ft.grad(lambda v: fnp.sum(fnp.sin(v)))(x),
+                               rtol=8 * np.finfo(np.float64).eps, atol=0)
 
 
 # ---- calling conventions and composition ------------------------------------------------------
@@ -580,7 +585,7 @@ def test_lowered_shows_traced_and_optimized_programs():
     assert str(low.optimized_jaxpr).count("sin") == 1 and "mul" not in str(low.optimized_jaxpr)
     assert low.as_text("optimized") == str(low.optimized_jaxpr)
     assert low.as_text("jaxpr") == str(low.jaxpr)
-    assert low.as_text() == low.as_text("source") and "def kernel(" in low.as_text()
+    assert low.as_text() == low.as_text("source") and "define void @ftp_" in low.as_text()
     with pytest.raises(ValueError, match="unknown dialect 'hlo'"):
         low.as_text("hlo")
     assert all(not list(walk_jaxprs(e.params)) for e in low.optimized_jaxpr.eqns)

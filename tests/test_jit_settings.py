@@ -245,6 +245,9 @@ def test_inline_records_the_equations_in_the_enclosing_trace():
     not_inlined = ft.make_jaxpr(lambda x: ft.jit(lambda v: fnp.sin(v) * 2.0)(x) + 1.0)(1.0)
     assert [e.prim.name for e in not_inlined.eqns] == ["jit", "add"]
     x = np.linspace(-1, 1, 5)
-    np.testing.assert_allclose(ft.jit(lambda v: g(v) + 1.0)(x), np.sin(x) * 2 + 1, rtol=1e-15)
-    np.testing.assert_allclose(ft.vmap(ft.grad(g))(x), 2 * np.cos(x), rtol=1e-15)
-    np.testing.assert_allclose(g(x), np.sin(x) * 2, rtol=1e-15)  # eager call: compiled
+    # Compiled sin and cos are within 4 ulp (libmvec's bound): results of magnitude <= 2 are
+    # within 2 * 4 eps * 1 absolutely (relative bounds fail near sin's zero at x = 0).
+    tol = dict(rtol=0, atol=8 * np.finfo(np.float64).eps)
+    np.testing.assert_allclose(ft.jit(lambda v: g(v) + 1.0)(x), np.sin(x) * 2 + 1, **tol)
+    np.testing.assert_allclose(ft.vmap(ft.grad(g))(x), 2 * np.cos(x), **tol)
+    np.testing.assert_allclose(g(x), np.sin(x) * 2, **tol)  # eager call: compiled

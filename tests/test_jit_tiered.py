@@ -23,6 +23,7 @@ from functrans.transforms.jit.executable import executable_for
 from functrans.transforms.jit.tiered import Tiered
 from functrans.transforms.lowering.compile import Kernel
 from functrans.transforms.lowering.emit import LoweringError
+from functrans.transforms.native.program import NativeProgram
 
 RTOL = 32 * np.finfo(np.float64).eps
 
@@ -61,7 +62,8 @@ def _run(code, cache, timeout=300, **env):
 
 def test_on_by_default_and_switched_off_by_the_environment(tmp_path):
     assert _run(_DEFAULT_CHILD, tmp_path / "a") == ["True", "Tiered"]
-    assert _run(_DEFAULT_CHILD, tmp_path / "b", FUNCTRANS_JIT_TIERED="0") == ["False", "Kernel"]
+    assert _run(_DEFAULT_CHILD, tmp_path / "b", FUNCTRANS_JIT_TIERED="0") == \
+        ["False", "NativeProgram"]
 
 
 def test_exit_waits_for_the_compile_so_the_next_run_loads_the_kernel(tmp_path):
@@ -69,8 +71,7 @@ def test_exit_waits_for_the_compile_so_the_next_run_loads_the_kernel(tmp_path):
     cache: the compiling thread is not a daemon."""
     assert _run(_DEFAULT_CHILD, tmp_path) == ["True", "Tiered"]
     kernels = tmp_path / "kernels-0.1.0"
-    assert list(kernels.rglob("ft_*.nbi")) and list(kernels.rglob("ft_*.nbc")), \
-        sorted(p.name for p in kernels.rglob("*"))
+    assert list(kernels.rglob("ftp_*.o")), sorted(p.name for p in kernels.rglob("*"))
 
 
 def test_off_compiles_before_the_first_call_returns():
@@ -79,7 +80,7 @@ def test_off_compiles_before_the_first_call_returns():
     x, y = _args()
     np.testing.assert_allclose(jf(x, y), _f(x, y), rtol=RTOL)
     exe = _executable(jf, x, y)
-    assert type(exe) is Kernel and exe.checked
+    assert type(exe) is NativeProgram and exe.checked
 
 
 def test_first_call_interpreted_then_compiled():
@@ -197,7 +198,7 @@ def test_short_loops_are_interpreted_long_and_while_loops_compile_first():
 
     x = np.arange(4.0)
     with ft.config.override(jit_tiered=True):
-        for fun, kind in ((short, Tiered), (long, Kernel), (until, Kernel)):
+        for fun, kind in ((short, Tiered), (long, NativeProgram), (until, NativeProgram)):
             jf = ft.jit(fun)
             np.testing.assert_allclose(jf(x), fun(x), rtol=RTOL)
             assert type(_executable(jf, x)) is kind, fun.__name__
@@ -218,9 +219,9 @@ def test_interpreted_cost_counts_loop_bodies_per_step():
 
 
 def test_background_failure_warns_and_keeps_interpreting(monkeypatch):
-    def fail(self, args):
+    def fail(self):
         raise LoweringError("jit could not compile 'sin': simulated")
-    monkeypatch.setattr(Kernel, "compile_for", fail)
+    monkeypatch.setattr(NativeProgram, "compile", fail)
     x, y = _args()
     with ft.config.override(jit_tiered=True):
         jf = ft.jit(lambda a, b: _f(a, b) * 3.0)
@@ -264,9 +265,43 @@ def test_pmap_and_shard_map_under_tiered_jit_agree_with_vmap():
             np.testing.assert_allclose(sharded(x.reshape(8)), want.reshape(8), rtol=RTOL)
 
 
-def test_only_the_first_call_is_interpreted_later_ones_wait_for_the_kernel(monkeypatch):
-    """Calls interpreted while the kernel compiles would compete with it for the GIL and the
-    cores, so a call made before the kernel is ready waits for it."""
+def test_calls_made_while_native_code_compiles_are_interpreted(monkeypatch):
+    """Native code compiles mostly inside LLVM, outside the GIL: calls made meanwhile run on
+    the interpreter instead of waiting (a training loop never stops for the compiler); once
+    it is compiled, calls run it."""
+    import time
+    from functrans.transforms.jit import tiered
+    compile_, interpreted = NativeProgram.compile, []
+
+    def slow_compile(self):
+        time.sleep(0.5)  # still compiling when the next calls come
+        compile_(self)
+
+    def counting_eval(jaxpr, *args):
+        interpreted.append(1)
+        return eval_jaxpr(jaxpr, *args)
+
+    from functrans.core.eval import eval_jaxpr
+    monkeypatch.setattr(NativeProgram, "compile", slow_compile)
+    monkeypatch.setattr(tiered, "eval_jaxpr", counting_eval)
+    x, y = _args()
+    with ft.config.override(jit_tiered=True):
+        jf = ft.jit(lambda a, b: _f(a, b) - 1.0)
+        calls = [jf(x, y) for _ in range(3)]
+        exe = _executable(jf, x, y)
+        assert not exe.wait(timeout=0) and len(interpreted) == 3  # none waited
+        assert exe.wait(timeout=600)
+        compiled = jf(x, y)
+    assert len(interpreted) == 3
+    for got in calls:
+        np.testing.assert_array_equal(got, _f(x, y) - 1.0)
+    np.testing.assert_allclose(compiled, calls[0], rtol=RTOL)
+
+
+def test_numba_kernels_interpret_only_the_first_call_later_ones_wait(monkeypatch):
+    """With the Numba code generator, whose compile holds the GIL most of the time, calls
+    interpreted meanwhile would compete with it for the GIL and the cores, so a call made
+    before the kernel is ready waits for it."""
     import time
     from functrans.transforms.jit import tiered
     compile_for, interpreted = Kernel.compile_for, []
@@ -283,7 +318,7 @@ def test_only_the_first_call_is_interpreted_later_ones_wait_for_the_kernel(monke
     monkeypatch.setattr(Kernel, "compile_for", slow_compile)
     monkeypatch.setattr(tiered, "eval_jaxpr", counting_eval)
     x, y = _args()
-    with ft.config.override(jit_tiered=True):
+    with ft.config.override(jit_tiered=True, jit_codegen="numba"):
         jf = ft.jit(lambda a, b: _f(a, b) - 1.0)
         first = jf(x, y)
         exe = _executable(jf, x, y)
@@ -297,12 +332,12 @@ def test_only_the_first_call_is_interpreted_later_ones_wait_for_the_kernel(monke
 
 _FORK_CHILD = textwrap.dedent("""
     import os, time, numpy as np, functrans as ft, functrans.numpy as fnp
-    from functrans.transforms.lowering.compile import Kernel
-    compile_for = Kernel.compile_for
-    def slow_compile(self, args):
+    from functrans.transforms.native.program import NativeProgram
+    compile_ = NativeProgram.compile
+    def slow_compile(self):
         time.sleep(1.0)  # the fork below comes while the kernel compiles
-        compile_for(self, args)
-    Kernel.compile_for = slow_compile
+        compile_(self)
+    NativeProgram.compile = slow_compile
     f = ft.jit(lambda v: fnp.sin(v) * 3.0)
     x = np.linspace(0, 1, 5)
     f(x)

@@ -253,13 +253,22 @@ def loop_bodies(source):
     return inside
 
 
-def test_loop_bodies_allocate_nothing():
-    """The training-style loops above compile to bodies without any array allocation."""
+@pytest.mark.parametrize("codegen", ["native", "numba"])
+def test_loop_bodies_allocate_nothing(codegen):
+    """The training-style loops above compile to bodies without any array allocation. Native
+    code allocates nothing at all (every buffer, scratch included, is planned into one arena
+    the caller passes, or the stack): its text calls no allocator; the Numba kernels allocate
+    before their loops."""
     w = np.eye(20) * 0.3
     xs = XS[:4, 0] @ np.ones((6, 20))
     for f, args in [(ft.value_and_grad(rnn_loss), (w, xs)), (read_after_write, (A, B, XS)),
                     (fill_rows, (np.ones(20),)), (nested, (A, XS))]:
-        source = ft.jit(f).lower(*args).as_text()
+        with ft.config.override(jit_codegen=codegen):
+            source = ft.jit(f).lower(*args).as_text()
+        if codegen == "native":
+            assert "define void @ftp_" in source and " = icmp " in source, source
+            assert not re.search(r"@(malloc|calloc|realloc|NRT_)", source), source
+            continue
         body = loop_bodies(source)
         assert body, source
         allocating = [line for line in body
@@ -267,10 +276,12 @@ def test_loop_bodies_allocate_nothing():
         assert not allocating, "\n".join(allocating)
 
 
-def test_products_accumulated_into_carries():
-    """`c + a . b` in a loop body is computed in one pass into c's new buffer: the sum of
-    outer products, a matrix-vector product added to a carry that is read afterwards, and a
-    product used twice (not fused)."""
+@pytest.mark.parametrize("codegen", ["native", "numba"])
+def test_products_accumulated_into_carries(codegen):
+    """`c + a . b` in a loop body: the sum of outer products, a matrix-vector product added
+    to a carry that is read afterwards, and a product used twice. The Numba kernels compute
+    it in one pass into c's new buffer (checked in their source); native code computes the
+    product, then the sum."""
     m = rng.standard_normal((24, 24)) * 0.2
     xs = rng.standard_normal((5, 24))
 
@@ -290,14 +301,16 @@ def test_products_accumulated_into_carries():
         p = x @ m
         s, v = s2, np.tanh(v2) + 0.1 * v
         ps.append(p + p * p)
-    got = assert_jit_matches(f, m, xs)
-    # sums of O(1) terms that cancel to ~1e-4: an absolute floor of 1e-13 (a few ulp of 1)
-    np.testing.assert_allclose(got[0][0], s, rtol=1e-12, atol=1e-13)
-    np.testing.assert_allclose(got[0][1], v, rtol=1e-12, atol=1e-13)
-    np.testing.assert_allclose(got[1], np.array(ps), rtol=1e-12, atol=1e-13)
-    source = ft.jit(f).lower(m, xs).as_text()
-    assert re.search(r"blas\.small_outer\(\w+, \w+, \w+, \w+\)", source), source
-    check_grads(lambda m: fnp.sum(f(m, xs[:3])[0][0] ** 2), (m,), order=1, modes=("rev",))
+    with ft.config.override(jit_codegen=codegen):
+        got = assert_jit_matches(f, m, xs)
+        # sums of O(1) terms that cancel to ~1e-4: an absolute floor of 1e-13 (a few ulp of 1)
+        np.testing.assert_allclose(got[0][0], s, rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(got[0][1], v, rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(got[1], np.array(ps), rtol=1e-12, atol=1e-13)
+        source = ft.jit(f).lower(m, xs).as_text()
+        if codegen == "numba":
+            assert re.search(r"blas\.small_outer\(\w+, \w+, \w+, \w+\)", source), source
+        check_grads(lambda m: fnp.sum(f(m, xs[:3])[0][0] ** 2), (m,), order=1, modes=("rev",))
 
 
 def test_while_loop_whose_condition_reads_large_carries():

@@ -34,6 +34,9 @@ _DEFAULTS = {
     # between programs; equations it does not cover go to Numba) or "numba" (one Numba
     # kernel per program, the earlier design).
     "jit_codegen": os.environ.get("FUNCTRANS_JIT_CODEGEN", "native"),
+    # Raise (instead of warning and compiling that part with Numba) when LLVM refuses code
+    # the native generator produced: a generator bug. The test suite turns it on.
+    "native_strict": os.environ.get("FUNCTRANS_NATIVE_STRICT", "") not in ("", "0"),
     # Maximum number of compiled executables a single jitted function keeps.
     "jit_cache_size": 64,
     # Logical CPU devices in this process (pmap/shard_map shards run on them in parallel).

@@ -288,14 +288,24 @@ class Emitter:
             self._share(out, x, st)
 
     def _call(self, k, st: _BlockState) -> None:
-        args = []
+        args, lent = [], []
         for a in k.args:
             if a.kind == "buf":
                 args.append(f"ptr {st.loc[a.value]}")
             elif a.kind == "scalar":
                 args.append(str(self._load_scalar(st.loc[a.value], a.value.aval.dtype)))
+            elif a.kind == "scratch":
+                if a.value <= SMALL_BYTES:
+                    args.append(f"ptr {self.fn.alloca(f'[{a.value} x i8]', align=16)}")
+                else:
+                    off = self.arena.alloc(a.value)
+                    lent.append((off, a.value))
+                    args.append("ptr " + self.fn.prologue(
+                        f"getelementptr inbounds i8, ptr {self.arena_ptr}, i64 {off}", "m"))
             else:
                 args.append(f"i64 {a.value}")
+        for off, size in lent:  # scratch is free again once the call returns
+            self.arena.release(off, size)
         sym = k.symbol()
         if k.small:  # its own name: the same kernel may also be called, not inlined
             sym = "fti_" + sym[len("ftk_"):]

@@ -54,7 +54,7 @@ class Driver:
     def __init__(self, eqns, ins, outs, name="program"):
         self.ins = list(ins)
         # Outputs the driver writes: each produced Var once; others are the caller's job.
-        produced = {o for e in eqns for o in e.outputs}
+        produced = self.produced = {o for e in eqns for o in e.outputs}
         self.outs = []
         for v in outs:
             if isinstance(v, Var) and v in produced and v not in self.outs:

@@ -382,8 +382,8 @@ class _GroupEmitter:
             per_ = main.op(f"sdiv i64 {main.op(f'add i64 {blocks}, {UNITS - 1}')}, {UNITS}")
             per_ = main.op(f"mul i64 {per_}, {BLOCK}")
             main.store(Val("i64", per_), parallel.data_slot(k, slots))
-            units = main.op(f"sdiv i64 {main.op(f'add i64 {self.n}, {per_}')}, {per_}")
-            units = main.op(f"sub i64 {units}, 1")
+            last = main.op(f"sub i64 {main.op(f'add i64 {self.n}, {per_}')}, 1")
+            units = main.op(f"sdiv i64 {last}, {per_}")  # ceil(n / per)
         chunk.ret()
         self.fn = main
         k.helpers.append(chunk)
@@ -535,21 +535,15 @@ class _Reduction:
             size = fn.op(f"mul i64 {size}, {em.dims[d]}")
         self.size = size
         dt = self.in_dtype if self.is_arg else self.acc_dtype
-        self.acc_dtype_arr = dt
-        self.acc = self._malloc(size, mem_type(dt), np.dtype(dt).itemsize)
+        # Accumulators over the kept axes: scratch memory the caller lends for the call.
+        count = int(np.prod(self.out.aval.shape))
+        self.acc = em.k.scratch(count * np.dtype(dt).itemsize)
         with fn.loop(size) as i:
             self._store_at(self.identity(dt), self.acc, dt, i)
         if self.is_arg:
-            self.best = self._malloc(size, "i64", 8)
+            self.best = em.k.scratch(count * 8)
             with fn.loop(size) as i:
                 fn.store(Val("i64", "-1"), fn.gep("i64", self.best, i))
-
-    def _malloc(self, count, ty, itemsize) -> str:
-        fn, mod = self.fn, self.em.mod
-        mod.declare("malloc", "declare noalias ptr @malloc(i64)")
-        mod.declare("free", "declare void @free(ptr)")
-        nbytes = fn.op(f"mul i64 {count}, {itemsize}")
-        return fn.op(f"call ptr @malloc(i64 {fn.op(f'add i64 {nbytes}, 8')})")
 
     def _store_at(self, v, ptr, dtype, index):
         self.em._store(v, ptr, dtype, index)
@@ -615,9 +609,6 @@ class _Reduction:
                 v = scalar.cast(fn, em._load(self.acc, self.acc_dtype, i), self.acc_dtype,
                                 self.out_dtype)
             em._store(v, em.out_ptr[self.out], self.out_dtype, i)
-        fn.do(f"call void @free(ptr {self.acc})")
-        if self.is_arg:
-            fn.do(f"call void @free(ptr {self.best})")
 
 
 def group_kernel(g, materialized, allow_parallel=False) -> Kernel:

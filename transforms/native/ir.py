@@ -4,7 +4,7 @@ Mutable locals (loop counters, accumulators) live in ``alloca`` slots in the ent
 LLVM's SROA pass turns them into SSA registers, so generated code never builds phi nodes.
 Values are :class:`Val` pairs of an LLVM type and an operand (a register or a constant).
 
-    >>> fn = Fn("f", [("i64", "n")], ret="i64")
+    >>> fn = Fn("f", [("i64", "%n")], ret="i64")
     >>> acc = fn.alloca("i64", "0")
     >>> with fn.loop("%n") as i:
     ...     fn.store(Val("i64", fn.op(f"add i64 {fn.load('i64', acc)}, {i}")), acc)

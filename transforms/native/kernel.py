@@ -25,7 +25,8 @@ __all__ = ["Kernel", "Arg"]
 class Arg:
     """What the call site passes for one kernel parameter: ``kind`` is ``"buf"`` (the data
     pointer of ``value``, a Var), ``"scalar"`` (the value of a rank-0 Var or Literal,
-    loaded by the caller) or ``"dim"`` (the int ``value``)."""
+    loaded by the caller), ``"dim"`` (the int ``value``) or ``"scratch"`` (a pointer to
+    ``value`` bytes of memory lent for the call)."""
     kind: str
     value: object
 
@@ -65,6 +66,11 @@ class Kernel:
             return const(atom.val, atom.aval.dtype)
         ty = reg_type(atom.aval.dtype)
         return Val(ty, self._param(ty, Arg("scalar", atom)))
+
+    def scratch(self, nbytes: int) -> str:
+        """A pointer parameter receiving ``nbytes`` of scratch memory for the call (kernels
+        allocate nothing themselves; the size is the call site's, not part of the text)."""
+        return self._param("ptr noalias", Arg("scratch", int(nbytes)))
 
     def dims(self, shape) -> list:
         """i64 parameters receiving the sizes ``shape``."""

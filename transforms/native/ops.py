@@ -89,7 +89,7 @@ def _dot_general(eqn) -> Kernel:
     n_ = _product(fn, [rdims[d] for d in rf])
 
     def operand(ptr, x, dims, direct, swapped, rows, cols):
-        """(pointer to a (B, rows, cols) array, transposed?, scratch to free)."""
+        """(pointer to a (B, rows, cols) array, transposed?, copied?)."""
         ident = list(range(x.aval.ndim))
         same_type = np.dtype(x.aval.dtype) == dt
         transposed = swapped == ident and dt.kind == "f" and same_type
@@ -116,22 +116,15 @@ def _dot_general(eqn) -> Kernel:
             _gemm_call(k, dt, pa, pb, pc, m_, n_, k_, ta, tb)
         else:
             _gemm_loops(k, dt, pa, pb, pc, m_, n_, k_, ta, tb)
-    for ptr, tmp in ((a, a_tmp), (b, b_tmp)):
-        if tmp:
-            fn.do(f"call void @free(ptr {ptr})")
     fn.ret()
     return k
 
 
 def _permuted_copy(k: Kernel, ptr, x, dims, order, dt) -> str:
-    """A malloc'ed C-contiguous copy of ``x`` (dims ``dims``) with its axes in ``order``,
-    converted to ``dt`` (rank 0: one element)."""
-    fn, mod = k.fn, k.mod
-    mod.declare("malloc", "declare noalias ptr @malloc(i64)")
-    mod.declare("free", "declare void @free(ptr)")
-    size = _product(fn, dims)
-    nbytes = fn.op(f"mul i64 {size}, {dt.itemsize}")
-    dst = fn.op(f"call ptr @malloc(i64 {fn.op(f'add i64 {nbytes}, 8')})")
+    """A C-contiguous copy of ``x`` (dims ``dims``) with its axes in ``order``, converted to
+    ``dt`` (rank 0: one element), in scratch memory the caller lends for the call."""
+    fn = k.fn
+    dst = k.scratch(max(1, x.aval.size) * dt.itemsize)
     src_dt = np.dtype(x.aval.dtype)
     new_dims = [dims[d] for d in order]
     strides = {}

@@ -12,9 +12,12 @@ run, as before). A program made of one native run (the common case) is one ctype
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from functrans.core.array import Array
+from functrans.core.config import config
 from functrans.core.ir import Jaxpr, Literal, Var, walk_jaxprs
 from functrans.transforms.lowering.plan import REDUCTIONS, is_index_map, is_pointwise
 from functrans.transforms.lowering.scalar import scalar_rules
@@ -155,9 +158,22 @@ class NativeProgram:
         return n / total if total else 1.0
 
     def compile(self) -> None:
-        """Compile (or load) every run's code."""
-        for r in self.runs:
-            r.compile()
+        """Compile (or load) every run's code. A run whose generated code LLVM refuses (a
+        bug of the native generator, never the user's) is compiled by the Numba backend
+        instead, with a warning."""
+        for k, r in enumerate(self.runs):
+            try:
+                r.compile()
+            except RuntimeError as e:
+                if not isinstance(r, Driver) or config.native_strict:
+                    raise
+                warnings.warn(f"{e}; jit compiles this part of {self.name!r} with Numba "
+                              "instead", RuntimeWarning, stacklevel=2)
+                eqns = [e for e in self.jaxpr.eqns if any(o in r.produced for o in e.outputs)]
+                self.runs[k] = _Foreign(eqns, r.ins, r.outs, self.name)
+                self.runs[k].compile()
+        self.single = self.runs[0] if len(self.runs) == 1 and \
+            isinstance(self.runs[0], Driver) else None
 
     @property
     def checked(self) -> bool:

@@ -1,0 +1,269 @@
+"""The native code generator (``transforms/native``): kernels shared between steps, programs
+and shapes; loops on all cores; one planned arena; Numba for what it does not cover; the
+on-disk cache shared by processes.
+
+Oracles: eager evaluation (the primitives' NumPy impls) for jit, NumPy in float64 for sums.
+Tolerances: elementwise results within 32 ulp (test_jit's bound for SIMD math); float32
+sums are accumulated in float32 blocks of 4,096 elements, then in float64, so on positive
+data their relative error is below 4,096 float32 ulps (the worst case of a float32 block).
+"""
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numba
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import functrans as ft
+import functrans.numpy as fnp
+from functrans import lax
+from functrans.transforms.jit.executable import executable_for
+from functrans.transforms.native import engine
+from functrans.transforms.native.driver import Driver
+from functrans.transforms.native.parallel import PARALLEL_MIN
+from functrans.transforms.native.program import NativeProgram
+
+from programs import BINARY, STRUCT, UNARY, build
+
+EPS32, EPS64 = np.finfo(np.float32).eps, np.finfo(np.float64).eps
+
+
+def _program(jitted, *args):
+    exe = executable_for(jitted.lower(*args).jaxpr, jitted.name)
+    assert type(exe) is NativeProgram
+    return exe
+
+
+def _kernels(exe):
+    return {k.symbol() for r in exe.runs if isinstance(r, Driver) for k in r.kernels}
+
+
+def _mlp_grad(depth, width=32, batch=8, seed=0):
+    rng = np.random.default_rng(seed)
+    ws = [rng.standard_normal((width, width)) * 0.3 for _ in range(depth)]
+    x = rng.standard_normal((batch, width))
+
+    def loss(ws, x):
+        h = x
+        for w in ws:
+            h = fnp.tanh(h @ w)
+        return fnp.sum(h * h)
+    return ft.jit(ft.grad(loss)), (ws, x), ft.grad(loss)
+
+
+def _assert_close(got, want, rtol=32 * EPS64):
+    for g, w in zip(ft.tree_util.tree_leaves(got), ft.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=rtol, atol=rtol)
+
+
+# ---- kernels shared by text --------------------------------------------------------------------
+def test_identical_layers_share_their_kernels():
+    """A deep network's layers are the same steps: 3 layers and 9 use the same kernels."""
+    shallow, args3, eager3 = _mlp_grad(3)
+    deep, args9, eager9 = _mlp_grad(9)
+    _assert_close(shallow(*args3), eager3(*args3))
+    _assert_close(deep(*args9), eager9(*args9))
+    k3, k9 = _kernels(_program(shallow, *args3)), _kernels(_program(deep, *args9))
+    assert k3 == k9 and 0 < len(k3) <= 12, (len(k3), len(k9))
+
+
+def test_a_new_batch_size_compiles_only_a_driver():
+    """Kernels take sizes as arguments: a new batch size traces and compiles a new driver
+    and reuses every kernel."""
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((64, 64)) * 0.2
+
+    def f(x, w):
+        h = fnp.tanh(x @ w) * 2.0 + 1.0
+        return fnp.sum(h * h, axis=1), fnp.max(h, axis=0)
+
+    jf = ft.jit(f)
+    x16, x24 = rng.standard_normal((16, 64)), rng.standard_normal((24, 64))
+    _assert_close(jf(x16, w), f(x16, w))
+    built = engine.stats["compiled"] + engine.stats["from_disk"]
+    _assert_close(jf(x24, w), f(x24, w))
+    assert _kernels(_program(jf, x16, w)) == _kernels(_program(jf, x24, w))
+    # the new driver only (compiled, or loaded if an earlier run cached it)
+    assert engine.stats["compiled"] + engine.stats["from_disk"] - built == 1
+
+
+def test_programs_share_kernels_with_each_other():
+    """The same step in another program is the same kernel: built once."""
+    rng = np.random.default_rng(2)
+    x, w, w2 = (rng.standard_normal((32, 64)), rng.standard_normal((64, 64)) * 0.1,
+                rng.standard_normal((64, 8)))
+
+    def step(v):
+        return fnp.exp(fnp.tanh(v @ w) * 0.5)
+
+    first = ft.jit(step)
+    second = ft.jit(lambda v: fnp.sin(step(v) @ w2))
+    _assert_close(first(x), step(x))
+    built = engine.stats["compiled"] + engine.stats["from_disk"]
+    _assert_close(second(x), fnp.sin(step(x) @ w2))
+    mine = _kernels(_program(second, x))
+    shared = _kernels(_program(first, x)) & mine
+    assert len(shared) == 2  # the product and the fused tanh-mul-exp loop
+    # second's other kernels and its driver, at most: the shared ones are not built again
+    assert engine.stats["compiled"] + engine.stats["from_disk"] - built <= \
+        len(mine - shared) + 1
+
+
+# ---- loops on all cores ---------------------------------------------------------------------------
+SIZES = [PARALLEL_MIN, PARALLEL_MIN + 1, 1_000_000, 3 * PARALLEL_MIN + 4097]
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_parallel_sums_match_numpy(n):
+    rng = np.random.default_rng(n)
+    x32 = rng.uniform(0.5, 1.5, n).astype(np.float32)
+    x64 = rng.uniform(0.5, 1.5, n)
+    f = ft.jit(lambda a, b: (fnp.sum(fnp.sin(a) * a), fnp.sum(b * b + 1.0), fnp.mean(a)))
+    s32, s64, m32 = f(x32, x64)
+    want32 = np.sum(np.sin(x32.astype(np.float64)) * x32)
+    np.testing.assert_allclose(float(s32), want32, rtol=4096 * EPS32)
+    np.testing.assert_allclose(float(s64), np.sum(x64 * x64 + 1.0), rtol=1e-12)
+    np.testing.assert_allclose(float(m32), np.mean(x32.astype(np.float64)), rtol=4096 * EPS32)
+    assert _program(f, x32, x64).runs[0].parallel
+
+
+def test_parallel_nested_loops_match_numpy():
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, (600, 700))  # 420,000 elements: rows split over the threads
+    f = ft.jit(lambda a: (fnp.sum(fnp.exp(a) * a, axis=1), fnp.tanh(a).T * 2.0))
+    rows, t = f(x)
+    np.testing.assert_allclose(rows, np.sum(np.exp(x) * x, axis=1), rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(t, np.tanh(x).T * 2.0, rtol=32 * EPS64, atol=32 * EPS64)
+    assert _program(f, x).runs[0].parallel
+
+
+def test_parallel_results_do_not_depend_on_the_thread_count():
+    x = np.random.default_rng(4).uniform(0, 1, 1_000_003).astype(np.float32)
+    f = ft.jit(lambda a: fnp.sum(fnp.tanh(a)))
+    both = float(f(x))
+    old = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = float(f(x))
+    finally:
+        numba.set_num_threads(old)
+    assert one == both
+
+
+# ---- the arena ---------------------------------------------------------------------------------------
+def test_intermediates_reuse_the_arena():
+    """A chain of non-fusible steps keeps only the buffers alive at once."""
+    x = np.random.default_rng(5).standard_normal((256, 256))
+
+    def f(a):
+        for _ in range(8):
+            a = fnp.tanh(a @ a.T * 0.01) + 1.0
+        return a
+
+    jf = ft.jit(f)
+    _assert_close(jf(x), f(x), rtol=1e-12)
+    driver = _program(jf, x).runs[0]
+    assert driver.arena_size <= 4 * x.nbytes, driver.arena_size
+
+
+# ---- equations left to Numba ---------------------------------------------------------------------
+def test_unsupported_equations_run_as_numba_kernels_between_native_runs():
+    x = np.random.default_rng(6).standard_normal(50)
+
+    def f(v):
+        a = fnp.tanh(v) * 2.0
+        b = fnp.sort(a)  # sort: a Numba kernel
+        return fnp.exp(b) - b[::-1]
+
+    jf = ft.jit(f)
+    _assert_close(jf(x), f(x))
+    kinds = [type(r).__name__ for r in _program(jf, x).runs]
+    assert kinds == ["Driver", "_Foreign", "Driver"], kinds
+
+
+def test_llvm_rejecting_generated_code_falls_back_to_numba_with_a_warning(monkeypatch):
+    from functrans.transforms.native import scalar
+    from functrans.transforms.native.ir import Val
+    monkeypatch.setitem(scalar.native_rules, "tanh",
+                        lambda fn, mod, a, i, o: Val(a[0].ty, fn.op(f"no_such_op {a[0]}")))
+    x = np.linspace(-1, 1, 40)
+    with ft.config.override(native_strict=False):
+        jf = ft.jit(lambda v: fnp.tanh(v) * 3.0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = jf(x)
+    assert any("compiles this part" in str(w.message) for w in caught)
+    _assert_close(got, np.tanh(x) * 3.0)
+    with ft.config.override(native_strict=True):
+        with pytest.raises(RuntimeError, match="invalid LLVM IR"):
+            ft.jit(lambda v: fnp.tanh(v) * 4.0)(x)
+
+
+# ---- whole programs ------------------------------------------------------------------------------------
+def _long_programs(struct):
+    return st.lists(st.one_of(
+        st.tuples(st.just("unary"), st.sampled_from(sorted(UNARY))),
+        st.tuples(st.just("binary"), st.sampled_from(sorted(BINARY))),
+        st.tuples(st.just("struct"), st.sampled_from(struct))), min_size=10, max_size=40)
+
+
+@settings(max_examples=10)
+@given(st.one_of(  # the programs' gather keeps 3 elements: length 3 only
+    st.tuples(_long_programs(sorted(STRUCT)), st.just(3)),
+    st.tuples(_long_programs(sorted(set(STRUCT) - {"gather"})), st.just(300))))
+def test_long_random_programs_match_eager(case):
+    prog, n = case
+    f = build(prog)
+    x = np.random.default_rng(len(prog)).uniform(-1, 1, n)
+    want = f(fnp.asarray(x))
+    got = ft.jit(f)(x)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-9, atol=1e-9)
+
+
+def test_loops_with_every_carry_kind_match_eager():
+    """Carries returned unchanged, updated in place, small (copied) and large (swapped), in a
+    while loop inside a scan."""
+    rows = np.random.default_rng(7).standard_normal((6, 300))
+
+    def f(rows):
+        def step(c, row):
+            big, small, table, k = c
+            big = fnp.tanh(big + row)
+            small = small * 0.5 + fnp.sum(row)
+            table = lax.dynamic_update_slice(table, big[None, :], (k, 0))
+            big2 = lax.while_loop(lambda b: fnp.max(b) > 0.5, lambda b: b * 0.9, big)
+            return (big2, small, table, k + 1), fnp.sum(big2)
+        init = (fnp.zeros(300), fnp.zeros(3), fnp.zeros((6, 300)), 0)
+        return lax.scan(step, init, rows)
+
+    _assert_close(ft.jit(f)(rows), f(rows), rtol=1e-12)
+
+
+# ---- the disk cache, shared by processes -----------------------------------------------------------
+_WORKER = textwrap.dedent("""
+    import numpy as np, functrans as ft, functrans.numpy as fnp
+    from functrans.transforms.native import engine
+    w = np.random.default_rng(0).standard_normal((64, 64)) * 0.1
+    f = ft.jit(lambda x: fnp.sum(fnp.tanh(x @ w) * fnp.exp(-x), axis=0))
+    x = np.random.default_rng(1).standard_normal((32, 64))
+    print(repr(np.asarray(f(x)).tolist()), engine.stats["compiled"], engine.stats["from_disk"])
+""")
+
+
+def test_processes_compiling_one_program_into_one_cache_all_succeed(tmp_path):
+    env = dict(os.environ, FUNCTRANS_CACHE_DIR=str(tmp_path))
+    procs = [subprocess.Popen([sys.executable, "-c", _WORKER], env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(3)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [e for _, e in outs]
+    values = {o.rsplit(" ", 2)[0] for o, _ in outs}
+    assert len(values) == 1
+    late = subprocess.run([sys.executable, "-c", _WORKER], env=env, text=True,
+                          capture_output=True, timeout=300)
+    value, compiled, from_disk = late.stdout.rsplit(" ", 2)
+    assert value in values and int(compiled) == 0 and int(from_disk) > 0
