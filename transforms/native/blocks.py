@@ -31,6 +31,7 @@ __all__ = ["Emitter", "Unsupported", "SMALL_BYTES", "CONTROL", "UPDATES"]
 
 ALIGN = 64
 SMALL_BYTES = 128
+LOOP_INLINE_BYTES = 1 << 14
 CONTROL = ("cond", "while", "scan")
 UPDATES = {"dynamic_update_slice", "scatter", "scatter-add", "scatter-mul", "scatter-min",
            "scatter-max"}
@@ -111,6 +112,7 @@ class Emitter:
         self.consts: list = []  # arrays of nested programs, passed as extra arguments
         self.const_params: list = []
         self.allow_parallel = False  # may loops run on Numba's thread pool?
+        self.depth = 0  # loops around the code being emitted
 
     # -- buffers ----------------------------------------------------------------------------------
     def _alloc(self, aval, st: _BlockState, owner) -> str:
@@ -288,6 +290,11 @@ class Emitter:
             self._share(out, x, st)
 
     def _call(self, k, st: _BlockState) -> None:
+        sym = k.symbol()
+        # Inlined: kernels on tiny arrays (their sizes become constants), and kernels in loop
+        # bodies on arrays that fit in the cache, where a call per step per kernel adds up.
+        inline = k.small or (self.depth > 0 and not k.parallel and all(
+            nbytes(a.value.aval) <= LOOP_INLINE_BYTES for a in k.args if a.kind == "buf"))
         args, lent = [], []
         for a in k.args:
             if a.kind == "buf":
@@ -306,8 +313,7 @@ class Emitter:
                 args.append(f"i64 {a.value}")
         for off, size in lent:  # scratch is free again once the call returns
             self.arena.release(off, size)
-        sym = k.symbol()
-        if k.small:  # its own name: the same kernel may also be called, not inlined
+        if inline:  # its own name: the same kernel may also be called, not inlined
             sym = "fti_" + sym[len("ftk_"):]
             self.inlined[sym] = k
             self.mod.decls.update(k.mod.decls)
@@ -415,15 +421,19 @@ class Emitter:
         fn.br(head)
         fn.place(head)
         cur = self._current(items)
+        self.depth += 1
         (pred,) = self.block(p["cond_jaxpr"], cconsts + cur)
+        self.depth -= 1
         if isinstance(pred, Literal):
             c = "true" if pred.val else "false"
         else:
             c = self._load_scalar(pred, np.bool_).ref
         fn.cbr(c, loop, done)
         fn.place(loop)
+        self.depth += 1
         self.block(body, bconsts + cur, dests=self._dests(items),
                    writable=self._in_place_inputs(items, body.invars[bn:]))
+        self.depth -= 1
         self._advance(items, eqn.outputs)
         fn.br(head)
         fn.place(done)
@@ -448,8 +458,10 @@ class Emitter:
             cur = self._current(items)
             x_rows = [row(loc, var) for loc, var in xs]
             y_rows = [row(loc, var) for loc, var in ys]
+            self.depth += 1
             self.block(body, consts + cur + x_rows, dests=self._dests(items) + y_rows,
                        writable=self._in_place_inputs(items, body.invars[nc:nc + nk]))
+            self.depth -= 1
             self._advance(items, eqn.outputs[:nk])
         for v, loc in zip(eqn.outputs[:nk], self._current(items)):
             st.loc[v] = loc

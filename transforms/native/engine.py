@@ -30,7 +30,10 @@ from functrans._version import __version__
 from functrans.transforms.lowering.cache_dir import cache_dir, private_dir
 from functrans.transforms.lowering.numba_cache import CacheWarning
 
-__all__ = ["compile_ir", "load", "address", "is_loaded", "cached_object", "store_object",
+from . import workers
+from .llvm_compile import Compiler
+
+__all__ = ["compile_ir", "compile_all", "load", "address", "is_loaded", "cached_object", "store_object",
            "target_key", "CacheWarning"]
 
 _MAGIC = b"FTNATIVE1\n"
@@ -48,23 +51,16 @@ def _init():
     with _lock:
         if _state:
             return _state
-        llb.initialize_native_target()
-        llb.initialize_native_asmprinter()
         # As Numba: NUMBA_CPU_NAME / NUMBA_CPU_FEATURES give portable code, else the host.
-        cpu = numba_config.CPU_NAME or llb.get_host_cpu_name()
-        features = numba_config.CPU_FEATURES
-        if features is None:
-            features = llb.get_host_cpu_features().flatten()
+        compiler = Compiler(numba_config.CPU_NAME, numba_config.CPU_FEATURES)
         target = llb.Target.from_default_triple()
-
-        def machine():
-            return target.create_target_machine(cpu=cpu, features=features, opt=3,
-                                                codemodel="jitdefault")
-        tm = machine()
-        engine = llb.create_mcjit_compiler(llb.parse_assembly(""), machine())
-        _state.update(tm=tm, engine=engine, triple=tm.triple, layout=str(tm.target_data),
+        machine = target.create_target_machine(cpu=compiler.cpu, features=compiler.features,
+                                               opt=3, codemodel="jitdefault")
+        engine = llb.create_mcjit_compiler(llb.parse_assembly(""), machine)
+        _state.update(compiler=compiler, engine=engine, triple=compiler.triple,
+                      layout=compiler.layout, tm=compiler.tm,
                       key="\0".join((__version__, llvmlite.__version__, numba.__version__,
-                                     tm.triple, cpu, features)))
+                                     compiler.triple, compiler.cpu, compiler.features)))
     return _state
 
 
@@ -73,31 +69,25 @@ def target_key() -> str:
     return _init()["key"]
 
 
-def compile_ir(text: str, *, opt: int = 3, links: dict | None = None) -> bytes:
+def compile_ir(text: str, *, opt: int = 3, links: dict | None = None,
+               unroll: bool = True) -> bytes:
     """Object code for the LLVM IR ``text``, optimized at level ``opt``. ``links`` maps
     symbols to IR texts defining them (harvested scalar functions): they are linked in and
-    made internal, so they inline and no two objects export them. Raises ``RuntimeError``
-    naming LLVM's complaint if the IR does not parse or verify (a generator bug)."""
+    made internal, so they inline and no two objects export them. ``unroll=False`` keeps
+    loops rolled (no unrolling, no interleaving: less code, compiled faster). Raises
+    ``RuntimeError`` naming LLVM's complaint if the IR does not parse or verify (a generator
+    bug)."""
+    return compile_all([(text, links or {}, opt, unroll)])[0]
+
+
+def compile_all(jobs) -> list:
+    """Object code for each job ``(text, links, opt, unroll)`` (as :func:`compile_ir`), on
+    two cores when there are several (see workers.py)."""
     st = _init()
-    try:
-        module = llb.parse_assembly(text)
-        for extra in (links or {}).values():
-            module.link_in(llb.parse_assembly(extra), preserve=False)
-        for symbol in links or ():
-            module.get_function(symbol).linkage = "internal"
-        module.triple = st["triple"]
-        module.data_layout = st["layout"]
-        module.verify()
-    except RuntimeError as e:
-        raise RuntimeError(f"native code generation produced invalid LLVM IR: {e}") from None
-    pto = llb.create_pipeline_tuning_options(speed_level=opt)
-    pto.loop_vectorization = opt >= 2
-    pto.slp_vectorization = opt >= 2
-    pb = llb.create_pass_builder(st["tm"], pto)
-    pb.getModulePassManager().run(module, pb)
-    obj = st["tm"].emit_object(module)
-    stats["compiled"] += 1
-    return obj
+    objs = workers.compile_many(jobs, lambda job: st["compiler"].compile(*job),
+                                st["compiler"].cpu, st["compiler"].features)
+    stats["compiled"] += len(objs)
+    return objs
 
 
 def load(symbol: str, obj: bytes) -> int:

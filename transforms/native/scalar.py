@@ -477,3 +477,21 @@ def _libmvec(name):
 
 for _name in _MV_NAMES:
     native_rules[_name] = _libmvec(_name)
+
+
+@_rule("logistic")
+def _logistic(fn, mod, a, i, o):
+    """1 / (1 + exp(-x)) as the fast-math route computes it on libmvec's exp: e / (1 + e)
+    with e = exp(-|x|) for x < 0, so neither tail overflows or cancels."""
+    d = np.dtype(o.dtype)
+    if d.kind != "f" or fastmath.implementation("logistic", d) != "libmvec":
+        return None
+    x = a[0]
+    ax = _intrinsic(fn, mod, "fabs", x)
+    e = native_rules["exp"](fn, mod, [Val(x.ty, fn.op(f"fneg {FAST} {ax}"))], i, o)
+    if e is None:
+        return None
+    one = const(1, d)
+    num = fn.op(f"select i1 {fn.op(f'fcmp oge {x}, 0.0')}, {one}, {e}")
+    den = fn.op(f"fadd {FAST} {one}, {e.ref}")
+    return Val(x.ty, fn.op(f"fdiv {FAST} {x.ty} {num}, {den}"))

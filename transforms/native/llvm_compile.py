@@ -1,0 +1,97 @@
+"""LLVM IR text to object code, in this process or in a worker process.
+
+This module imports nothing but llvmlite and the standard library, so that it can also run
+as a script: a compile worker reading jobs from its standard input and writing object code
+to its standard output (:mod:`.workers` starts it). llvmlite serializes every LLVM call in a
+process behind one lock, so a second process is the only way to compile on two cores.
+
+    >>> Compiler().compile("define i32 @ft_answer() {\\n  ret i32 42\\n}\\n", {}, 2, True)[:4]
+    b'\\x7fELF'
+"""
+from __future__ import annotations
+
+import pickle
+import struct
+import sys
+
+import llvmlite.binding as llb
+
+__all__ = ["Compiler", "serve"]
+
+
+class Compiler:
+    """Compiles modules for one target machine (``cpu``, ``features``; default: the host)."""
+
+    def __init__(self, cpu: str | None = None, features: str | None = None):
+        llb.initialize_native_target()
+        llb.initialize_native_asmprinter()
+        self.cpu = cpu or llb.get_host_cpu_name()
+        self.features = llb.get_host_cpu_features().flatten() if features is None else features
+        target = llb.Target.from_default_triple()
+        self.tm = target.create_target_machine(cpu=self.cpu, features=self.features, opt=3,
+                                               codemodel="jitdefault")
+        self.triple, self.layout = self.tm.triple, str(self.tm.target_data)
+
+    def compile(self, text: str, links: dict, opt: int, unroll: bool) -> bytes:
+        """Object code for IR ``text`` with ``links`` (symbol -> IR text defining it) linked
+        in and made internal, optimized at ``opt`` (``unroll=False``: loops kept rolled).
+        Raises ``RuntimeError`` naming LLVM's complaint about IR that does not parse or
+        verify (a generator bug)."""
+        try:
+            module = llb.parse_assembly(text)
+            for extra in links.values():
+                module.link_in(llb.parse_assembly(extra), preserve=False)
+            for symbol in links:
+                module.get_function(symbol).linkage = "internal"
+            module.triple = self.triple
+            module.data_layout = self.layout
+            module.verify()
+        except RuntimeError as e:
+            raise RuntimeError(f"native code generation produced invalid LLVM IR: {e}") \
+                from None
+        pto = llb.create_pipeline_tuning_options(speed_level=opt)
+        pto.loop_vectorization = opt >= 2
+        pto.slp_vectorization = opt >= 2
+        if not unroll:
+            pto.loop_unrolling = pto.loop_interleaving = False
+        pb = llb.create_pass_builder(self.tm, pto)
+        pb.getModulePassManager().run(module, pb)
+        return self.tm.emit_object(module)
+
+
+# -- the worker process: length-prefixed pickles over its standard streams ---------------------
+
+def _read(stream):
+    head = stream.read(8)
+    if len(head) < 8:
+        return None
+    (n,) = struct.unpack("<Q", head)
+    return pickle.loads(stream.read(n))
+
+
+def _write(stream, obj) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(struct.pack("<Q", len(data)) + data)
+    stream.flush()
+
+
+def serve(inp=None, out=None) -> None:
+    """The worker loop: the first message is ``(cpu, features)``, then each is ``(text, links,
+    opt, unroll)`` answered with ``("ok", object code)`` or ``("error", message)``; it ends
+    when its input closes."""
+    inp = inp or sys.stdin.buffer
+    out = out or sys.stdout.buffer
+    cpu, features = _read(inp)
+    compiler = Compiler(cpu, features)
+    while True:
+        job = _read(inp)
+        if job is None:
+            return
+        try:
+            _write(out, ("ok", compiler.compile(*job)))
+        except Exception as e:  # reported to the parent, which raises it there
+            _write(out, ("error", f"{type(e).__name__}: {e}"))
+
+
+if __name__ == "__main__":
+    serve()
