@@ -22,19 +22,45 @@ import numpy as np
 from functrans.core.ir import Literal, Var
 from functrans.transforms.lowering.plan import Group, plan
 
+from . import engine
 from .groups import group_kernel
-from .ir import Val, const, mem_type, reg_type
+from .ir import Fn, Module, Val, const, mem_type, reg_type
 from .ops import ALIASES, op_kernels
 from .scalar import cast
 
-__all__ = ["Emitter", "Unsupported", "SMALL_BYTES", "CONTROL", "UPDATES"]
+__all__ = ["Emitter", "Unsupported", "Region", "module_text", "SMALL_BYTES", "CONTROL",
+           "UPDATES"]
 
 ALIGN = 64
 SMALL_BYTES = 128
+REGION_EQNS = 32  # top-level loops and branches this large are functions of their own
 LOOP_INLINE_BYTES = 1 << 14
 CONTROL = ("cond", "while", "scan")
 UPDATES = {"dynamic_update_slice", "scatter", "scatter-add", "scatter-mul", "scatter-min",
            "scatter-max"}
+
+
+def module_text(fn, mod, inlined, prefix: str):
+    """``(symbol, text)`` of a module defining ``fn`` (named by a hash of the text) and the
+    kernels inlined into it."""
+    body = mod.text([fn])
+    for sym, kernel in inlined.items():
+        body += kernel.fn.text().replace(
+            "define void @KERNEL(", f"define internal void @{sym}(", 1).replace(
+            ") nounwind", ") alwaysinline nounwind", 1)
+    symbol = engine.symbol_for(prefix, body + "\0" + "\0".join(sorted(mod.links)))
+    return symbol, body.replace(f"@{fn.name}(", f"@{symbol}(", 1)
+
+
+class Region:
+    """A top-level loop or branch compiled as its own function, in its own module: it
+    compiles in parallel with the rest of the program, and is cached (and shared) like a
+    kernel. Its parameters are pointers: the arena, its inputs, outputs and constants."""
+
+    def __init__(self, fn, mod, inlined):
+        self.mod = mod
+        self.symbol, self.text = module_text(fn, mod, inlined, "ftr")
+        self.signature = f"declare void @{self.symbol}({', '.join(['ptr'] * len(fn.params))})"
 
 
 class Unsupported(NotImplementedError):
@@ -113,6 +139,8 @@ class Emitter:
         self.const_params: list = []
         self.allow_parallel = False  # may loops run on Numba's thread pool?
         self.depth = 0  # loops around the code being emitted
+        self.regions: list = []  # Regions, compiled before the driver
+        self.in_region = False
 
     # -- buffers ----------------------------------------------------------------------------------
     def _alloc(self, aval, st: _BlockState, owner) -> str:
@@ -268,7 +296,11 @@ class Emitter:
             return
         if kind == "control":
             try:
-                getattr(self, "_" + step.eqn.prim.name)(step.eqn, st)
+                if not self.in_region and self.depth == 0 and \
+                        _size(step.eqn) >= REGION_EQNS:
+                    self._region(step.eqn, st)
+                else:
+                    getattr(self, "_" + step.eqn.prim.name)(step.eqn, st)
             except Unsupported as e:  # in a branch or body: the whole construct goes
                 raise Unsupported([step.eqn], str(e)) from None
             return
@@ -322,6 +354,46 @@ class Emitter:
             self.kernels[sym] = k
             self.mod.declare(sym, k.signature())
         self.fn.do(f"call void @{sym}({', '.join(args)})")
+
+    def _region(self, eqn, st):
+        """Emit control-flow equation ``eqn`` as a function of its own, called here."""
+        outs = [self._place(v, st) for v in eqn.outputs]
+        ins = [self._in_loc(x, st) for x in eqn.inputs]
+        fn, mod = Fn("REGION", [], attrs="nounwind"), Module()
+        outer_args, mapping = [], {}
+
+        def param(outer):  # the region's parameter receiving an outer pointer
+            if outer not in mapping:
+                mapping[outer] = f"%r{len(outer_args)}"
+                outer_args.append(outer)
+                fn.params.append(("ptr", mapping[outer]))
+            return mapping[outer]
+        saved = (self.fn, self.mod, self.arena_ptr, self.inlined, self.param_data)
+        outer_data = self.param_data
+        self.fn, self.mod, self.inlined = fn, mod, {}
+        self.arena_ptr = param(saved[2])
+        self.param_data = lambda name: param(outer_data(name))
+        self.in_region = True
+        try:
+            inner = _BlockState(1, {v: 1 for v in eqn.outputs},
+                                {v: param(loc) for v, loc in zip(eqn.outputs, outs)}, set())
+            for x, loc in zip(eqn.inputs, ins):
+                if isinstance(x, Var):
+                    inner.loc[x] = param(loc)
+            getattr(self, "_" + eqn.prim.name)(eqn, inner)
+            for v, loc in zip(eqn.outputs, outs):  # where the loop left them, if elsewhere
+                if inner.loc[v] != mapping[loc]:
+                    self._copy(mapping[loc], inner.loc[v], v.aval)
+            for r in list(inner.owned):
+                self._release(inner, r)
+            fn.ret()
+            region = Region(fn, mod, self.inlined)
+        finally:
+            self.fn, self.mod, self.arena_ptr, self.inlined, self.param_data = saved
+            self.in_region = False
+        self.regions.append(region)
+        self.mod.declare(region.symbol, region.signature)
+        self.fn.do(f"call void @{region.symbol}({', '.join(f'ptr {a}' for a in outer_args)})")
 
     def _in_loc(self, x, st) -> str:
         return self.literal_loc(x) if isinstance(x, Literal) else st.loc[x]
@@ -465,6 +537,12 @@ class Emitter:
             self._advance(items, eqn.outputs[:nk])
         for v, loc in zip(eqn.outputs[:nk], self._current(items)):
             st.loc[v] = loc
+
+
+def _size(eqn) -> int:
+    """Equations in the programs nested in ``eqn``, recursively."""
+    from functrans.core.ir import walk_jaxprs
+    return sum(len(j.eqns) + sum(_size(e) for e in j.eqns) for j in walk_jaxprs(eqn.params))
 
 
 def _update_chain(o, c, producer, uses) -> bool:

@@ -29,7 +29,7 @@ from functrans.transforms.lowering.emit import LoweringError
 from functrans.transforms.lowering.emit import _calls_blas
 
 from . import engine, harvest, parallel
-from .blocks import Emitter, Unsupported
+from .blocks import Emitter, Unsupported, module_text
 from .ir import Fn, Module, mem_type
 
 __all__ = ["Driver", "DATA_OFFSET", "Unsupported"]
@@ -92,19 +92,14 @@ class Driver:
         self.parallel = any(k.parallel for k in self.kernels)
         self.inlined = em.inlined
         self.fn, self.mod = fn, mod
-        body = mod.text([fn])
-        for sym, kernel in self.inlined.items():
-            body += kernel.fn.text().replace(
-                "define void @KERNEL(", f"define internal void @{sym}(", 1).replace(
-                ") nounwind", ") alwaysinline nounwind", 1)
-        self.symbol = engine.symbol_for("ftp", body + "\0" + "\0".join(sorted(mod.links)))
-        self.text = body.replace("@DRIVER(", f"@{self.symbol}(", 1)
+        self.regions = em.regions
+        self.symbol, self.text = module_text(fn, mod, self.inlined, "ftp")
         self.entry = None
         self._lock = threading.Lock()
 
     def kernel_texts(self) -> list:
-        """The separately compiled kernels' module texts (for ``as_text``)."""
-        return [k.final_text() for k in self.kernels]
+        """The separately compiled regions' and kernels' module texts (for ``as_text``)."""
+        return [r.text for r in self.regions] + [k.final_text() for k in self.kernels]
 
     # -- compiling and running --------------------------------------------------------------------
     def compile(self) -> None:
@@ -118,6 +113,8 @@ class Driver:
             # the driver is loaded last: it calls the kernels by name.
             units = [(k.symbol(), k.final_text, k.mod.links, KERNEL_OPT, True)
                      for k in self.kernels]
+            units += [(r.symbol, (lambda r=r: r.text), r.mod.links, 2, False)
+                      for r in self.regions]
             units.append((self.symbol, lambda: self.text, self.mod.links, 2, False))
             addr = _ensure_all(units)[-1]
             obj = ctypes.py_object

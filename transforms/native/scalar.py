@@ -495,3 +495,12 @@ def _logistic(fn, mod, a, i, o):
     num = fn.op(f"select i1 {fn.op(f'fcmp oge {x}, 0.0')}, {one}, {e}")
     den = fn.op(f"fadd {FAST} {one}, {e.ref}")
     return Val(x.ty, fn.op(f"fdiv {FAST} {x.ty} {num}, {den}"))
+
+
+@_rule("lgamma")
+def _lgamma(fn, mod, a, i, o):
+    """libm's lgamma, as Numba's math.lgamma calls it (float64; others are harvested)."""
+    if np.dtype(o.dtype) != np.float64 or np.dtype(i[0].dtype) != np.float64:
+        return None
+    mod.declare("lgamma", "declare double @lgamma(double)")
+    return Val("double", fn.op(f"call {FAST} double @lgamma({a[0]})"))

@@ -82,14 +82,16 @@ def compile_many(jobs, compile_here, cpu=None, features=None) -> list:
     worker = _get_worker(cpu, features) if len(jobs) >= MIN_JOBS and _cores() >= 2 else None
     if worker is None:
         return [compile_here(job) for job in jobs]
-    pending = list(range(len(jobs)))
+    # Largest first, for both: the longest jobs start at once and the short ones fill in.
+    pending = sorted(range(len(jobs)), key=lambda k: len(jobs[k][0]) +
+                     sum(len(t) for t in jobs[k][1].values()))
     errors = []
 
     def take():
         with _lock:
             return pending.pop() if pending else None
 
-    def feed():  # the worker takes jobs from the end of the list, this thread from the front
+    def feed():  # the worker and this thread take the largest job left
         global _failed, _worker
         while True:
             k = take()
@@ -109,8 +111,7 @@ def compile_many(jobs, compile_here, cpu=None, features=None) -> list:
     thread = threading.Thread(target=feed, name="functrans-compile-feed", daemon=True)
     thread.start()
     while True:
-        with _lock:
-            k = pending.pop(0) if pending else None
+        k = take()
         if k is None:
             break
         results[k] = compile_here(jobs[k])
