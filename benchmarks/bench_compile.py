@@ -8,8 +8,8 @@ call from its interpreter while the kernel compiles, and ``block_until_ready`` w
 kernel, so the wall time from before the call to after the block is the time to the first
 compiled result. Then it times the first K calls of a training loop (each blocked; a stall
 shows as a slow call after the first) and the steady-state step (median of blocked calls).
-JAX does the same in its own fresh process (``--jax-python``, default
-``/work/jaxvenv/bin/python`` when it exists). ``--warm`` adds a second process per framework
+JAX does the same in its own fresh process (``--jax-python``; default: the
+``FUNCTRANS_BENCH_JAX_PYTHON`` environment variable, else this interpreter when it has JAX). ``--warm`` adds a second process per framework
 on the same cache directory (JAX: its persistent compilation cache, enabled on that directory
 for both of its runs).
 
@@ -254,8 +254,8 @@ def main(argv=None):
     parser.add_argument("--warm", action="store_true",
                         help="also a second process on the same cache directory")
     parser.add_argument("--jax-python", default=None,
-                        help=f"Python with JAX (default {DEFAULT_JAX_PYTHON} if present, "
-                             "else this one if it has JAX); 'none' skips JAX")
+                        help="Python with JAX (default: $FUNCTRANS_BENCH_JAX_PYTHON, else this "
+                             "one if it has JAX); 'none' skips JAX")
     parser.add_argument("--json", metavar="PATH", help="dump the raw results here")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--framework", default="functrans", help=argparse.SUPPRESS)
@@ -268,7 +268,8 @@ def main(argv=None):
     jax_python = opts.jax_python
     if jax_python is None:
         import importlib.util
-        jax_python = (DEFAULT_JAX_PYTHON if os.path.exists(DEFAULT_JAX_PYTHON) else
+        jax_python = (os.environ["FUNCTRANS_BENCH_JAX_PYTHON"]
+                      if os.environ.get("FUNCTRANS_BENCH_JAX_PYTHON") else
                       sys.executable if importlib.util.find_spec("jax") else None)
     elif jax_python == "none":
         jax_python = None

@@ -35,7 +35,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-DEFAULT_JAX_PYTHON = "/work/jaxvenv/bin/python"
+# A Python that has JAX (JAX runs in its own process, so it may live in another virtual
+# environment): FUNCTRANS_BENCH_JAX_PYTHON, else this interpreter when it can import jax.
+DEFAULT_JAX_PYTHON = os.environ.get("FUNCTRANS_BENCH_JAX_PYTHON", sys.executable)
 
 
 def namespace(name: str) -> types.SimpleNamespace:
@@ -342,7 +344,7 @@ def check(jax_python=DEFAULT_JAX_PYTHON, programs=CHECK_PROGRAMS, rtol=1e-4):
     (samplers: functrans's jit run exactly, everything by distribution)."""
     ft = _summaries("functrans", programs)
     jx = {}
-    if os.path.exists(jax_python):
+    if jax_python and os.path.exists(jax_python):
         r = subprocess.run([jax_python, os.path.abspath(__file__), "--summaries", "jax",
                             "--programs", ",".join(programs)], capture_output=True, text=True)
         if r.returncode:
