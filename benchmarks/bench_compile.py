@@ -88,12 +88,37 @@ def child(framework, program, calls, jax_cache=None):
     return res
 
 
+def child_loop(program, calls):
+    """Runs in a fresh process: a cold functrans training loop that never waits for the
+    compiler (no ``block_until_ready``; each call's first output is read back, so it is
+    computed). Per call: seconds, and whether code was still compiling when it started (it
+    then ran on the interpreter)."""
+    import numpy
+    import models
+    from functrans.core import background
+    from functrans.tree_util import tree_leaves
+    m = models.namespace("functrans")
+    p = models.build(m, program)
+    times, compiling, args = [], [], p.args
+    for _ in range(calls):
+        busy = bool(background._running) or not times
+        w = time.perf_counter()
+        out = p.fn(*args)
+        numpy.asarray(tree_leaves(out)[0])
+        times.append(time.perf_counter() - w)
+        compiling.append(busy)
+        args = p.advance(args, out)
+    return {"loop": times, "compiling": compiling}
+
+
 # ---- the parent ----------------------------------------------------------------------------
-def run_child(python, framework, program, calls, timeout, cache_dir, jax_cache=False):
+def run_child(python, framework, program, calls, timeout, cache_dir, jax_cache=False,
+              loop=False):
     """One fresh process for ``program``; its results, or ``{"error": ...}`` (``"timeout"``
-    when it ran past ``timeout`` seconds; it is killed with its process group)."""
+    when it ran past ``timeout`` seconds; it is killed with its process group). ``loop``: the
+    cold training loop of :func:`child_loop` instead."""
     cmd = [python, os.path.abspath(__file__), "--child", program, "--framework", framework,
-           "--calls", str(calls)]
+           "--calls", str(calls)] + (["--child-loop"] if loop else [])
     if jax_cache:
         cmd += ["--jax-cache", cache_dir]
     env = dict(os.environ, FUNCTRANS_CACHE_DIR=cache_dir)
@@ -143,10 +168,16 @@ def measure(names, opts, jax_python):
                     r[fw + " warm"] = run_child(python, fw, name, opts.calls, opts.timeout,
                                                 cache, jax_cache=fw == "jax")
                     _progress(name, fw + " warm", r[fw + " warm"])
+        if opts.loop:
+            with tempfile.TemporaryDirectory(prefix="bench_compile_") as cache:
+                r["loop"] = run_child(sys.executable, "functrans", name, opts.loop,
+                                      opts.timeout, cache, loop=True)
     return results
 
 
 def _progress(name, label, res):
+    if "loop" in res:
+        return
     if "error" in res:
         print(f"  {name} {label}: {res['error']}", file=sys.stderr, flush=True)
     else:
@@ -194,6 +225,32 @@ def _table(header, rows):
     return "\n".join(out)
 
 
+def _loop_table(results, calls):
+    """The cold training loops: the first call (trace and interpreter), the interpreted step
+    (median of the later calls that started while code was compiling), the slowest later
+    call and its ratio to the interpreted step, the compiled step, and how many calls were
+    interpreted."""
+    header = ["program", "first call", "interpreted step", "slowest later call", "ratio",
+              "compiled step", "calls interpreted"]
+    rows = []
+    for name, r in results.items():
+        res = r.get("loop")
+        if not res or "error" in res:
+            rows.append([name] + [(res or {}).get("error", "-")] + ["-"] * 5)
+            continue
+        times, busy = res["loop"], res["compiling"]
+        interp = [t for t, b in zip(times[1:], busy[1:]) if b]
+        compiled = [t for t, b in zip(times[1:], busy[1:]) if not b]
+        step = sorted(interp)[len(interp) // 2] if interp else None
+        later = max(times[1:]) if len(times) > 1 else None
+        rows.append([name, fmt(times[0]), fmt(step) if step else "-", fmt(later),
+                     f"{later / step:.2f}x" if step else "-",
+                     fmt(sorted(compiled)[len(compiled) // 2]) if compiled else "-",
+                     f"{sum(busy)} of {len(busy)}"])
+    return (f"Cold training loop that never waits for the compiler ({calls} calls, each output "
+            "read back; functrans):\n" + _table(header, rows))
+
+
 def report(results, opts):
     """The tables: first compiled result and steady step against JAX (and the warm-cache runs
     with ``--warm``), then the first calls of each training loop."""
@@ -224,6 +281,8 @@ def report(results, opts):
     rows = []
     for name, r in results.items():
         for fw, res in r.items():
+            if fw == "loop":
+                continue
             if "error" in res:
                 rows.append([name, fw, _cell(res, "import"), _cell(res, "first_return")]
                             + [_cell(res, "calls")] * opts.calls)
@@ -233,6 +292,8 @@ def report(results, opts):
     lines += ["", f"First {opts.calls} calls of a training loop, each blocked (call 1 = first "
               "compiled result; functrans's first call returns from the interpreter):",
               _table(header, rows)]
+    if opts.loop:
+        lines += ["", _loop_table(results, opts.loop)]
     errors = [(n, fw, res) for n, r in results.items() for fw, res in r.items()
               if "error" in res and res["error"] != "timeout"]
     for n, fw, res in errors:
@@ -253,6 +314,10 @@ def main(argv=None):
                         help="seconds per process")
     parser.add_argument("--warm", action="store_true",
                         help="also a second process on the same cache directory")
+    parser.add_argument("--loop", type=int, default=0, metavar="N",
+                        help="also a cold functrans training loop of N calls that never waits "
+                             "for the compiler (stalls: slowest call / interpreted step)")
+    parser.add_argument("--child-loop", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--jax-python", default=None,
                         help="Python with JAX (default: $FUNCTRANS_BENCH_JAX_PYTHON, else this "
                              "one if it has JAX); 'none' skips JAX")
@@ -262,7 +327,8 @@ def main(argv=None):
     parser.add_argument("--jax-cache", help=argparse.SUPPRESS)
     opts = parser.parse_args(argv)
     if opts.child:
-        res = child(opts.framework, opts.child, opts.calls, opts.jax_cache)
+        res = (child_loop(opts.child, opts.calls) if opts.child_loop else
+               child(opts.framework, opts.child, opts.calls, opts.jax_cache))
         print(_MARK + json.dumps(res), flush=True)
         return
     jax_python = opts.jax_python
