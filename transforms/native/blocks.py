@@ -33,6 +33,7 @@ __all__ = ["Emitter", "Unsupported", "Region", "module_text", "SMALL_BYTES", "CO
 
 ALIGN = 64
 SMALL_BYTES = 128
+SMALL_ELEMENTS = 16  # kernels whose arrays are all this small are inlined, loops unrolled
 REGION_EQNS = 32  # top-level loops and branches this large are functions of their own
 LOOP_INLINE_BYTES = 1 << 14
 CONTROL = ("cond", "while", "scan")
@@ -44,8 +45,11 @@ def module_text(fn, mod, inlined, prefix: str):
     """``(symbol, text)`` of a module defining ``fn`` (named by a hash of the text) and the
     kernels inlined into it."""
     body = mod.text([fn])
-    for sym, kernel in inlined.items():
-        body += kernel.fn.text().replace(
+    for k, (sym, kernel) in enumerate(inlined.items()):
+        # Kernels on tiny arrays ask for their loops to be unrolled (the module is compiled
+        # with rolled loops otherwise); ids 1000 apart keep each function's metadata apart.
+        unroll = 1000 * (k + 1) if kernel.small else None
+        body += kernel.fn.text(unroll).replace(
             "define void @KERNEL(", f"define internal void @{sym}(", 1).replace(
             ") nounwind", ") alwaysinline nounwind", 1)
     symbol = engine.symbol_for(prefix, body + "\0" + "\0".join(sorted(mod.links)))
@@ -266,8 +270,8 @@ class Emitter:
                     list(eqn.outputs)
             k = op_kernels[name](eqn)
             eqns = [eqn]
-            bufs = [a.value for a in k.args if a.kind == "buf"]
-            k.small = all(nbytes(v.aval) <= SMALL_BYTES for v in bufs)
+            k.small = all(v.aval.size <= SMALL_ELEMENTS for v in eqn.inputs + eqn.outputs
+                          if isinstance(v, Var))
         produced = {o for e in eqns for o in e.outputs}
         args = [a.value for a in k.args if a.kind in ("buf", "scalar")]
         reads = [v for v in args if isinstance(v, Var) and v not in produced]

@@ -31,7 +31,7 @@ from functrans.transforms.lowering.cache_dir import cache_dir, private_dir
 from functrans.transforms.lowering.numba_cache import CacheWarning
 
 from . import workers
-from .llvm_compile import Compiler
+from .llvm_compile import PIPELINE, Compiler
 
 __all__ = ["compile_ir", "compile_all", "load", "address", "is_loaded", "cached_object", "store_object",
            "target_key", "CacheWarning"]
@@ -60,7 +60,8 @@ def _init():
         _state.update(compiler=compiler, engine=engine, triple=compiler.triple,
                       layout=compiler.layout, tm=compiler.tm,
                       key="\0".join((__version__, llvmlite.__version__, numba.__version__,
-                                     compiler.triple, compiler.cpu, compiler.features)))
+                                     compiler.triple, compiler.cpu, compiler.features,
+                                     PIPELINE)))
     return _state
 
 

@@ -27,6 +27,7 @@ FAST = "reassoc nsz afn"
 ``contract`` (no FMA fusion), no ``arcp``, no ``nnan``/``ninf``."""
 
 _INT = {1: "i8", 2: "i16", 4: "i32", 8: "i64"}
+_LOOP_MARK = "\x00loop\x00"  # where a loop's latch branch may take unroll metadata
 
 
 def reg_type(dtype) -> str:
@@ -166,7 +167,7 @@ class Fn:
         self.place(body)
         yield i
         self.do(f"store i64 {self.op(f'add nuw nsw i64 {i}, 1')}, ptr {counter}")
-        self.br(head)
+        self.do(f"br label %{head}{_LOOP_MARK}")
         self.place(done)
 
     @contextlib.contextmanager
@@ -182,13 +183,29 @@ class Fn:
     def ret(self, v: Val | None = None) -> None:
         self.do("ret void" if v is None else f"ret {v}")
 
-    def text(self) -> str:
+    def text(self, unroll_from: int | None = None) -> str:
+        """The function's IR. With ``unroll_from``, every loop carries metadata asking LLVM
+        to unroll it fully (numbered from that id: unique in the module), which it does even
+        where the pipeline does not unroll (a kernel on tiny arrays, inlined where its trip
+        counts are constants)."""
         params = ", ".join(f"{t} {n}" for t, n in self.params)
         attrs = f" {self.attrs}" if self.attrs else ""
         body = "\n".join(self.allocas + self.lines)
         link = f"{self.linkage} " if self.linkage else ""
-        return (f"define {link}{self.ret_type} @{self.name}({params}){attrs} {{\nentry:\n"
+        metadata = []
+        if unroll_from is not None:
+            parts = body.split(_LOOP_MARK)
+            body = parts[0]
+            for k, part in enumerate(parts[1:]):
+                md = unroll_from + 2 * k
+                body += f", !llvm.loop !{md}" + part
+                metadata += [f"!{md} = distinct !{{!{md}, !{md + 1}}}",
+                             f'!{md + 1} = !{{!"llvm.loop.unroll.full"}}']
+        else:
+            body = body.replace(_LOOP_MARK, "")
+        text = (f"define {link}{self.ret_type} @{self.name}({params}){attrs} {{\nentry:\n"
                 f"{body}\n}}\n")
+        return text + "".join(m + "\n" for m in metadata)
 
 
 class Module:

@@ -16,7 +16,11 @@ import sys
 
 import llvmlite.binding as llb
 
-__all__ = ["Compiler", "serve"]
+__all__ = ["Compiler", "serve", "PIPELINE"]
+
+PIPELINE = "kernels -O2 unrolled; drivers and regions -O2 rolled but forced; vectorized (1)"
+"""Describes how modules are compiled; part of every cache key (change it when the pipeline
+changes, so that code compiled otherwise is not reused)."""
 
 
 class Compiler:
@@ -52,7 +56,7 @@ class Compiler:
         pto = llb.create_pipeline_tuning_options(speed_level=opt)
         pto.loop_vectorization = opt >= 2
         pto.slp_vectorization = opt >= 2
-        if not unroll:
+        if not unroll:  # loops marked for full unrolling still are
             pto.loop_unrolling = pto.loop_interleaving = False
         pb = llb.create_pass_builder(self.tm, pto)
         pb.getModulePassManager().run(module, pb)

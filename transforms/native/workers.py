@@ -69,6 +69,16 @@ def _get_worker(cpu, features):
         return _worker
 
 
+def _forget_after_fork() -> None:
+    """A forked child shares its parent's pipes to the worker: it starts its own."""
+    global _worker, _lock
+    _worker, _lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
+
+
 def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
         (os.cpu_count() or 1)
