@@ -97,7 +97,7 @@ def _dot_general(eqn) -> Kernel:
             transposed = False  # a vector: untransposed loops are faster
         if transposed:
             return ptr, True, None
-        if direct == ident and same_type:
+        if _same_memory_order(direct, x.aval.shape) and same_type:
             return ptr, False, None
         return _permuted_copy(k, ptr, x, dims, direct, dt), False, True
 
@@ -115,9 +115,16 @@ def _dot_general(eqn) -> Kernel:
         if use_blas:
             _gemm_call(k, dt, pa, pb, pc, m_, n_, k_, ta, tb)
         else:
-            _gemm_loops(k, dt, pa, pb, pc, m_, n_, k_, ta, tb)
+            _gemm_loops(k, dt, pa, pb, pc, m_, n_, k_, ta, tb, outer=kk == 1)
     fn.ret()
     return k
+
+
+def _same_memory_order(order, shape) -> bool:
+    """Is ``x.transpose(order)`` the same memory as ``x``? (Moving axes of size 1 moves no
+    element: a per-example vector seen as a (1, n) or (n, 1) matrix.)"""
+    big = [d for d in order if shape[d] != 1]
+    return big == sorted(big)
 
 
 def _permuted_copy(k: Kernel, ptr, x, dims, order, dt) -> str:
@@ -182,9 +189,9 @@ def _gemm_call(k: Kernel, dt, a, b, c, m, n, kk, ta, tb):
                   f"{it} {i(n)})")
 
 
-def _gemm_loops(k: Kernel, dt, a, b, c, m, n, kk, ta, tb):
+def _gemm_loops(k: Kernel, dt, a, b, c, m, n, kk, ta, tb, outer=False):
     """c = op(a) @ op(b) as loops whose innermost walks contiguous memory; integers and
-    booleans accumulate in 64 bits."""
+    booleans accumulate in 64 bits. ``outer``: the contracted size is 1."""
     fn = k.fn
     acc_dt = dt if dt.kind == "f" else np.dtype(np.int64)
     aty = reg_type(acc_dt)
@@ -213,6 +220,16 @@ def _gemm_loops(k: Kernel, dt, a, b, c, m, n, kk, ta, tb):
 
     lda = m if ta else kk
     ldb = kk if tb else n
+    if outer and acc_dt == dt:
+        # One term per element (k == 1): an outer product, written once.
+        with fn.loop(m, hint="i") as i:
+            row = fn.op(f"mul i64 {i}, {n}")
+            x = elem(a, i, "0", lda, ta)
+            with fn.loop(n, hint="j") as j:
+                y = elem(b, "0", j, ldb, tb)
+                store(Val(aty, fn.op(f"fmul {_GEMM_FLAGS} {x}, {y.ref}")),
+                      fn.op(f"add i64 {row}, {j}"))
+        return
     if acc_dt == dt and not tb:
         # Rows of c as sums of rows of b (inner loop over n, contiguous).
         with fn.loop(m, hint="i") as i:
