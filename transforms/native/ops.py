@@ -227,8 +227,8 @@ def _gemm_loops(k: Kernel, dt, a, b, c, m, n, kk, ta, tb, outer=False):
             x = elem(a, i, "0", lda, ta)
             with fn.loop(n, hint="j") as j:
                 y = elem(b, "0", j, ldb, tb)
-                store(Val(aty, fn.op(f"fmul {_GEMM_FLAGS} {x}, {y.ref}")),
-                      fn.op(f"add i64 {row}, {j}"))
+                mul = f"fmul {_GEMM_FLAGS}" if acc_dt.kind == "f" else "mul"
+                store(Val(aty, fn.op(f"{mul} {x}, {y.ref}")), fn.op(f"add i64 {row}, {j}"))
         return
     if acc_dt == dt and not tb:
         # Rows of c as sums of rows of b (inner loop over n, contiguous).
