@@ -83,6 +83,11 @@ def child(framework, program, calls, jax_cache=None):
     res["calls"] = times
     res["steady"] = median_time(lambda: block(p.fn(*p.args)), repeat=9, warmup=1,
                                 min_time=0.3)
+    if p.rebatch is not None:  # a new batch size of the program compiled above
+        bigger = p.rebatch(p.args)
+        w = time.perf_counter()
+        block(p.fn(*bigger))
+        res["rebatch_ready"] = time.perf_counter() - w
     import numpy
     res["version"] = f"{version}, numpy {numpy.__version__}"
     return res
@@ -292,6 +297,12 @@ def report(results, opts):
     lines += ["", f"First {opts.calls} calls of a training loop, each blocked (call 1 = first "
               "compiled result; functrans's first call returns from the interpreter):",
               _table(header, rows)]
+    rows = [[name, _cell(r.get("functrans"), "rebatch_ready"), _cell(r.get("jax"), "rebatch_ready"),
+             _ratio(r.get("functrans"), r.get("jax"), "rebatch_ready")]
+            for name, r in results.items() if "rebatch_ready" in r.get("functrans", {})]
+    if rows:
+        lines += ["", "Twice the batch, in the same process after the first size ran (first "
+                  "compiled result):", _table(["program", "functrans", "JAX", "ratio"], rows)]
     if opts.loop:
         lines += ["", _loop_table(results, opts.loop)]
     errors = [(n, fw, res) for n, r in results.items() for fw, res in r.items()

@@ -75,6 +75,8 @@ class Program:
     advance: Callable[[tuple, Any], tuple] = field(default=lambda args, out: args)
     summary: Callable[[Any], float] = field(default=lambda out: float(np.sum(out)))
     expected: tuple | None = None  # samplers: (mean, sd) of one sample; summary is the mean
+    # The arguments with twice the batch (a new signature of the same function), if any.
+    rebatch: Callable[[tuple], tuple] | None = None
 
 
 def _maybe_jit(m, f, jit):
@@ -160,9 +162,11 @@ def transformer_step(m, blocks=2, d=128, heads=4, seq=64, batch=8, vocab=256, lr
     tokens = rng.integers(0, vocab, (batch, seq + 1)).astype(np.int32)
     params = init_transformer(blocks, d, seq, vocab, seed)
     args = _to_device(m, (params, tokens[:, :-1], tokens[:, 1:]))
+    more = np.concatenate([tokens, tokens[::-1]])
     return Program(f"transformer-{blocks}", _maybe_jit(m, step, jit), args,
                    advance=lambda a, out: (out[1], a[1], a[2]),
-                   summary=lambda out: float(out[0]))
+                   summary=lambda out: float(out[0]),
+                   rebatch=lambda a: (a[0],) + _to_device(m, (more[:, :-1], more[:, 1:])))
 
 
 # ---- b. deep tanh MLP gradient -------------------------------------------------------------
@@ -187,7 +191,9 @@ def deep_mlp_grad(m, layers=10, width=16, batch=4, jit=True, seed=0):
 
     def summary(grads):
         return float(sum(np.sum(np.asarray(g, np.float64) ** 2) for g in m.tree_leaves(grads)))
-    return Program(f"mlp-{layers}", _maybe_jit(m, m.grad(loss), jit), args, advance, summary)
+    x2 = np.concatenate([x, -x])
+    return Program(f"mlp-{layers}", _maybe_jit(m, m.grad(loss), jit), args, advance, summary,
+                   rebatch=lambda a: (a[0], _to_device(m, x2)))
 
 
 # ---- c. samplers ---------------------------------------------------------------------------

@@ -97,6 +97,11 @@ class Tiered:
             self.compiled.wait()
             if self.error is None:
                 return self.kernel(*args)
+        # Native code compiles outside the GIL: it starts now, alongside the first
+        # interpreted call. A Numba compile holds the GIL for most of its time and would
+        # slow the interpreter down at every switch: it starts after the first result.
+        if not self.wait_for_compile:
+            self._start(args)
         # As the kernel would: arguments in the traced dtypes, no output aliasing a caller's
         # array, and NaNs reported by jit's debug_nans check (which names the program's
         # equation), not by the eager one inside.
@@ -107,14 +112,15 @@ class Tiered:
         else:
             outs = eval_jaxpr(self.jaxpr, *vals)
         outs = host_outputs(outs, self.jaxpr)
-        # Started after the first result is computed: the compiling thread holds the GIL
-        # for most of its time and would slow the interpreter down at every switch.
+        self._start(args)
+        return outs
+
+    def _start(self, args):
         with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._compile, args=(args,),
                                                 name="functrans-compile")
                 background.start(self._thread)  # block_until_ready waits for it
-        return outs
 
     def _compile(self, args):
         try:

@@ -116,7 +116,12 @@ class Driver:
             units += [(r.symbol, (lambda r=r: r.text), r.mod.links, 2, False)
                       for r in self.regions]
             units.append((self.symbol, lambda: self.text, self.mod.links, 2, False))
+            # Meanwhile, a thread maps the arena's pages in (a large arena's first use would
+            # otherwise fault them in, page by page, inside the first call).
+            prefault = threading.Thread(target=_prefault, args=(self.arena_size,), daemon=True)
+            prefault.start()
             addr = _ensure_all(units)[-1]
+            prefault.join()
             obj = ctypes.py_object
             types = [obj if v.aval.shape else _CTYPES[np.dtype(v.aval.dtype)] for v in self.ins]
             types += [obj] * (len(self.outs) + len(self.consts) + 1)
@@ -173,6 +178,14 @@ def _take_arena(size: int) -> np.ndarray:
     raw = np.empty(size + 64, np.uint8)
     off = (-raw.ctypes.data) % 64
     return raw[off:off + size]
+
+
+def _prefault(size: int) -> None:
+    """Put an arena of ``size`` bytes, its pages touched, in the pool."""
+    if size >= 1 << 20:
+        arena = _take_arena(size)
+        arena[::4096] = 0  # one write per page
+        _give_arena(arena)
 
 
 def _give_arena(a: np.ndarray) -> None:
