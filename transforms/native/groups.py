@@ -23,7 +23,7 @@ from functrans.core.ir import Literal, Var
 from functrans.transforms.lowering.plan import unit_reshape
 
 from . import parallel, scalar
-from .ir import FAST, Val, const, mem_type, reg_type
+from .ir import REDUCE, Val, const, mem_type, reg_type
 from .kernel import Arg, Kernel
 
 __all__ = ["group_kernel", "BLOCK", "SMALL"]
@@ -448,7 +448,7 @@ class _Reduction:
         if self.kind in ("sum", "prod"):
             if k == "f":
                 op = "fadd" if self.kind == "sum" else "fmul"
-                return Val(acc.ty, fn.op(f"{op} {FAST} {acc}, {v.ref}"))
+                return Val(acc.ty, fn.op(f"{op} {REDUCE} {acc}, {v.ref}"))
             if k == "b":
                 op = "or" if self.kind == "sum" else "and"
             else:

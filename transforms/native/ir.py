@@ -20,11 +20,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Val", "Fn", "Module", "reg_type", "mem_type", "const", "FAST"]
+__all__ = ["Val", "Fn", "Module", "reg_type", "mem_type", "const", "FAST", "REDUCE"]
 
-FAST = "reassoc nsz afn"
-"""Fast-math flags on float arithmetic, as the Numba kernels use (see fastmath.py): no
+FAST = "nsz afn"
+"""Fast-math flags on elementwise float arithmetic: approximate math functions (``afn``: the
+SIMD routes) but no ``reassoc``, so that every + - * / rounds as NumPy's does, in the same
+order, whatever LLVM inlines around it (with ``reassoc`` it may regroup a*2*3 or a sum of
+terms differently in different programs, and a chaotic loop then diverges); no
 ``contract`` (no FMA fusion), no ``arcp``, no ``nnan``/``ninf``."""
+
+REDUCE = "reassoc nsz afn"
+"""Flags on reduction accumulators: ``reassoc`` lets LLVM vectorize them (the summation
+order is then the vector lanes', within the documented sum bounds)."""
 
 _INT = {1: "i8", 2: "i16", 4: "i32", 8: "i64"}
 _LOOP_MARK = "\x00loop\x00"  # where a loop's latch branch may take unroll metadata

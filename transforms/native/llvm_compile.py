@@ -18,7 +18,7 @@ import llvmlite.binding as llb
 
 __all__ = ["Compiler", "serve", "PIPELINE"]
 
-PIPELINE = "kernels -O2 unrolled; drivers and regions -O2 rolled but forced; vectorized (1)"
+PIPELINE = "kernels -O2 unrolled; drivers and regions -O2 rolled but forced; vectorized (2)"
 """Describes how modules are compiled; part of every cache key (change it when the pipeline
 changes, so that code compiled otherwise is not reused)."""
 

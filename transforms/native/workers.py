@@ -55,6 +55,8 @@ class _Worker:
             self.proc.wait(timeout=5)
         except Exception:
             self.proc.kill()
+        finally:
+            self.proc.stdout.close()
 
 
 def _get_worker(cpu, features):
