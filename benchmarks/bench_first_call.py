@@ -11,9 +11,10 @@ is when ``block_until_ready`` on the first result returns). Programs: the MLP
 JAX's first call of the same programs (its own fresh process) is shown when it is installed.
 
 Phases (CPU seconds of the calling process, medians over ``--repeat`` runs): trace, jit's IR
-passes, source generation, importing the generated module, then Numba: type inference,
-lowering (Python side, LLVM included), LLVM (time under Numba's LLVM lock), and the whole
-first call of the kernel (Numba's compile or cache load, then the run).
+passes, native code generation and compiling (LLVM, or loading from the disk cache; a
+worker process's share of the compile is not this process's CPU), and for equations left to
+Numba its source generation, module import, type inference, lowering and LLVM (time under
+llvmlite's lock, which native compiles take too).
 
     python benchmarks/bench_first_call.py [--repeat 3] [--large]
 """
@@ -51,8 +52,11 @@ _CHILD = textwrap.dedent("""
 
     timed(api, "trace_to_jaxpr", "trace")
     timed(executable, "optimize", "IR passes")
-    timed(cm, "emit_kernel", "source generation")
-    timed(cm, "load_kernel", "module import")
+    from functrans.transforms.native import program as native_program
+    timed(native_program.NativeProgram, "__init__", "native code generation")
+    timed(native_program.NativeProgram, "compile", "native compile/load (LLVM)")
+    timed(cm, "emit_kernel", "numba: source generation")
+    timed(cm, "load_kernel", "numba: module import")
     timed(cm.Kernel, "_first_call", "numba compile/load + run")
 
     class Numba(event.Listener):

@@ -38,6 +38,19 @@ def host_outputs(outs, jaxpr):
             for o, v in zip(outs, jaxpr.outvars)]
 
 
+def run_interface(eqns, needed) -> tuple:
+    """``(ins, outs)`` of a run of equations: the Vars it reads from outside (in first-use
+    order) and those it defines that are in ``needed`` (read later, or returned)."""
+    defined = {o for e in eqns for o in e.outputs}
+    ins, seen = [], set()
+    for e in eqns:
+        for x in e.inputs:
+            if isinstance(x, Var) and x not in defined and x not in seen:
+                seen.add(x)
+                ins.append(x)
+    return ins, [o for e in eqns for o in e.outputs if o in needed]
+
+
 def needs_host(eqn) -> bool:
     """True when ``eqn`` (or a program nested in it) has a host-only primitive."""
     if getattr(eqn.prim, "host_only", False):
@@ -83,14 +96,7 @@ class Segmented:
 
     @staticmethod
     def _segment(eqns, later_reads, name, compile_segment):
-        defined = {o for e in eqns for o in e.outputs}
-        ins, seen = [], set()
-        for e in eqns:
-            for x in e.inputs:
-                if isinstance(x, Var) and x not in defined and x not in seen:
-                    seen.add(x)
-                    ins.append(x)
-        outs = [o for e in eqns for o in e.outputs if o in later_reads]
+        ins, outs = run_interface(eqns, later_reads)
         sub = Jaxpr([], [], ins, outs, eqns)
         return (compile_segment(sub, name), ins, outs)
 

@@ -31,6 +31,19 @@ def _float_text(f: float) -> str:
                                            "-np.inf" if f == -math.inf else repr(f))
 
 
+def const_text(v, dtype) -> str:
+    """Python source of a typed constant: ``np.float32(0.5)``, ``np.bool_(True)``, ..."""
+    if dtype.kind == "f":
+        text = _float_text(float(v))
+    elif dtype.kind == "c":
+        text = f"complex({_float_text(float(v.real))}, {_float_text(float(v.imag))})"
+    elif dtype.kind == "b":
+        text = repr(bool(v))
+    else:
+        text = repr(int(v))
+    return f"{dtype_ctor(dtype)}({text})"
+
+
 class Emitter:
     def __init__(self):
         self.materialized: set = set()
@@ -70,15 +83,7 @@ class Emitter:
         name = self.consts.get(key)
         if name is None:
             name = self.consts[key] = f"_c{len(self.consts)}"
-            if dtype.kind == "f":
-                text = _float_text(float(v))
-            elif dtype.kind == "c":
-                text = f"complex({_float_text(float(v.real))}, {_float_text(float(v.imag))})"
-            elif dtype.kind == "b":
-                text = repr(bool(v))
-            else:
-                text = repr(int(v))
-            self.const_lines.append(f"{name} = {dtype_ctor(dtype)}({text})")
+            self.const_lines.append(f"{name} = {const_text(v, dtype)}")
             self.const_values[name] = v
         return name
 
@@ -470,6 +475,16 @@ class Emitter:
 
 
 _IDENTITY = {"sum": 0, "prod": 1, "and": True, "or": False}
+
+
+def reduction_identity(kind, dtype):
+    """The value a reduction of ``kind`` ("sum", "max", "argmin", ...) starts from."""
+    d = np.dtype(dtype)
+    if kind in ("max", "argmax"):
+        return -np.inf if d.kind == "f" else (False if d.kind == "b" else np.iinfo(d).min)
+    if kind in ("min", "argmin"):
+        return np.inf if d.kind == "f" else (True if d.kind == "b" else np.iinfo(d).max)
+    return _IDENTITY[kind]
 _KINDS = {"reduce_sum": "sum", "reduce_prod": "prod", "reduce_max": "max", "reduce_min": "min",
           "reduce_and": "and", "reduce_or": "or", "argmax": "argmax", "argmin": "argmin"}
 
@@ -504,14 +519,7 @@ class _Reduction:
         self.acc, self.part, self.best_i = em.fresh("acc"), em.fresh("part"), em.fresh("bi")
 
     def identity(self, dtype):
-        d = np.dtype(dtype)
-        if self.kind in ("max", "argmax"):
-            v = -np.inf if d.kind == "f" else (False if d.kind == "b" else np.iinfo(d).min)
-        elif self.kind in ("min", "argmin"):
-            v = np.inf if d.kind == "f" else (True if d.kind == "b" else np.iinfo(d).max)
-        else:
-            v = _IDENTITY[self.kind]
-        return self.em.const(v, d)
+        return self.em.const(reduction_identity(self.kind, dtype), np.dtype(dtype))
 
     def combine(self, a, b):
         return combine(self.kind, a, b, self.in_dtype.kind == "f")

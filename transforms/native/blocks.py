@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from functrans.core.ir import Literal, Var
+from functrans.transforms.lowering.control import _update_chain as update_chain
+from functrans.transforms.lowering.ops import UPDATES
 from functrans.transforms.lowering.plan import Group, plan
 
 from . import engine
@@ -37,8 +39,6 @@ SMALL_ELEMENTS = 16  # kernels whose arrays are all this small are inlined, loop
 REGION_EQNS = 32  # top-level loops and branches this large are functions of their own
 LOOP_INLINE_BYTES = 1 << 14
 CONTROL = ("cond", "while", "scan")
-UPDATES = {"dynamic_update_slice", "scatter", "scatter-add", "scatter-mul", "scatter-min",
-           "scatter-max"}
 
 
 def module_text(fn, mod, inlined, prefix: str):
@@ -552,12 +552,4 @@ def _size(eqn) -> int:
 def _update_chain(o, c, producer, uses) -> bool:
     """Is ``o`` computed from carry ``c`` by updates only (each the sole reader of the value
     before it, ``c`` included)? Then the carry can be updated in place."""
-    v = o
-    while v in producer and producer[v].prim.name in UPDATES:
-        x = producer[v].inputs[0]
-        if uses.get(x) != 1:
-            return False
-        if x is c:
-            return True
-        v = x
-    return False
+    return update_chain(o, c, producer, uses, {}) is not None

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from functrans.core.ir import Literal, Var
+from functrans.transforms.lowering.emit import reduction_identity
 from functrans.transforms.lowering.plan import unit_reshape
 
 from . import parallel, scalar
@@ -433,14 +434,7 @@ class _Reduction:
         self.acc = self.part = self.best = None
 
     def identity(self, dtype) -> Val:
-        d = np.dtype(dtype)
-        if self.kind in ("max", "argmax"):
-            v = -np.inf if d.kind == "f" else (False if d.kind == "b" else np.iinfo(d).min)
-        elif self.kind in ("min", "argmin"):
-            v = np.inf if d.kind == "f" else (True if d.kind == "b" else np.iinfo(d).max)
-        else:
-            v = {"sum": 0, "prod": 1, "and": True, "or": False}[self.kind]
-        return const(v, d)
+        return const(reduction_identity(self.kind, dtype), dtype)
 
     def combine(self, acc: Val, acc_dtype, v: Val, v_dtype) -> Val:
         v = scalar.cast(self.fn, v, v_dtype, acc_dtype)

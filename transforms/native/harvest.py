@@ -29,6 +29,7 @@ import numpy as np
 from numba import types
 
 from functrans.transforms.lowering import fastmath
+from functrans.transforms.lowering.emit import const_text
 from functrans.transforms.lowering.scalar import dtype_ctor, result_typed, scalar_rules
 
 from . import engine
@@ -67,16 +68,7 @@ class _RuleContext:
         dtype = np.dtype(dtype)
         v = np.asarray(value).astype(dtype)[()]
         name = f"_c{len(self.const_lines)}"
-        if dtype.kind == "c":
-            text = f"complex({float(v.real)!r}, {float(v.imag)!r})"
-        elif dtype.kind == "f":
-            text = repr(float(v)) if np.isfinite(v) else ("np.nan" if np.isnan(v) else
-                                                           ("np.inf" if v > 0 else "-np.inf"))
-        elif dtype.kind == "b":
-            text = repr(bool(v))
-        else:
-            text = repr(int(v))
-        self.const_lines.append(f"{name} = {dtype_ctor(dtype)}({text})")
+        self.const_lines.append(f"{name} = {const_text(v, dtype)}")
         self.const_values[name] = v
         return name
 

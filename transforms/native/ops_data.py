@@ -117,12 +117,15 @@ def _clamped(fn, k, starts, dims, sizes):
     """Start indices as i64, clamped into [0, dim - size]."""
     out = []
     for s, d, n in zip(starts, dims, sizes):
-        v = k.scalar(s)
-        j = _as_i64(fn, v, s.aval.dtype)
-        j = fn.op(f"select i1 {fn.op(f'icmp slt i64 {j}, 0')}, i64 0, i64 {j}")
-        hi = fn.op(f"sub i64 {d}, {n}")
-        out.append(fn.op(f"select i1 {fn.op(f'icmp sgt i64 {j}, {hi}')}, i64 {hi}, i64 {j}"))
+        j = _as_i64(fn, k.scalar(s), s.aval.dtype)
+        out.append(_clamp(fn, j, fn.op(f"sub i64 {d}, {n}")))
     return out
+
+
+def _clamp(fn, j, hi) -> str:
+    """``j`` (i64) clamped into [0, hi]."""
+    j = fn.op(f"select i1 {fn.op(f'icmp slt i64 {j}, 0')}, i64 0, i64 {j}")
+    return fn.op(f"select i1 {fn.op(f'icmp sgt i64 {j}, {hi}')}, i64 {hi}, i64 {j}")
 
 
 @_rule("dynamic_slice")
@@ -138,13 +141,20 @@ def _dynamic_slice(eqn) -> Kernel:
     dst = k.buf(out, readonly=False)
     sdims, odims = k.dims(x.aval.shape), k.dims(out.aval.shape)
     st = _clamped(fn, k, starts, sdims, odims)
-    sst, ost = strides(fn, sdims), strides(fn, odims)
-    with nest(fn, odims) as idx:
-        sidx = [fn.op(f"add i64 {i}, {s}") for i, s in zip(idx, st)]
-        store_elem(fn, load_elem(fn, src, dt, linear(fn, sidx, sst)), dst, dt,
-                   linear(fn, idx, ost))
+    _copy_block(fn, src, sdims, dst, odims, odims, st, dt, at_source=True)
     fn.ret()
     return k
+
+
+def _copy_block(fn, src, sdims, dst, ddims, block, starts, dt, at_source):
+    """Copy a ``block``-shaped window: from ``src`` at ``starts`` into all of ``dst``
+    (``at_source``), or from all of ``src`` into ``dst`` at ``starts``."""
+    sst, dst_st = strides(fn, sdims), strides(fn, ddims)
+    with nest(fn, block) as idx:
+        moved = [fn.op(f"add i64 {i}, {s}") for i, s in zip(idx, starts)]
+        src_idx, dst_idx = (moved, idx) if at_source else (idx, moved)
+        store_elem(fn, load_elem(fn, src, dt, linear(fn, src_idx, sst)), dst, dt,
+                   linear(fn, dst_idx, dst_st))
 
 
 @_rule("dynamic_update_slice")
@@ -161,11 +171,7 @@ def _dynamic_update_slice(eqn) -> Kernel:
     sdims, udims = k.dims(x.aval.shape), k.dims(upd.aval.shape)
     st = _clamped(fn, k, starts, sdims, udims)
     _copy_unless_same(k, dst, src, product(fn, sdims), dt)
-    sst, ust = strides(fn, sdims), strides(fn, udims)
-    with nest(fn, udims) as idx:
-        didx = [fn.op(f"add i64 {i}, {s}") for i, s in zip(idx, st)]
-        store_elem(fn, load_elem(fn, u, dt, linear(fn, idx, ust)), dst, dt,
-                   linear(fn, didx, sst))
+    _copy_block(fn, u, udims, dst, sdims, udims, st, dt, at_source=False)
     fn.ret()
     return k
 
@@ -188,9 +194,7 @@ def _indices(fn, k, indices, bidx, axes, xdims, mode):
         j = _as_i64(fn, v, ix.aval.dtype)
         n = xdims[a]
         if mode == "clip":
-            j = fn.op(f"select i1 {fn.op(f'icmp slt i64 {j}, 0')}, i64 0, i64 {j}")
-            top = fn.op(f"sub i64 {n}, 1")
-            j = fn.op(f"select i1 {fn.op(f'icmp sgt i64 {j}, {top}')}, i64 {top}, i64 {j}")
+            j = _clamp(fn, j, fn.op(f"sub i64 {n}, 1"))
         else:
             inside = fn.op(f"and i1 {fn.op(f'icmp sge i64 {j}, 0')}, "
                            f"{fn.op(f'icmp slt i64 {j}, {n}')}")

@@ -19,6 +19,7 @@ import numpy as np
 from functrans.core.array import Array
 from functrans.core.config import config
 from functrans.core.ir import Jaxpr, Literal, Var, walk_jaxprs
+from functrans.transforms.jit.segmented import run_interface
 from functrans.transforms.lowering.plan import REDUCTIONS, is_index_map, is_pointwise
 from functrans.transforms.lowering.scalar import scalar_rules
 
@@ -123,14 +124,7 @@ class NativeProgram:
         needed = {x for x in jaxpr.outvars if isinstance(x, Var)}
         self.runs = []
         for native, eqns in reversed(runs):
-            defined = {o for e in eqns for o in e.outputs}
-            ins, seen = [], set()
-            for e in eqns:
-                for x in e.inputs:
-                    if isinstance(x, Var) and x not in defined and x not in seen:
-                        seen.add(x)
-                        ins.append(x)
-            outs = [o for e in eqns for o in e.outputs if o in needed]
+            ins, outs = run_interface(eqns, needed)
             if native and len(runs) == 1:  # the whole program: the call passes every input
                 ins = list(jaxpr.invars) + list(jaxpr.constvars)
             step = Driver(eqns, ins, outs, name) if native else _Foreign(eqns, ins, outs, name)
