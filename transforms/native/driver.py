@@ -51,7 +51,7 @@ DATA_OFFSET = _data_offset()
 class Driver:
     """Native code for equations ``eqns`` reading ``ins`` and producing ``outs`` (Vars)."""
 
-    def __init__(self, eqns, ins, outs, name="program"):
+    def __init__(self, eqns, ins, outs, name="program", calls_blas=None):
         self.ins = list(ins)
         # Outputs the driver writes: each produced Var once; others are the caller's job.
         produced = self.produced = {o for e in eqns for o in e.outputs}
@@ -76,8 +76,11 @@ class Driver:
         out_locs = [data(f"%out{k}.obj") for k in range(len(self.outs))]
         em = Emitter(fn, mod, arena, data)
         # OpenBLAS's threads keep spinning after a product: loops on the pool would fight them
-        # for the cores, so programs that call BLAS leave the threading to BLAS.
-        em.allow_parallel = not _calls_blas(Jaxpr([], [], self.ins, self.outs, list(eqns)))
+        # for the cores, so programs that call BLAS (anywhere: ``calls_blas`` is the whole
+        # program's answer) leave the threading to BLAS.
+        if calls_blas is None:
+            calls_blas = program_calls_blas(Jaxpr([], [], self.ins, self.outs, list(eqns)))
+        em.allow_parallel = not calls_blas
         em.block(Jaxpr([], [], self.ins, self.outs, list(eqns)), in_locs, dests=out_locs)
         fn.ret()
         fn.params.extend([("ptr", f"%in{k}.obj") if v.aval.shape else
@@ -198,6 +201,17 @@ def _give_arena(a: np.ndarray) -> None:
 
 
 _compile_lock = threading.Lock()
+
+
+def program_calls_blas(jaxpr) -> bool:
+    """Whether running ``jaxpr`` calls BLAS (products, LAPACK, or convolutions: im2col and a
+    product, in the Numba kernels that compute them)."""
+    from functrans.core.ir import walk_jaxprs
+
+    def has_conv(j):
+        return any(e.prim.name == "conv_general_dilated" or
+                   any(has_conv(sub) for sub in walk_jaxprs(e.params)) for e in j.eqns)
+    return _calls_blas(jaxpr) or has_conv(jaxpr)
 # LLVM's -O2 vectorizes loops as -O3 does (the pipeline tuning options ask for it) at about
 # 70% of its compile time on these kernels; -O3's extra inlining finds nothing to inline.
 KERNEL_OPT = 2

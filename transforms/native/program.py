@@ -24,7 +24,8 @@ from functrans.transforms.lowering.plan import REDUCTIONS, is_index_map, is_poin
 from functrans.transforms.lowering.scalar import scalar_rules
 
 from .blocks import CONTROL
-from .driver import _NO_ARENA, Driver, Unsupported, _give_arena, _take_arena
+from .driver import (_NO_ARENA, Driver, Unsupported, _give_arena, _take_arena,
+                     program_calls_blas)
 from .ops import supported as op_supported
 
 __all__ = ["NativeProgram", "native_eqn"]
@@ -94,6 +95,7 @@ class NativeProgram:
         self.name = name
         self.in_dtypes = [np.dtype(v.aval.dtype) for v in jaxpr.invars]
         self.consts = [_arg(c, v.aval.dtype) for v, c in zip(jaxpr.constvars, jaxpr.consts)]
+        self.calls_blas = program_calls_blas(jaxpr)
         foreign: set = set()
         for _ in range(len(jaxpr.eqns) + 1):
             try:
@@ -127,7 +129,8 @@ class NativeProgram:
             ins, outs = run_interface(eqns, needed)
             if native and len(runs) == 1:  # the whole program: the call passes every input
                 ins = list(jaxpr.invars) + list(jaxpr.constvars)
-            step = Driver(eqns, ins, outs, name) if native else _Foreign(eqns, ins, outs, name)
+            step = Driver(eqns, ins, outs, name, self.calls_blas) if native else \
+                _Foreign(eqns, ins, outs, name)
             self.runs.append(step)
             needed.update(ins)
         self.runs.reverse()
