@@ -28,6 +28,14 @@ from functrans.transforms.native.program import NativeProgram
 RTOL = 32 * np.finfo(np.float64).eps
 
 
+@pytest.fixture(autouse=True)
+def _empty_disk_cache(tmp_path, monkeypatch):
+    """Each test compiles into an empty kernel cache: a program whose code is built already
+    (on disk, or earlier in this process) compiles before its first call instead of being
+    interpreted. Tests of the tiered path use programs no other test compiles."""
+    monkeypatch.setenv("FUNCTRANS_CACHE_DIR", str(tmp_path / "cache"))
+
+
 def _f(x, y):
     return fnp.sum(fnp.sin(x) * y, axis=0) + fnp.exp(-x[0])
 
@@ -85,9 +93,9 @@ def test_off_compiles_before_the_first_call_returns():
 
 def test_first_call_interpreted_then_compiled():
     x, y = _args()
-    want = _f(x, y)
+    want = _f(x, y) * 2.0
     with ft.config.override(jit_tiered=True):
-        jf = ft.jit(_f)
+        jf = ft.jit(lambda a, b: _f(a, b) * 2.0)
         first = jf(x, y)
         exe = _executable(jf, x, y)
     assert isinstance(exe, Tiered)
@@ -123,7 +131,7 @@ def test_block_until_ready_waits_for_every_compile_in_flight():
     from functrans.core import background
     x, y = _args()
     with ft.config.override(jit_tiered=True):
-        jf = ft.jit(lambda a, b: {"same": a, "new": _f(a, b) * 2.0})
+        jf = ft.jit(lambda a, b: {"same": a, "new": _f(a, b) * 2.5})
         out = jf(fnp.asarray(x), y)
         exe = _executable(jf, fnp.asarray(x), y)
         assert ft.block_until_ready(out) is out
@@ -169,11 +177,11 @@ def test_debug_nans_names_the_programs_line_on_interpreted_calls():
 def test_lower_compile_compiles_now():
     x, y = _args()
     with ft.config.override(jit_tiered=True):
-        jf = ft.jit(_f)
+        jf = ft.jit(lambda a, b: _f(a, b) * 5.0)
         compiled = jf.lower(x, y).compile()
         exe = _executable(jf, x, y)
     assert isinstance(exe, Tiered) and exe.wait(timeout=0) and exe.kernel.checked
-    np.testing.assert_allclose(compiled(x, y), _f(x, y), rtol=RTOL)
+    np.testing.assert_allclose(compiled(x, y), _f(x, y) * 5.0, rtol=RTOL)
 
 
 def test_tiered_under_transformations():
@@ -188,7 +196,7 @@ def test_tiered_under_transformations():
 
 def test_short_loops_are_interpreted_long_and_while_loops_compile_first():
     def short(x):
-        return lax.fori_loop(0, 3, lambda i, c: c * 2.0 + 1.0, x)  # a scan of 3 steps
+        return lax.fori_loop(0, 3, lambda i, c: c * 2.0 + 1.5, x)  # a scan of 3 steps
 
     def long(x):
         return lax.fori_loop(0, 50_000, lambda i, c: c * 0.5 + 1.0, x)
@@ -235,6 +243,21 @@ def test_background_failure_warns_and_keeps_interpreting(monkeypatch):
     want = _f(x, y) * 3.0
     np.testing.assert_array_equal(first, want)
     np.testing.assert_array_equal(jf(x, y), want)  # still the interpreter, still right
+
+
+def test_programs_whose_kernels_are_built_compile_first():
+    """A new batch size of a program that ran: only its driver is new, and compiling it is
+    quicker than interpreting a call, so the call compiles first (no interpreted tier)."""
+    with ft.config.override(jit_tiered=True):
+        jf = ft.jit(lambda a: fnp.tanh(a @ a.T * 0.25) + 7.0)
+        small = np.random.default_rng(0).standard_normal((32, 64))
+        jf(small).block_until_ready()
+        bigger = np.random.default_rng(1).standard_normal((64, 64))
+        got = jf(bigger)
+        exe = _executable(jf, bigger)
+    assert isinstance(_executable(jf, small), Tiered)  # new kernels: interpreted first
+    assert type(exe) is NativeProgram and exe.checked
+    np.testing.assert_allclose(got, np.tanh(bigger @ bigger.T * 0.25) + 7.0, rtol=1e-13)
 
 
 def test_flag_name_is_checked():

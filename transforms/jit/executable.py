@@ -19,7 +19,7 @@ from functrans.core.memo import cache_on_jaxpr
 from ..lowering.compile import Kernel
 from ..passes import optimize
 from .segmented import Segmented, host_inputs, host_outputs, jaxpr_needs_host
-from .tiered import Tiered, worth_interpreting
+from .tiered import Tiered, interpreted_cost, worth_interpreting
 
 
 def _has_float16(jaxpr) -> bool:
@@ -56,14 +56,18 @@ def _compile(jaxpr, name):
         return Segmented(jaxpr, name, _compile)
     if _has_float16(jaxpr):
         return Interpreted(jaxpr)
-    if config.jit_tiered and worth_interpreting(jaxpr):
-        return Tiered(jaxpr, name)
-    if config.jit_codegen == "native":
-        from ..native.program import NativeProgram
-        prog = NativeProgram(jaxpr, name)
-        prog.compile()
-        return prog
-    return Kernel(jaxpr, name)
+    tiered = config.jit_tiered and worth_interpreting(jaxpr)
+    if config.jit_codegen != "native":
+        return Tiered(jaxpr, name) if tiered else Kernel(jaxpr, name)
+    from ..native.program import NativeProgram
+    prog = NativeProgram(jaxpr, name)
+    # Interpreting while the code compiles pays when LLVM has kernels to compile; a program
+    # whose kernels are all built already (a new batch size, a warm disk cache) only needs
+    # its driver, often sooner than an interpreted call would finish: then it compiles first.
+    if tiered and not prog.quick_to_compile(interpreted_cost(jaxpr)):
+        return Tiered(jaxpr, name, prog)
+    prog.compile()
+    return prog
 
 
 class CpuBackend(Backend):

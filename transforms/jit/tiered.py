@@ -78,10 +78,13 @@ class Tiered:
     later ones wait (calls interpreted meanwhile slowed a cold MLP training loop from
     1.8 s to 2.2 s at step 100)."""
 
-    def __init__(self, jaxpr, name):
+    def __init__(self, jaxpr, name, program=None):
         self.jaxpr = jaxpr
-        # Generation errors are raised here, at the call.
-        if config.jit_codegen == "native":
+        # Generation errors are raised here, at the call. ``program``: native code already
+        # generated for ``jaxpr``.
+        if program is not None:
+            self.kernel, self.wait_for_compile = program, False
+        elif config.jit_codegen == "native":
             from ..native.program import NativeProgram
             self.kernel, self.wait_for_compile = NativeProgram(jaxpr, name), False
         else:

@@ -100,6 +100,14 @@ class Driver:
         self.entry = None
         self._lock = threading.Lock()
 
+    def kernels_built(self) -> bool:
+        """Whether every separately compiled kernel is loaded or in the disk cache."""
+        return all(_built(k.symbol()) for k in self.kernels)
+
+    def built(self) -> bool:
+        """Whether the driver and its regions are loaded or in the disk cache."""
+        return all(_built(s) for s in [self.symbol] + [r.symbol for r in self.regions])
+
     def kernel_texts(self) -> list:
         """The separately compiled regions' and kernels' module texts (for ``as_text``)."""
         return [r.text for r in self.regions] + [k.final_text() for k in self.kernels]
@@ -201,6 +209,10 @@ def _give_arena(a: np.ndarray) -> None:
 
 
 _compile_lock = threading.Lock()
+
+
+def _built(symbol) -> bool:
+    return engine.address(symbol) is not None or engine.has_cached(symbol)
 
 
 def program_calls_blas(jaxpr) -> bool:

@@ -134,6 +134,11 @@ def _path(symbol: str) -> str:
     return os.path.join(_dir(), symbol + ".o")
 
 
+def has_cached(symbol: str) -> bool:
+    """Whether the disk cache has an entry for ``symbol`` (not checked for corruption)."""
+    return os.path.exists(_path(symbol))
+
+
 def cached_object(symbol: str):
     """The cached object code for ``symbol``, or None. A file that is truncated or fails its
     checksum is deleted with a :class:`CacheWarning` (the caller compiles it again)."""
