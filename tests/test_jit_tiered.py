@@ -246,18 +246,25 @@ def test_background_failure_warns_and_keeps_interpreting(monkeypatch):
 
 
 def test_programs_whose_kernels_are_built_compile_first():
-    """A new batch size of a program that ran: only its driver is new, and compiling it is
-    quicker than interpreting a call, so the call compiles first (no interpreted tier)."""
+    """A new batch size of a program that ran: its driver is new, and so is a kernel whose
+    constant depends on the batch (the mean's gradient, 1/batch); compiling them is quicker
+    than interpreting a call, so the call compiles first (no interpreted tier)."""
+    def loss(w, a):
+        return fnp.mean(fnp.tanh(a @ w * 0.25) + 7.0)
+
     with ft.config.override(jit_tiered=True):
-        jf = ft.jit(lambda a: fnp.tanh(a @ a.T * 0.25) + 7.0)
+        jf = ft.jit(ft.grad(loss))
+        w = np.random.default_rng(2).standard_normal((64, 64))
         small = np.random.default_rng(0).standard_normal((32, 64))
-        jf(small).block_until_ready()
+        jf(w, small).block_until_ready()
         bigger = np.random.default_rng(1).standard_normal((64, 64))
-        got = jf(bigger)
-        exe = _executable(jf, bigger)
-    assert isinstance(_executable(jf, small), Tiered)  # new kernels: interpreted first
+        got = jf(w, bigger)
+        exe = _executable(jf, w, bigger)
+    assert isinstance(_executable(jf, w, small), Tiered)  # new kernels: interpreted first
     assert type(exe) is NativeProgram and exe.checked
-    np.testing.assert_allclose(got, np.tanh(bigger @ bigger.T * 0.25) + 7.0, rtol=1e-13)
+    old = {k.symbol() for r in _executable(jf, w, small).kernel.runs for k in r.kernels}
+    assert any(k.symbol() not in old for r in exe.runs for k in r.kernels)
+    np.testing.assert_allclose(got, ft.grad(loss)(w, bigger), rtol=1e-12)
 
 
 def test_flag_name_is_checked():

@@ -171,6 +171,27 @@ def test_intermediates_reuse_the_arena():
     assert driver.arena_size <= 4 * x.nbytes, driver.arena_size
 
 
+
+def test_programs_called_in_turn_reuse_their_pooled_arenas(monkeypatch):
+    """Two programs with arenas of different sizes, called in turn (a training and an eval
+    step), take their arenas from the pool: after the first calls, none is allocated."""
+    from functrans.transforms.native import driver as native_driver
+    monkeypatch.setattr(native_driver, "_arenas", [])
+
+    def f(a):
+        return fnp.tanh(a @ a.T * 0.01) @ a + 1.0
+
+    jf = ft.jit(f)
+    small, big = np.ones((64, 64)), np.ones((128, 128))
+    sizes = [_program(jf, x).runs[0].arena_size for x in (small, big)]
+    assert 0 < sizes[0] < sizes[1], sizes
+    for x in (small, big, small, big):
+        _assert_close(jf(x), f(x), rtol=1e-12)
+    pooled = [id(a) for a in native_driver._arenas]
+    for x in (small, big, big, small, small, big):
+        jf(x)
+    assert sorted(id(a) for a in native_driver._arenas) == sorted(pooled)
+
 # ---- equations left to Numba ---------------------------------------------------------------------
 def test_unsupported_equations_run_as_numba_kernels_between_native_runs():
     x = np.random.default_rng(6).standard_normal(50)

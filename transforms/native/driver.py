@@ -100,9 +100,9 @@ class Driver:
         self.entry = None
         self._lock = threading.Lock()
 
-    def kernels_built(self) -> bool:
-        """Whether every separately compiled kernel is loaded or in the disk cache."""
-        return all(_built(k.symbol()) for k in self.kernels)
+    def unbuilt_kernels(self) -> list:
+        """The separately compiled kernels neither loaded nor in the disk cache."""
+        return [k for k in self.kernels if not _built(k.symbol())]
 
     def built(self) -> bool:
         """Whether the driver and its regions are loaded or in the disk cache."""
@@ -170,22 +170,18 @@ _CTYPES = {np.dtype(k): v for k, v in (
 _NO_ARENA = np.empty(0, np.uint8)
 
 
-_arenas: list = []  # free arenas (64-byte aligned uint8 arrays); list ops are atomic
+_arenas: list = []  # free arenas (64-byte aligned uint8 arrays), guarded by _arenas_lock
+_arenas_lock = threading.Lock()
 _POOL = 8
 
 
 def _take_arena(size: int) -> np.ndarray:
     """A free arena of at least ``size`` bytes: the smallest pooled one that fits, else new."""
-    best = None
-    for a in list(_arenas):
-        if a.size >= size and (best is None or a.size < best.size):
-            best = a
-    if best is not None:
-        try:
-            _arenas.remove(best)
-            return best
-        except ValueError:
-            pass  # another thread took it
+    # Arenas are found by index, never by list.remove: that compares arrays with ==.
+    with _arenas_lock:
+        fits = [k for k, a in enumerate(_arenas) if a.size >= size]
+        if fits:
+            return _arenas.pop(min(fits, key=lambda k: _arenas[k].size))
     raw = np.empty(size + 64, np.uint8)
     off = (-raw.ctypes.data) % 64
     return raw[off:off + size]
@@ -200,12 +196,10 @@ def _prefault(size: int) -> None:
 
 
 def _give_arena(a: np.ndarray) -> None:
-    _arenas.append(a)
-    if len(_arenas) > _POOL:  # keep the pool small: drop the smallest
-        try:
-            _arenas.remove(min(_arenas, key=lambda x: x.size))
-        except ValueError:
-            pass
+    with _arenas_lock:
+        _arenas.append(a)
+        if len(_arenas) > _POOL:  # keep the pool small: drop the smallest
+            _arenas.pop(min(range(len(_arenas)), key=lambda k: _arenas[k].size))
 
 
 _compile_lock = threading.Lock()

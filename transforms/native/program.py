@@ -174,22 +174,25 @@ class NativeProgram:
 
     def quick_to_compile(self, applications: float) -> bool:
         """Is compiling now better than interpreting the first call (``applications``
-        primitive applications)? Yes when every kernel is built already (in this process or
-        the disk cache; runs left to Numba count as not built), and the drivers are built
-        too (then they load in milliseconds), or there are built kernels (code compiled
-        before: a new batch size of a program that ran) and the drivers compile in under 50
-        ms or sooner than an interpreted call would finish. Estimates, measured on a 2-core
-        Xeon: LLVM compiles a driver at about 2 us per character of IR; the interpreter
-        spends about 5 us per primitive applied and moves about 2 GB/s through the
-        intermediates."""
-        if not all(isinstance(r, Driver) and r.kernels_built() for r in self.runs):
+        primitive applications)? Yes when every kernel and driver is built already (in this
+        process or the disk cache: they load in milliseconds), or when most of the code was
+        compiled before (a new batch size of a program that ran: its drivers and a few kernels
+        whose constants or shapes changed are new) and what is left compiles in under 50 ms or
+        sooner than an interpreted call would finish. A run left to Numba counts as not built.
+        Estimates, measured on a 2-core Xeon: LLVM compiles at about 2 us per character of IR;
+        the interpreter spends about 5 us per primitive applied and moves about 2 GB/s through
+        the intermediates."""
+        if not all(isinstance(r, Driver) for r in self.runs):
             return False
-        todo = [r for r in self.runs if not r.built()]
+        kernels = [k for r in self.runs for k in r.kernels]
+        new_kernels = [k for r in self.runs for k in r.unbuilt_kernels()]
+        todo = [r.text for r in self.runs if not r.built()] + \
+            [k.final_text() for k in new_kernels]
         if not todo:
             return True
-        if not any(r.kernels for r in self.runs):
-            return False  # nothing compiled before: a new little program, interpreted
-        compile_s = sum(0.005 + 2e-6 * len(r.text) for r in todo)
+        if not kernels or 2 * len(new_kernels) > len(kernels):
+            return False  # mostly new code: interpret while it compiles
+        compile_s = sum(0.005 + 2e-6 * len(t) for t in todo)
         data = sum(v.aval.size * np.dtype(v.aval.dtype).itemsize
                    for e in self.jaxpr.eqns for v in e.outputs)
         return compile_s < max(0.05, 5e-6 * applications + data / 2e9)
