@@ -61,9 +61,9 @@ def _compile(jaxpr, name):
         return Tiered(jaxpr, name) if tiered else Kernel(jaxpr, name)
     from ..native.program import NativeProgram
     prog = NativeProgram(jaxpr, name)
-    # Interpreting while the code compiles pays when LLVM has kernels to compile; a program
-    # whose kernels are all built already (a new batch size, a warm disk cache) only needs
-    # its driver, often sooner than an interpreted call would finish: then it compiles first.
+    # Interpreting while the code compiles pays when the compile takes several interpreted
+    # calls; when it is built already (a warm disk cache), mostly built (a new batch size), or
+    # an interpreted call is slow (a large model), it compiles first.
     if tiered and not prog.quick_to_compile(interpreted_cost(jaxpr)):
         return Tiered(jaxpr, name, prog)
     prog.compile()

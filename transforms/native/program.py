@@ -174,28 +174,32 @@ class NativeProgram:
 
     def quick_to_compile(self, applications: float) -> bool:
         """Is compiling now better than interpreting the first call (``applications``
-        primitive applications)? Yes when every kernel and driver is built already (in this
-        process or the disk cache: they load in milliseconds), or when most of the code was
-        compiled before (a new batch size of a program that ran: its drivers and a few kernels
-        whose constants or shapes changed are new) and what is left compiles in under 50 ms or
-        sooner than an interpreted call would finish. A run left to Numba counts as not built.
-        Estimates, measured on a 2-core Xeon: LLVM compiles at about 2 us per character of IR;
-        the interpreter spends about 5 us per primitive applied and moves about 2 GB/s through
-        the intermediates."""
+        primitive applications) while it compiles? Yes when everything is built already (in
+        this process or the disk cache: it loads in milliseconds); when what is left to
+        compile would take less than two interpreted calls (interpreting meanwhile shares
+        the cores with the compile, so that call would return no sooner than the compiled
+        one, and the compiled result would come later: a new batch size of a program that
+        ran, a large model whose interpreted step is slow); and when code compiled before
+        leaves under 50 ms to compile. A run left to Numba counts as not built. Estimates,
+        measured on a 2-core Xeon: LLVM compiles kernels at about 4 us, drivers (rolled
+        loops, mostly calls) at about 1.5 us per character of IR; the interpreter spends
+        about 5 us per primitive applied and moves about 1 GB/s through the intermediates
+        (fresh memory each)."""
         if not all(isinstance(r, Driver) for r in self.runs):
             return False
-        kernels = [k for r in self.runs for k in r.kernels]
-        new_kernels = [k for r in self.runs for k in r.unbuilt_kernels()]
-        todo = [r.text for r in self.runs if not r.built()] + \
-            [k.final_text() for k in new_kernels]
-        if not todo:
+        new = [k for r in self.runs for k in r.unbuilt_kernels()]
+        kernel_chars = sum(len(k.text()) for k in new)
+        driver_chars = sum(len(r.text) for r in self.runs if not r.built())
+        if not kernel_chars and not driver_chars:
             return True
-        if not kernels or 2 * len(new_kernels) > len(kernels):
-            return False  # mostly new code: interpret while it compiles
-        compile_s = sum(0.005 + 2e-6 * len(t) for t in todo)
+        compile_s = 4e-6 * kernel_chars + 1.5e-6 * driver_chars
         data = sum(v.aval.size * np.dtype(v.aval.dtype).itemsize
                    for e in self.jaxpr.eqns for v in e.outputs)
-        return compile_s < max(0.05, 5e-6 * applications + data / 2e9)
+        # Code compiled before (a new batch size of a small program): 50 ms is not worth
+        # switching tiers for.
+        built_before = len(new) < sum(len(r.kernels) for r in self.runs)
+        return compile_s < max(0.05 if built_before else 0.0,
+                               2 * (5e-6 * applications + data / 1e9))
 
     @property
     def checked(self) -> bool:
