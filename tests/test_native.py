@@ -207,6 +207,30 @@ def test_unsupported_equations_run_as_numba_kernels_between_native_runs():
     assert kinds == ["Driver", "_Foreign", "Driver"], kinds
 
 
+def test_only_drivers_left_without_loops_get_quick_code_generation():
+    """A driver that only calls kernels in sequence is code-generated without optimization
+    (quicker to compile); one with a loop (a fori_loop whose small body is inlined) keeps
+    optimized code generation, whatever else it inlines."""
+    from functrans.transforms.native import llvm_compile
+    compiler = engine._init()["compiler"]
+    x = np.linspace(0.0, 1.0, 64).reshape(8, 8)
+
+    def straight(a):
+        return fnp.tanh(a @ a.T * 0.5) + fnp.sum(a)
+
+    def looped(a):
+        return lax.fori_loop(0, 50, lambda i, v: v * 0.99 + fnp.sin(v) * 0.01, a)
+
+    loops = {}
+    for f in (straight, looped):
+        jf = ft.jit(f)
+        _assert_close(jf(x), f(x), rtol=1e-12)
+        driver = _program(jf, x).runs[0]
+        module = compiler.optimized(driver.text, {}, 2, False)
+        loops[f.__name__] = llvm_compile.has_loops(str(module))
+    assert loops == {"straight": False, "looped": True}
+
+
 def test_llvm_rejecting_generated_code_falls_back_to_numba_with_a_warning(monkeypatch):
     from functrans.transforms.native import scalar
     from functrans.transforms.native.ir import Val

@@ -13,6 +13,7 @@ so each set is referenced from a weak global (:func:`declare_vector_variants`).
 """
 from __future__ import annotations
 
+import functools
 import llvmlite.binding as llb
 from llvmlite import ir
 from numba.core import cgutils, config, types
@@ -53,7 +54,12 @@ def _target_features() -> str:
     # Numba compiles for CPU_FEATURES when set (portable caches), else for the host.
     if config.CPU_FEATURES is not None:
         return config.CPU_FEATURES
-    return llb.get_host_cpu_features().flatten()
+    return _host_features()
+
+
+@functools.cache
+def _host_features() -> str:
+    return llb.get_host_cpu_features().flatten()  # half a millisecond: asked once
 
 
 def host_isa() -> frozenset:
@@ -63,8 +69,12 @@ def host_isa() -> frozenset:
     >>> 'avx2' in host_isa() or 'avx2' not in host_isa()
     True
     """
-    feats = {f[1:] for f in _target_features().split(",") if f.startswith("+")}
-    triple = llb.get_process_triple()
+    return _isa(_target_features(), llb.get_process_triple())
+
+
+@functools.cache
+def _isa(features: str, triple: str) -> frozenset:
+    feats = {f[1:] for f in features.split(",") if f.startswith("+")}
     isa = {name for name in ("sse2", "avx", "avx2", "avx512f") if name in feats}
     if triple.startswith(("x86_64", "amd64")):
         isa.add("sse2")  # part of the x86-64 baseline, not always listed
