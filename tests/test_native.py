@@ -61,6 +61,28 @@ def _assert_close(got, want, rtol=32 * EPS64):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=rtol, atol=rtol)
 
 
+# ---- fusion ------------------------------------------------------------------------------------
+def test_scalar_steps_between_vector_steps_do_not_split_their_loop():
+    """A scalar schedule interleaved with rounds over a vector (as in threefry's key
+    schedule) is computed beside the vector's loop, which stays one kernel."""
+    from functrans.transforms.lowering.plan import Group, plan
+    from functrans.transforms.passes import optimize
+
+    def rounds(x, k):
+        for _ in range(5):
+            k = k * np.uint32(3) + np.uint32(1)
+            x = (x ^ k) + (x >> np.uint32(3))
+        return x
+
+    x = np.arange(1000, dtype=np.uint32) * np.uint32(2654435761)
+    k = np.uint32(7)
+    jf = ft.jit(rounds)
+    np.testing.assert_array_equal(jf(x, k), rounds(x, k))
+    steps, _ = plan(optimize(jf.lower(x, k).jaxpr))
+    vector_loops = [s for s in steps if isinstance(s, Group) and s.shape == x.shape]
+    assert len(vector_loops) == 1, [getattr(s, "shape", s) for s in steps]
+
+
 # ---- kernels shared by text --------------------------------------------------------------------
 def test_identical_layers_share_their_kernels():
     """A deep network's layers are the same steps: 3 layers and 9 use the same kernels."""

@@ -74,16 +74,35 @@ def plan(jaxpr: Jaxpr, unrolled=lambda eqn: False):
     of group values that need buffers (used outside their group or returned). Equations for
     which ``unrolled(eqn)`` holds are emitted one by one (small arrays, element-wise)."""
     steps: list = []
+    # Two groups may be open: ``side`` holds equations of another shape that do not depend
+    # on ``open_group`` (a PRNG's scalar key schedule between the rounds over its counters),
+    # so they do not split it; it is emitted first.
     open_group: Group | None = None
+    side: Group | None = None
     done: set = set(jaxpr.invars) | set(jaxpr.constvars)  # values with buffers/scalars now
     group_of: dict = {}
 
+    def finish(g: Group) -> None:
+        steps.append(g)
+        done.update(g.computed, g.loads, g.finished)
+
+    def close_side():
+        nonlocal side
+        if side is not None:
+            finish(side)
+            side = None
+
     def close():
         nonlocal open_group
+        close_side()
         if open_group is not None:
-            steps.append(open_group)
-            done.update(open_group.computed, open_group.loads, open_group.finished)
+            finish(open_group)
             open_group = None
+
+    def reads(eqn, g: Group | None) -> bool:
+        return g is not None and any(
+            isinstance(x, Var) and (x in g.computed or x in g.loads or x in g.finished)
+            for x in eqn.inputs)
 
     def can_join(eqn, g: Group) -> bool:
         out = eqn.outputs[0].aval
@@ -103,36 +122,51 @@ def plan(jaxpr: Jaxpr, unrolled=lambda eqn: False):
                 return False
         return True
 
+    def new_group(eqn) -> Group:
+        shape = eqn.inputs[0].aval.shape if eqn.prim.name in REDUCTIONS \
+            else eqn.outputs[0].aval.shape
+        g = Group(tuple(shape))
+        if not can_join(eqn, g):  # inputs not ready: cannot happen in order
+            raise AssertionError(f"unschedulable equation {eqn}")
+        return g
+
+    def add(eqn, g: Group) -> None:
+        out = eqn.outputs[0]
+        if eqn.prim.name in REDUCTIONS:
+            g.reductions.append(eqn)
+            g.finished.add(out)
+        else:
+            g.eqns.append(eqn)
+            (g.loads if is_index_map(eqn) else g.computed).add(out)
+        group_of[out] = g
+
     for eqn in jaxpr.eqns:
         fusible = (len(eqn.outputs) == 1 and not unrolled(eqn)
                    and (is_pointwise(eqn) or is_index_map(eqn) or eqn.prim.name in REDUCTIONS))
         if fusible:
-            if open_group is not None and not can_join(eqn, open_group):
-                close()
-            if open_group is None:
-                shape = eqn.inputs[0].aval.shape if eqn.prim.name in REDUCTIONS \
-                    else eqn.outputs[0].aval.shape
-                open_group = Group(tuple(shape))
-                if not can_join(eqn, open_group):  # inputs not ready: cannot happen in order
-                    raise AssertionError(f"unschedulable equation {eqn}")
-            g = open_group
-            out = eqn.outputs[0]
-            if eqn.prim.name in REDUCTIONS:
-                g.reductions.append(eqn)
-                g.finished.add(out)
-            elif is_index_map(eqn):
-                g.eqns.append(eqn)
-                g.loads.add(out)
-            else:
-                g.eqns.append(eqn)
-                g.computed.add(out)
-            group_of[out] = g
-            continue
-        depends = open_group is not None and any(
-            isinstance(x, Var) and (x in open_group.computed or x in open_group.loads
-                                    or x in open_group.finished) for x in eqn.inputs)
-        if depends:
+            if open_group is not None and can_join(eqn, open_group):
+                add(eqn, open_group)
+                continue
+            if reads(eqn, side):  # the side group's values are ready once it is emitted
+                close_side()
+                if open_group is not None and can_join(eqn, open_group):
+                    add(eqn, open_group)
+                    continue
+            if open_group is not None and not reads(eqn, open_group):
+                if side is not None and not can_join(eqn, side):
+                    close_side()
+                if side is None:
+                    side = new_group(eqn)
+                add(eqn, side)
+                continue
             close()
+            open_group = new_group(eqn)
+            add(eqn, open_group)
+            continue
+        if reads(eqn, open_group):
+            close()
+        elif reads(eqn, side):
+            close_side()
         steps.append(Op(eqn))
         done.update(eqn.outputs)
     close()
