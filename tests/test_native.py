@@ -83,6 +83,25 @@ def test_scalar_steps_between_vector_steps_do_not_split_their_loop():
     assert len(vector_loops) == 1, [getattr(s, "shape", s) for s in steps]
 
 
+def test_a_chain_beside_an_open_loop_is_one_loop():
+    """Steps of another shape that read each other (not the open loop) form one loop."""
+    from functrans.transforms.lowering.plan import Group, plan
+    from functrans.transforms.passes import optimize
+
+    def f(a, b):
+        wide = fnp.sin(a) * 2.0
+        narrow = fnp.exp(b) + 1.0
+        narrow = fnp.tanh(narrow) * 3.0 - b
+        return wide + 1.0, narrow
+
+    a, b = np.linspace(0, 1, 200).reshape(100, 2), np.linspace(-1, 1, 100)
+    jf = ft.jit(f)
+    _assert_close(jf(a, b), f(a, b), rtol=32 * EPS64)
+    steps, _ = plan(optimize(jf.lower(a, b).jaxpr))
+    shapes = sorted(s.shape for s in steps if isinstance(s, Group))
+    assert shapes == [(100,), (100, 2)], shapes
+
+
 # ---- kernels shared by text --------------------------------------------------------------------
 def test_identical_layers_share_their_kernels():
     """A deep network's layers are the same steps: 3 layers and 9 use the same kernels."""

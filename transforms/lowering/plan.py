@@ -147,6 +147,9 @@ def plan(jaxpr: Jaxpr, unrolled=lambda eqn: False):
             if open_group is not None and can_join(eqn, open_group):
                 add(eqn, open_group)
                 continue
+            if side is not None and can_join(eqn, side):  # (so it does not read open_group)
+                add(eqn, side)
+                continue
             if reads(eqn, side):  # the side group's values are ready once it is emitted
                 close_side()
                 if open_group is not None and can_join(eqn, open_group):
