@@ -179,8 +179,8 @@ class NativeProgram:
         compile would take less than two interpreted calls (interpreting meanwhile shares
         the cores with the compile, so that call would return no sooner than the compiled
         one, and the compiled result would come later: a new batch size of a program that
-        ran, a large model whose interpreted step is slow); and when code compiled before
-        leaves under 50 ms to compile. A run left to Numba counts as not built. Estimates,
+        ran, a large model whose interpreted step is slow); and when most of the code was
+        compiled before and the rest takes under 50 ms. A run left to Numba counts as not built. Estimates,
         measured on a 2-core Xeon: LLVM compiles kernels at about 4 us, drivers (rolled
         loops, mostly calls) at about 1.5 us per character of IR; the interpreter spends
         about 5 us per primitive applied and moves about 1 GB/s through the intermediates
@@ -195,9 +195,9 @@ class NativeProgram:
         compile_s = 4e-6 * kernel_chars + 1.5e-6 * driver_chars
         data = sum(v.aval.size * np.dtype(v.aval.dtype).itemsize
                    for e in self.jaxpr.eqns for v in e.outputs)
-        # Code compiled before (a new batch size of a small program): 50 ms is not worth
+        # Mostly compiled before (a new batch size of a small program): 50 ms is not worth
         # switching tiers for.
-        built_before = len(new) < sum(len(r.kernels) for r in self.runs)
+        built_before = 2 * len(new) < sum(len(r.kernels) for r in self.runs)
         return compile_s < max(0.05 if built_before else 0.0,
                                2 * (5e-6 * applications + data / 1e9))
 
