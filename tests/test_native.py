@@ -113,6 +113,30 @@ def test_identical_layers_share_their_kernels():
     assert k3 == k9 and 0 < len(k3) <= 12, (len(k3), len(k9))
 
 
+def test_identical_layers_generate_their_kernels_once(monkeypatch):
+    """Kernel generation too follows the distinct work: a 9-layer program generates as many
+    fused kernels as a 3-layer one (the other layers' steps reuse them, bound to their own
+    buffers), and computes the same values as eager evaluation."""
+    from functrans.transforms.native import groups
+    from functrans.transforms.native import kernel as native_kernel
+    generated = []
+    build = groups._GroupEmitter.build
+
+    def counted_build(emitter):
+        generated.append(emitter)
+        return build(emitter)
+
+    monkeypatch.setattr(groups._GroupEmitter, "build", counted_build)
+    counts = {}
+    for depth in (3, 9):
+        monkeypatch.setattr(native_kernel, "_BUILT", {})  # nothing generated before
+        generated.clear()
+        jf, args, eager = _mlp_grad(depth, seed=depth)
+        _assert_close(jf(*args), eager(*args))
+        counts[depth] = len(generated)
+    assert 0 < counts[9] == counts[3], counts
+
+
 def test_a_new_batch_size_compiles_only_a_driver():
     """Kernels take sizes as arguments: a new batch size traces and compiles a new driver
     and reuses every kernel."""

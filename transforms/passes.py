@@ -101,7 +101,13 @@ def _key_atom(x):
     return ("var", id(x))
 
 
-def _key_params(params):
+def params_key(params):
+    """A hashable form of an equation's params (a nested jaxpr by identity), or None when
+    one of them is not hashable.
+
+        >>> params_key({"axes": (0,), "new_dtype": None})
+        (('axes', (0,)), ('new_dtype', None))
+    """
     items = []
     for k in sorted(params):
         v = params[k]
@@ -120,7 +126,7 @@ def cse(jaxpr: Jaxpr) -> Jaxpr:
     eqns = []
     for eqn in jaxpr.eqns:
         inputs = [_subst(x, env) for x in eqn.inputs]
-        pkey = _key_params(eqn.params)
+        pkey = params_key(eqn.params)
         key = None if pkey is None or has_effects(eqn) else (
             eqn.prim, tuple(_key_atom(x) for x in inputs), pkey)
         if key is not None and key in seen:

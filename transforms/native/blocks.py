@@ -27,6 +27,7 @@ from functrans.transforms.lowering.plan import Group, plan
 from . import engine
 from .groups import group_kernel
 from .ir import Fn, Module, Val, const, mem_type, reg_type
+from .kernel import memoized
 from .ops import ALIASES, op_kernels
 from .scalar import cast
 
@@ -268,7 +269,7 @@ class Emitter:
             if name in CONTROL:
                 return "control", [x for x in eqn.inputs if isinstance(x, Var)], \
                     list(eqn.outputs)
-            k = op_kernels[name](eqn)
+            k = memoized([eqn], "op", None, lambda: op_kernels[name](eqn))
             eqns = [eqn]
             k.small = all(v.aval.size <= SMALL_ELEMENTS for v in eqn.inputs + eqn.outputs
                           if isinstance(v, Var))

@@ -25,7 +25,7 @@ from functrans.transforms.lowering.plan import unit_reshape
 
 from . import parallel, scalar
 from .ir import REDUCE, Val, const, mem_type, reg_type
-from .kernel import Arg, Kernel
+from .kernel import Arg, Kernel, memoized
 
 __all__ = ["group_kernel", "BLOCK", "SMALL"]
 
@@ -608,7 +608,12 @@ class _Reduction:
 def group_kernel(g, materialized, allow_parallel=False) -> Kernel:
     """The kernel computing planned group ``g`` (``materialized``: the values stored);
     loops of at least ``parallel.PARALLEL_MIN`` elements run on all cores when
-    ``allow_parallel`` (programs that call BLAS leave the cores to its threads)."""
-    em = _GroupEmitter(g, materialized)
-    em.allow_parallel = allow_parallel
-    return em.build()
+    ``allow_parallel`` (programs that call BLAS leave the cores to its threads). A group of
+    the same form as one built before (another layer of a deep net) shares its kernel."""
+    def build():
+        em = _GroupEmitter(g, materialized)
+        em.allow_parallel = allow_parallel
+        return em.build()
+    context = (tuple(g.shape), bool(allow_parallel), tuple(e.outputs[0] in g.loads
+                                                           for e in g.eqns))
+    return memoized(g.eqns + g.reductions, context, materialized, build)

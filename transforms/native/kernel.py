@@ -12,13 +12,20 @@ function (named by a hash of that text). The call site says what each parameter 
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from functrans.core.ir import Literal, Var
+from functrans.transforms.lowering import fastmath
+from functrans.transforms.passes import params_key
+
 from . import engine
-from .ir import Fn, Module
+from .ir import Fn, Module, Val, const, reg_type
 from .scalar import WIDE_ATTRS
 
-__all__ = ["Kernel", "Arg"]
+__all__ = ["Kernel", "Arg", "memoized"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,15 @@ class Kernel:
         self.parallel = False  # runs a loop on Numba's thread pool
         self._symbol = None
 
+    def rebound(self, mapping: dict) -> "Kernel":
+        """This kernel (the same code, shared) with the call-site values of its buffer and
+        scalar arguments replaced as ``mapping`` says (another step of identical form)."""
+        other = copy.copy(self)
+        other.args = [Arg(a.kind, mapping.get(a.value, a.value))
+                      if a.kind in ("buf", "scalar") and isinstance(a.value, Var) else a
+                      for a in self.args]
+        return other
+
     # -- parameters (named by position, so the text is canonical) -------------------------
     def _param(self, ty: str, arg: Arg) -> str:
         name = f"%a{len(self.params)}"
@@ -59,9 +75,6 @@ class Kernel:
 
     def scalar(self, atom):
         """The value of a rank-0 Var (a parameter) or a Literal (a constant)."""
-        from functrans.core.ir import Literal
-
-        from .ir import Val, const, reg_type
         if isinstance(atom, Literal):
             return const(atom.val, atom.aval.dtype)
         ty = reg_type(atom.aval.dtype)
@@ -94,3 +107,50 @@ class Kernel:
         """``declare`` line for callers."""
         types = ", ".join(t.split()[0] for t, _ in self.params)
         return f"declare void @{self.symbol()}({types})"
+
+
+def memoized(eqns, context, materialized, build) -> Kernel:
+    """The kernel ``build()`` makes for ``eqns``, or, for equations of the same form as ones
+    built before (another layer of a deep net: the same primitives, params, literals, types
+    and wiring, in the same ``context``), that kernel rebound to these equations' values,
+    without generating it again. ``materialized``: the values the kernel stores, or None."""
+    key, order = _form(eqns, context, materialized)
+    built = _BUILT.get(key) if key is not None else None
+    if built is not None:
+        kernel, first_order = built
+        return kernel.rebound(dict(zip(first_order, order)))
+    kernel = build()
+    if key is not None:
+        if len(_BUILT) >= _BUILT_MAX:
+            _BUILT.clear()
+        _BUILT[key] = (kernel, order)
+    return kernel
+
+
+_BUILT: dict = {}  # form of some equations -> (their kernel, their variables in form order)
+_BUILT_MAX = 4096
+
+
+def _form(eqns, context, materialized):
+    """``(key, variables)``: what a kernel for ``eqns`` depends on, variables numbered by
+    first appearance (``variables`` in that order); key None if a param is not hashable."""
+    ids: dict = {}
+
+    def atom(x):
+        if isinstance(x, Literal):
+            v = np.asarray(x.val)
+            return ("lit", v.dtype.str, v.shape, v.tobytes())
+        if x not in ids:
+            ids[x] = len(ids)
+        a = x.aval
+        return (ids[x], a.shape, np.dtype(a.dtype).str, a.weak_type,
+                materialized is not None and x in materialized)
+
+    parts = [context, fastmath.route()]
+    for e in eqns:
+        p = params_key(e.params)
+        if p is None:
+            return None, None
+        parts.append((e.prim.name, p, tuple(atom(x) for x in e.inputs),
+                      tuple(atom(o) for o in e.outputs)))
+    return tuple(parts), list(ids)
