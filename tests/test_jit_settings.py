@@ -103,6 +103,17 @@ def test_debug_nans_under_jit_names_the_primitive_and_the_users_line():
         assert float(ft.jit(fnp.log)(2.0)) == np.log(2.0)  # no NaN: no error
 
 
+def test_transformations_of_a_traced_program_keep_each_equations_line():
+    # vmap and grad re-run jit's traced program (eval_jaxpr): what they stage for an equation
+    # is recorded at the line that wrote it, not at the line that called the transformation.
+    first = uses_log.__code__.co_firstlineno
+    jaxpr = ft.make_jaxpr(ft.vmap(ft.grad(ft.jit(uses_log))))(np.ones(3))
+    forward = jaxpr.eqns[0].params["jaxpr"]
+    lines = {e.prim.name: e.source.lineno for e in forward.eqns}
+    assert lines == {"sin": first + 1, "cos": first + 1, "sub": first + 1,
+                     "log": first + 2, "mul": first + 2}
+
+
 def test_debug_nans_inside_nested_jit_and_under_grad():
     line = uses_log.__code__.co_firstlineno + 2
     outer = ft.jit(lambda x: ft.jit(uses_log)(x) + 1.0)

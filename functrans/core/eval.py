@@ -8,7 +8,7 @@ that transformation to the program: this is how interpreters compose::
 """
 from __future__ import annotations
 
-from .ir import Jaxpr, Literal
+from .ir import Jaxpr, Literal, replay
 
 
 def eval_jaxpr(jaxpr: Jaxpr, *args) -> list:
@@ -21,7 +21,13 @@ def eval_jaxpr(jaxpr: Jaxpr, *args) -> list:
     def read(x):
         return x.bound if type(x) is Literal else env[x]
 
-    for eqn in jaxpr.eqns:
-        outs = eqn.prim.bind(*map(read, eqn.inputs), **eqn.params)
-        env.update(zip(eqn.outputs, outs))
+    outer = replay.source
+    try:
+        for eqn in jaxpr.eqns:
+            # What this binding stages keeps the equation's recorded line (see source_info).
+            replay.source = eqn.source
+            outs = eqn.prim.bind(*map(read, eqn.inputs), **eqn.params)
+            env.update(zip(eqn.outputs, outs))
+    finally:
+        replay.source = outer
     return [read(x) for x in jaxpr.outvars]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -98,8 +99,24 @@ def _is_internal(fname) -> bool:
             or fname.endswith(_STDLIB_HELPERS))
 
 
+class _Replay(threading.local):
+    source = None  # the equation being re-bound by eval_jaxpr, if any
+
+
+replay = _Replay()
+
+
 def source_info() -> SourceInfo | None:
-    """SourceInfo of the innermost user frame, or None."""
+    """Where the user's code is applying a primitive now, or None.
+
+    While :func:`~functrans.core.eval.eval_jaxpr` re-binds an equation (a transformation
+    replaying a traced program), that is the equation's own recorded line: it names the line
+    that wrote the operation (not the call of the transformation) and costs no stack walk.
+    Otherwise it is the innermost user frame.
+    """
+    replayed = replay.source
+    if replayed is not None:
+        return replayed
     f = user_frame()
     if f is None:
         return None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .avals import ShapedArray
 from .config import config
-from .ir import Eqn, Jaxpr, Literal, Var, source_info
+from .ir import Eqn, Jaxpr, Literal, Var, replay, source_info
 from .trace import Trace, Tracer, current_trace, get_aval, new_trace, to_numpy, type_rule
 
 
@@ -97,10 +97,14 @@ def trace_to_jaxpr(fun, in_avals, name="make_jaxpr") -> Jaxpr:
     see :func:`hoist_tracer_consts`.
     """
     trace = StagingTrace(current_trace(), name)
-    with new_trace(trace):
-        args = [trace.new_arg(a) for a in in_avals]
-        outs = fun(*args)
-        jaxpr = trace.to_jaxpr(list(outs))
+    outer, replay.source = replay.source, None  # fun may be user code: its own lines count
+    try:
+        with new_trace(trace):
+            args = [trace.new_arg(a) for a in in_avals]
+            outs = fun(*args)
+            jaxpr = trace.to_jaxpr(list(outs))
+    finally:
+        replay.source = outer
     if config.check_jaxprs:
         from .check import check_jaxpr
         check_jaxpr(jaxpr)
