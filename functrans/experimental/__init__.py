@@ -1,0 +1,1 @@
+"""Experimental APIs, under the names JAX gives them (``jax.experimental``)."""
