@@ -18,8 +18,25 @@ from .avals import ShapedArray
 _new = object.__new__
 
 
-class Array:
-    """An immutable n-dimensional array (the concrete value type of functrans)."""
+class _ArrayMeta(type):
+    """``isinstance(x, Array)`` also holds for tracers, as for JAX's ``jax.Array`` (code that
+    tests for an array must accept the traced values a transformation passes it). Subclass
+    checks stay nominal: ``issubclass(Tracer, Array)`` is False, as in JAX."""
+
+    virtual: tuple = ()  # set by core.trace: (Tracer,)
+
+    def __instancecheck__(cls, x):
+        return type.__instancecheck__(cls, x) or isinstance(x, _ArrayMeta.virtual)
+
+
+class Array(metaclass=_ArrayMeta):
+    """An immutable n-dimensional array (the concrete value type of functrans).
+
+    Inside transformations values are tracers, which are instances too::
+
+        >>> ft.grad(lambda x: x * 2.0 if isinstance(x, ft.Array) else 0.0)(1.0)
+        Array(2., dtype=float64, weak_type=True)
+    """
 
     __slots__ = ("_value", "_weak", "_sharding", "__weakref__")
     __array_priority__ = 100

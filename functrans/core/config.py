@@ -47,6 +47,28 @@ _DEFAULTS = {
 }
 
 
+# JAX's flags that have no functrans counterpart: accepted (so JAX programs that set them run)
+# when the value asked for is what functrans does anyway; name -> (default, accepted values,
+# or None for any value (flags about logging, caches and tracebacks, which change no result)).
+_JAX_ONLY = {
+    "platform_name": ("cpu", ("", "cpu")),
+    "platforms": ("", ("", "cpu")),
+    "default_matmul_precision": (None, (None, "default", "high", "highest", "bfloat16",
+                                        "tensorfloat32", "float32", "fastest")),
+    "numpy_rank_promotion": ("allow", ("allow",)),
+    "numpy_dtype_promotion": ("standard", ("standard",)),
+    "default_prng_impl": ("threefry2x32", ("threefry2x32",)),
+    "threefry_partitionable": (True, None),
+    "traceback_filtering": ("auto", None),
+    "log_compiles": (False, None),
+    "compilation_cache_dir": (None, None),
+    "persistent_cache_min_compile_time_secs": (1.0, None),
+    "persistent_cache_min_entry_size_bytes": (0, None),
+    "enable_checks": (False, None),
+    "disable_most_optimizations": (False, None),
+}
+
+
 def _default_cpu_devices() -> int:
     env = os.environ.get("FUNCTRANS_NUM_CPU_DEVICES", "")
     if env:
@@ -74,15 +96,32 @@ class Config:
             self.update(name, value)
 
     def __getattr__(self, name):  # only reached for names that are not flags
+        short = name.removeprefix("jax_")  # JAX's spelling: config.jax_enable_x64
+        if short in _DEFAULTS:
+            return self._values[short]
+        if name.startswith("jax_") and short in _JAX_ONLY:
+            return self._values.get(name, _JAX_ONLY[short][0])
         raise AttributeError(f"functrans.config has no flag {name!r}; "
                              f"known flags: {sorted(_DEFAULTS)}")
+
+    def read(self, name: str):
+        """The value of flag ``name`` (JAX's ``config.read``), e.g. ``"jax_enable_x64"``."""
+        return getattr(self, name)
 
     def __setattr__(self, name, value):
         raise AttributeError("set flags with functrans.config.update(name, value)")
 
     def update(self, name: str, value) -> None:
         """Set flag ``name`` process-wide, e.g. ``ft.config.update("enable_x64", False)``."""
-        name = name.removeprefix("jax_")  # accept JAX's spelling of flag names
+        short = name.removeprefix("jax_")  # accept JAX's spelling of flag names
+        if name.startswith("jax_") and short in _JAX_ONLY and short not in _DEFAULTS:
+            accepted = _JAX_ONLY[short][1]
+            if accepted is not None and value not in accepted:
+                raise ValueError(f"functrans does not support {name}={value!r}; it runs as "
+                                 f"with {name}={accepted[-1]!r}")
+            self._values[name] = value
+            return
+        name = short
         if name not in _DEFAULTS:
             raise AttributeError(f"functrans.config has no flag {name!r}; "
                                  f"known flags: {sorted(_DEFAULTS)}")

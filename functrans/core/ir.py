@@ -171,6 +171,16 @@ class Jaxpr:
     def out_avals(self) -> list[ShapedArray]:
         return [v.aval for v in self.outvars]
 
+    @property
+    def jaxpr(self) -> "Jaxpr":
+        """The program itself: JAX splits a closed program into ``.jaxpr`` and ``.consts``;
+        a functrans Jaxpr is both, so code written for JAX's ``ClosedJaxpr`` reads it as is.
+
+            >>> ft.make_jaxpr(fnp.sin)(1.0).jaxpr.eqns[0].prim.name
+            'sin'
+        """
+        return self
+
     def replace(self, **kw) -> "Jaxpr":
         fields = dict(constvars=self.constvars, consts=self.consts, invars=self.invars,
                       outvars=self.outvars, eqns=self.eqns)

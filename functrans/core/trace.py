@@ -163,6 +163,8 @@ class Tracer:
         return f"Traced<{self.aval.str_short()}>with<{self._trace.describe()}>"
 
 
+type(Array).virtual = (Tracer,)  # isinstance(tracer, Array), as JAX's Array is tracers' base
+
 _array_avals: dict = {}  # (shape, dtype, weak) -> ShapedArray: avals are immutable
 
 

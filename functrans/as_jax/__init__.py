@@ -1,0 +1,130 @@
+"""Run JAX programs on functrans: ``import jax`` resolves to functrans.
+
+``install()`` (or ``python -m functrans.as_jax script.py [args]``) makes ``import jax`` and
+every ``jax.*`` module functrans provides resolve to functrans's own modules for the rest of
+the process, whether or not JAX is installed: ``jax.numpy`` is :mod:`functrans.numpy`,
+``jax.lax`` is :mod:`functrans.lax`, and so on (:data:`MODULES` lists the exceptions).
+Real ``jax`` and ``jaxlib`` are never imported. A module or name functrans does not provide
+fails as a missing one would (``ModuleNotFoundError``, ``AttributeError``), naming it.
+
+As in JAX, 64-bit values are off unless ``JAX_ENABLE_X64`` is set (functrans's own default is
+NumPy's: on)::
+
+    >>> import functrans.as_jax
+    >>> functrans.as_jax.JAX_API_VERSION
+    '0.10.2'
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+
+__all__ = ["install", "installed", "JAX_API_VERSION", "MODULES"]
+
+JAX_API_VERSION = "0.10.2"
+"""The JAX release whose public API and semantics functrans follows (``jax.__version__``)."""
+
+MODULES = {
+    "jax": "functrans.as_jax.jax_root",
+    "jax.core": "functrans.as_jax.jax_core",
+    "jax.version": "functrans.as_jax.jax_version",
+}
+"""``jax`` modules that are not ``functrans`` modules of the same path."""
+
+# Top-level functrans modules that are JAX's public modules of the same name; the others
+# (core, primitives, transforms, ...) are functrans internals, not ``jax.<name>``.
+PUBLIC = frozenset({
+    "numpy", "lax", "random", "nn", "scipy", "tree_util", "tree", "flatten_util", "typing",
+    "dtypes", "errors", "test_util", "ad_checkpoint", "stages", "sharding", "debug", "export",
+    "distributed", "custom_batching", "custom_derivatives", "example_libraries",
+    "experimental", "extend", "interpreters", "api_util", "image", "profiler", "monitoring",
+})
+
+
+def target(name: str) -> str | None:
+    """The functrans module that ``jax`` module ``name`` is, or None if there is none.
+
+        >>> target("jax.numpy.linalg"), target("jax._src.core")
+        ('functrans.numpy.linalg', None)
+    """
+    if name in MODULES:
+        return MODULES[name]
+    parts = name.split(".")
+    if parts[0] != "jax" or len(parts) < 2 or parts[1] not in PUBLIC:
+        return None
+    return "functrans." + ".".join(parts[1:])
+
+
+class _Alias(importlib.abc.Loader):
+    """Loads ``jax.X`` as the functrans module it names: the same module object."""
+
+    def __init__(self, module_name):
+        self.module_name = module_name
+        self.own_spec = None
+
+    def create_module(self, spec):
+        module = importlib.import_module(self.module_name)
+        self.own_spec = module.__spec__
+        return module
+
+    def exec_module(self, module):
+        # The import system stamped the jax spec on the module: it keeps its own identity.
+        module.__spec__ = self.own_spec
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    """Answers for ``jax``, ``jax.*`` and ``jaxlib`` before any installed package can."""
+
+    def find_spec(self, fullname, path=None, target_module=None):
+        root = fullname.partition(".")[0]
+        if root == "jaxlib":
+            raise ModuleNotFoundError(
+                f"No module named {fullname!r}: under functrans.as_jax, JAX runs on "
+                "functrans, which never imports jaxlib (XLA)", name=fullname)
+        if root != "jax":
+            return None
+        module_name = target(fullname)
+        found = None
+        if module_name is not None:
+            try:
+                found = importlib.util.find_spec(module_name)
+            except ModuleNotFoundError:  # its parent is missing
+                found = None
+        if found is None:
+            raise ModuleNotFoundError(
+                f"No module named {fullname!r}: functrans provides no such JAX module "
+                "(JAX's internals and XLA-only APIs are not provided)", name=fullname)
+        return importlib.machinery.ModuleSpec(
+            fullname, _Alias(module_name),
+            is_package=found.submodule_search_locations is not None)
+
+
+_finder = _Finder()
+
+
+def installed() -> bool:
+    """Whether :func:`install` has run in this process."""
+    return _finder in sys.meta_path
+
+
+def install() -> None:
+    """Make ``import jax`` (and its submodules) resolve to functrans in this process.
+
+    Call it before the first ``import jax``; it raises ``RuntimeError`` if real JAX is
+    imported already. It also applies JAX's default of 32-bit values (``JAX_ENABLE_X64``
+    turns 64-bit values on, as in JAX).
+    """
+    if installed():
+        return
+    real = sys.modules.get("jax")
+    if real is not None and getattr(real, "__name__", "") == "jax":
+        raise RuntimeError("JAX is imported already in this process; call "
+                           "functrans.as_jax.install() before the first `import jax`")
+    from functrans import config
+    config.update("enable_x64", os.environ.get("JAX_ENABLE_X64", "").lower()
+                  in ("1", "true", "yes", "on"))
+    sys.meta_path.insert(0, _finder)

@@ -1,0 +1,147 @@
+"""``functrans.as_jax``: ``import jax`` resolves to functrans, real JAX never loads.
+
+``install()`` changes the process's imports, so each case runs in a child process. The child
+puts a decoy ``jax`` and ``jaxlib`` first on its path (both raise when imported), so the tests
+prove the redirection whether or not real JAX is installed here.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import functrans as ft
+import functrans.numpy as fnp
+from functrans import as_jax
+
+
+@pytest.fixture
+def decoys(tmp_path):
+    for name in ("jax", "jaxlib"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(
+            f"raise RuntimeError('the installed {name} was imported')\n")
+    return tmp_path
+
+
+def _run(code, decoys, *args, env=None, module=False):
+    """Run ``code`` (a script, given ``args``) in a child with the decoys first on its path;
+    its stdout."""
+    script = decoys / "prog.py"
+    script.write_text(textwrap.dedent(code))
+    extra = env or {}
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(decoys)] + sys.path))
+    env.pop("JAX_ENABLE_X64", None)
+    env.update(extra)
+    cmd = [sys.executable, "-m", "functrans.as_jax"] + (
+        ["-m", "prog"] if module else [str(script)]) + list(args)
+    run = subprocess.run(cmd, env=env, cwd=decoys, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return run.stdout
+
+
+def test_import_jax_gives_functrans_and_never_the_installed_jax(decoys):
+    out = _run("""
+        import sys
+        import jax, jax.numpy as jnp
+        from jax import lax, random, tree_util
+        import jax.scipy.special, jax.numpy.linalg
+        import functrans
+        assert jax.numpy is functrans.numpy and lax is functrans.lax
+        assert jax.scipy.special is functrans.scipy.special
+        assert jax.numpy.linalg is functrans.numpy.linalg
+        assert jax.jit is functrans.jit and jax.Array is functrans.Array
+        # functrans's modules keep their identity
+        assert functrans.numpy.__spec__.name == "functrans.numpy"
+        assert not hasattr(functrans.tree_util, "__path__")
+        x = jnp.arange(3.0)
+        print(jax.__version__, jax.__version_info__, x.dtype,
+              float(jax.jit(lambda v: jnp.sum(jnp.sin(v) ** 2))(x)),
+              sorted(m for m in sys.modules if m.split(".")[0] == "jaxlib"),
+              sys.argv[1:], sep="|")
+    """, decoys, "a", "b")
+    version, info, dtype, value, jaxlib, argv = out.strip().split("|")
+    assert version == as_jax.JAX_API_VERSION and info == "(0, 10, 2)"
+    assert dtype == "float32"  # JAX's default: 64-bit values off
+    assert np.isclose(float(value), np.sum(np.sin(np.arange(3.0)) ** 2), rtol=1e-6)
+    assert jaxlib == "[]" and argv == "['a', 'b']"
+
+
+def test_jax_enable_x64_turns_64_bit_values_on(decoys):
+    out = _run("""
+        import jax, jax.numpy as jnp
+        print(jnp.arange(3.0).dtype, jax.config.jax_enable_x64)
+    """, decoys, env={"JAX_ENABLE_X64": "1"})
+    assert out.split() == ["float64", "True"]
+
+
+def test_missing_modules_and_names_fail_naming_them(decoys):
+    out = _run("""
+        import jax
+        for name in ("jax._src.core", "jaxlib.xla_client", "jax.no_such_module"):
+            try:
+                __import__(name)
+            except ModuleNotFoundError as e:
+                print(type(e).__name__, "|", e.name, "|", e)
+        try:
+            jax.no_such_function
+        except AttributeError as e:
+            print("AttributeError |", e)
+    """, decoys)
+    lines = out.strip().splitlines()
+    assert lines[0].startswith("ModuleNotFoundError | jax._src |")
+    assert "functrans provides no such JAX module" in lines[0]
+    assert lines[1].startswith("ModuleNotFoundError | jaxlib |") and "never imports" in lines[1]
+    assert lines[2].startswith("ModuleNotFoundError | jax.no_such_module |")
+    assert lines[3] == ("AttributeError | module 'jax' has no attribute 'no_such_function': "
+                        "functrans does not provide jax.no_such_function")
+
+
+def test_run_a_module_under_as_jax(decoys):
+    out = _run("""
+        import jax
+        print(__name__, jax.numpy.zeros(2).tolist())
+    """, decoys, module=True)
+    assert out.strip() == "__main__ [0.0, 0.0]"
+
+
+def test_the_jax_modules_map_to_functrans_modules_of_the_same_path():
+    assert as_jax.target("jax.numpy.fft") == "functrans.numpy.fft"
+    assert as_jax.target("jax.core") == "functrans.as_jax.jax_core"
+    assert as_jax.target("jax.interpreters.ad") == "functrans.interpreters.ad"
+    for internal in ("jax._src", "jax.primitives", "jax.transforms", "jaxlib", "numpy"):
+        assert as_jax.target(internal) is None
+
+
+def test_tracers_are_instances_of_array_as_in_jax():
+    seen = []
+
+    def f(x):
+        seen.append((isinstance(x, ft.Array), isinstance(x, fnp.ndarray)))
+        return x * 2.0
+
+    ft.jit(f)(1.0)
+    ft.grad(f)(1.0)
+    ft.vmap(f)(fnp.ones(2))
+    assert seen == [(True, True)] * 3
+    assert isinstance(fnp.ones(2), ft.Array) and not isinstance(np.ones(2), ft.Array)
+    from functrans.core.trace import Tracer
+    assert not issubclass(Tracer, ft.Array)  # nominal subclassing is unchanged, as in JAX
+
+
+def test_config_reads_and_accepts_jax_flag_names():
+    assert ft.config.jax_enable_x64 is ft.config.enable_x64
+    assert ft.config.read("jax_enable_x64") is ft.config.enable_x64
+    assert ft.config.jax_platform_name == "cpu"
+    ft.config.update("jax_default_matmul_precision", "highest")
+    assert ft.config.jax_default_matmul_precision == "highest"
+    ft.config.update("jax_default_matmul_precision", None)
+    with pytest.raises(ValueError, match="does not support jax_platform_name='tpu'"):
+        ft.config.update("jax_platform_name", "tpu")
+    with pytest.raises(AttributeError, match="no flag 'jax_no_such_flag'"):
+        ft.config.jax_no_such_flag
