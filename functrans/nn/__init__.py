@@ -314,4 +314,6 @@ def one_hot(x, num_classes, *, dtype=None, axis=-1):
     return convert(fnp.expand_dims(x, ax) == classes, dtype)
 
 
+from ._more import (dot_product_attention, identity, log1mexp, logmeanexp,  # noqa: E402,F401
+                    sparse_sigmoid)
 from . import initializers  # noqa: E402,F401  (jax.nn.initializers; needs functrans.random)
