@@ -32,6 +32,10 @@ MODULES = {
     "jax": "functrans.as_jax.jax_root",
     "jax.core": "functrans.as_jax.jax_core",
     "jax.version": "functrans.as_jax.jax_version",
+    # JAX's internals that libraries import when they are imported (chex's restrict_backends
+    # replaces the compile function: functrans's jit calls it for every compile).
+    "jax._src": "functrans.as_jax.jax_src",
+    "jax._src.compiler": "functrans.core.compiler",
 }
 """``jax`` modules that are not ``functrans`` modules of the same path."""
 

@@ -2,8 +2,8 @@
 functrans's own types.
 
     >>> from functrans.as_jax import jax_core
-    >>> jax_core.ShapedArray((3,), np.float32)
-    ShapedArray(float32[3])
+    >>> jax_core.ShapedArray((3,), np.float32).shape
+    (3,)
 """
 from __future__ import annotations
 

@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 
+from ..core import compiler
 from ..core.avals import ShapedArray
 from ..core.axis_env import extend_axis_env
 from ..core.devices import device_count, get_backend, processes
@@ -118,7 +119,7 @@ def _shard_contexts(mesh):
 def _impl(*args, jaxpr, mesh, in_specs, out_specs, name, local_io=False):
     backend = get_backend(mesh.devices.flat[0].platform)
     with mesh_axes(mesh):
-        exe = backend.compile(jaxpr, name)
+        exe = compiler.backend_compile_and_load(backend, jaxpr, name)
     device_context = getattr(backend, "device_context", None)
     flat_devices = list(mesh.devices.flat)
     contexts, local = _shard_contexts(mesh)

@@ -19,6 +19,7 @@ import numpy as np
 from functrans.core.api_util import (abstractify, fun_name, merge_static, split_static,
                                      static_argnums_from_names)
 from functrans.core.axis_env import _env as _axis_env
+from functrans.core import compiler
 from functrans.core.config import config
 from functrans.core.devices import Device, check_backend, get_backend
 from functrans.core.eval import eval_jaxpr
@@ -86,7 +87,8 @@ class Jitted:
         if _state.trace is EVAL_TRACE and not entry.consts:
             executable = entry.executable
             if executable is None:
-                executable = entry.executable = self.backend.compile(entry.jaxpr, self.name)
+                executable = entry.executable = compiler.backend_compile_and_load(
+                    self.backend, entry.jaxpr, self.name)
                 if self.donate_argnums or self.donate_argnames:
                     warn_unusable_donations(self, args, kwargs, entry.jaxpr.out_avals)
             if type(executable) is Tiered:
@@ -295,8 +297,8 @@ class Lowered:
 
     def _executable(self):
         if self._entry.executable is None:
-            self._entry.executable = self._jitted.backend.compile(self._entry.jaxpr,
-                                                                  self._jitted.name)
+            self._entry.executable = compiler.backend_compile_and_load(
+                self._jitted.backend, self._entry.jaxpr, self._jitted.name)
         return self._entry.executable
 
     def as_text(self, dialect: str | None = None) -> str:
