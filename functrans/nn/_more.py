@@ -36,7 +36,7 @@ def log1mexp(x):
     below ``log 2``, ``log1p(-exp(-x))`` above).
 
     >>> log1mexp(fnp.array([10.0]))
-    Array([-4.54009603e-05], dtype=float64)
+    Array([-4.54009604e-05], dtype=float64)
     """
     x = _float(x)
     c = math.log(2.0)
@@ -47,7 +47,7 @@ def logmeanexp(x, axis=None, where=None, keepdims=False):
     """``log(mean(exp(x)))`` along ``axis``: ``logsumexp`` less the log of the count.
 
     >>> logmeanexp(fnp.array([1.0, 2.0, 3.0]))
-    Array(2.30899355, dtype=float64)
+    Array(2.30899368, dtype=float64)
     """
     x = _float(x)
     total = logsumexp(x, axis=axis, b=where, keepdims=keepdims) if where is not None else \
