@@ -7,6 +7,8 @@ Tolerances: elementwise results within 32 ulp (test_jit's bound for SIMD math); 
 sums are accumulated in float32 blocks of 4,096 elements, then in float64, so on positive
 data their relative error is below 4,096 float32 ulps (the worst case of a float32 block).
 """
+import ctypes
+import ctypes.util
 import os
 import subprocess
 import sys
@@ -377,3 +379,24 @@ def test_processes_compiling_one_program_into_one_cache_all_succeed(tmp_path):
                           capture_output=True, timeout=300)
     value, compiled, from_disk = late.stdout.rsplit(" ", 2)
     assert value in values and int(compiled) == 0 and int(from_disk) > 0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("size", [12, 1000])  # a fully unrolled loop, and a vectorized one
+def test_powers_by_constant_exponents_keep_their_values_at_zero_and_infinity(dtype, size):
+    # LLVM may expand pow(x, n + 0.5) as powi(x, n) * sqrt(x) when allowed approximate
+    # functions, which is NaN at 0 and inf: the result must be C's pow there, as XLA's (NumPy
+    # differs at -inf ** 0.5). Elsewhere the vector routine's 4 ulp bound applies.
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    libm.pow.restype, libm.pow.argtypes = ctypes.c_double, [ctypes.c_double, ctypes.c_double]
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0], dtype)
+    x = np.resize(np.concatenate([special, np.linspace(0.25, 4, 7, dtype=dtype)]), size)
+    for e in (-1.5, -0.5, 0.5, 2.5, 1 / 3, -2.0, 3.0):
+        got = np.asarray(ft.jit(lambda v: lax.pow(fnp.abs(v) if e == -1.5 else v,
+                                                  dtype(e)))(x))
+        base = np.abs(x) if e == -1.5 else x
+        want = np.array([libm.pow(float(b), e) for b in base]).astype(dtype)
+        odd = ~np.isfinite(want) | (want == 0)
+        np.testing.assert_array_equal(got[odd], want[odd], err_msg=f"x ** {e}")
+        np.testing.assert_allclose(got[~odd], want[~odd], rtol=4 * np.finfo(dtype).eps,
+                                   err_msg=f"x ** {e}")

@@ -8,3 +8,14 @@ module.
     []
 """
 __path__: list = []  # a package, whose few submodules functrans.as_jax's finder maps
+
+
+def __getattr__(name: str):
+    # `from jax._src import compiler` asks this module (its __name__ is functrans's).
+    import importlib
+
+    from . import MODULES
+    if f"jax._src.{name}" in MODULES:
+        return importlib.import_module(f"jax._src.{name}")
+    raise AttributeError(f"module 'jax._src' has no attribute {name!r}: functrans provides "
+                         f"no jax._src.{name} (JAX's internals are not provided)")

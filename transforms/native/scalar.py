@@ -471,7 +471,11 @@ def _libmvec(name):
         keep = f"__functrans_keep.{sym}"
         mod.declare(keep, f"@{keep} = weak global [{len(vdecls)} x ptr] "
                           f"[{', '.join(vdecls)}]")
-        return Val(ty, fn.op(f"call {FAST} {ty} @{sym}({', '.join(str(v) for v in a)})"))
+        # Without afn on pow: LLVM would rewrite pow(x, n + 0.5) as powi(x, n) * sqrt(x),
+        # which is NaN instead of inf or 0 at x = 0 and x = inf (a safe-norm gradient at 0
+        # came out NaN). The call still vectorizes to libmvec through its variants.
+        flags = "nsz" if name == "pow" else FAST
+        return Val(ty, fn.op(f"call {flags} {ty} @{sym}({', '.join(str(v) for v in a)})"))
     return rule
 
 
