@@ -6,50 +6,30 @@ dataclasses) whose leaves are arrays. Transformations flatten their inputs and o
     ([2.0, 1.0], PyTreeDef({'b': (*, None), 'w': *}))
     >>> tree_unflatten(tree, [3, 4])
     {'b': (3, None), 'w': 4}
+
+Each leaf also has a key path, the entries naming the children from the root down to it:
+
+    >>> [(keystr(path), leaf) for path, leaf in tree_leaves_with_path({"w": 1.0, "b": (2.0,)})]
+    [("['b'][0]", 2.0), ("['w']", 1.0)]
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
-from collections import OrderedDict, defaultdict
-from typing import Any, Callable, NamedTuple
+import operator
+from typing import Callable
+
+from ._pytree import (PyTreeDef, all_leaves, flatten_one_level,  # noqa: F401
+                      flatten_one_level_with_keys, flatten_up_to, is_tree_node,
+                      register_pytree_node, register_pytree_with_keys, tree_flatten,
+                      tree_flatten_with_path, tree_leaves, tree_leaves_with_path,
+                      tree_structure, tree_unflatten, treedef_children, treedef_is_leaf,
+                      treedef_tuple)
+from ._tree_keys import (DictKey, FlattenedIndexKey, GetAttrKey, KeyEntry,  # noqa: F401
+                         KeyPath, SequenceKey, keystr)
 
 
-class _NodeType(NamedTuple):
-    to_iterable: Callable  # node -> (children, aux_data)
-    from_iterable: Callable  # (aux_data, children) -> node
-
-
-_registry: dict[type, _NodeType] = {}
-
-
-def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func: Callable) -> None:
-    """Register ``nodetype`` as a pytree node.
-
-    ``flatten_func(node) -> (children, aux_data)``; ``unflatten_func(aux_data, children) -> node``.
-    ``aux_data`` must be hashable: it is part of the tree structure (and of jit cache keys).
-
-    >>> class Pair:
-    ...     def __init__(self, a, b): self.a, self.b = a, b
-    >>> register_pytree_node(Pair, lambda p: ((p.a, p.b), None), lambda _, c: Pair(*c))
-    """
-    if nodetype in _registry:
-        raise ValueError(f"{nodetype.__name__} is already registered as a pytree node")
-    _registry[nodetype] = _NodeType(flatten_func, unflatten_func)
-
-
-def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatten_func=None):
-    """JAX-compatible spelling; keys are not tracked, so this registers the plain flatten.
-
-    ``flatten_with_keys(node) -> ([(key, child), ...], aux_data)``.
-    """
-    if flatten_func is None:
-        def flatten_func(node):
-            children, aux = flatten_with_keys(node)
-            return [c for _, c in children], aux
-    register_pytree_node(nodetype, flatten_func, unflatten_func)
-
-
+# ---- registration conveniences ------------------------------------------------------------------
 def register_pytree_node_class(cls):
     """Class decorator: ``cls`` defines ``tree_flatten(self) -> (children, aux)`` and the
     classmethod ``tree_unflatten(cls, aux, children)``.
@@ -63,253 +43,125 @@ def register_pytree_node_class(cls):
     >>> tree_leaves(Scaled(1.0, 3))
     [1.0]
     """
-    register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)
+    register_pytree_node(cls, operator.methodcaller("tree_flatten"), cls.tree_unflatten)
     return cls
 
 
-def register_dataclass(cls=None, data_fields=None, meta_fields=None, drop_fields=()):
-    """Register a dataclass whose ``data_fields`` are children and ``meta_fields`` static.
+def register_pytree_with_keys_class(cls):
+    """Class decorator: ``cls`` defines ``tree_flatten_with_keys(self) -> ([(key, child), ...],
+    aux)`` and the classmethod ``tree_unflatten(cls, aux, children)`` (and may define
+    ``tree_flatten``, returning the same children without keys, for speed).
 
-    Without field lists, fields marked ``dataclasses.field(metadata=dict(static=True))`` are
-    meta fields and the rest are data fields. Usable as a decorator::
-
-        @register_dataclass
-        @dataclasses.dataclass
-        class Params:
-            w: Array
-            n: int = dataclasses.field(default=1, metadata=dict(static=True))
+    >>> @register_pytree_with_keys_class
+    ... class Special:
+    ...     def __init__(self, x, y): self.x, self.y = x, y
+    ...     def tree_flatten_with_keys(self):
+    ...         return ((GetAttrKey("x"), self.x), (GetAttrKey("y"), self.y)), None
+    ...     @classmethod
+    ...     def tree_unflatten(cls, aux, children): return cls(*children)
+    >>> [keystr(path) for path, _ in tree_leaves_with_path(Special(1, [2]))]
+    ['.x', '.y[0]']
     """
-    if cls is None:
+    for method in ("tree_flatten_with_keys", "tree_unflatten"):
+        if not hasattr(cls, method):
+            raise TypeError(f"register_pytree_with_keys_class: {cls.__name__} has no "
+                            f"{method} method")
+    flatten = operator.methodcaller("tree_flatten") if hasattr(cls, "tree_flatten") else None
+    register_pytree_with_keys(cls, operator.methodcaller("tree_flatten_with_keys"),
+                              cls.tree_unflatten, flatten)
+    return cls
+
+
+def register_static(cls):
+    """Class decorator: instances of ``cls`` are pytree nodes without children, carried whole
+    as static data in the structure (so jit treats them as static arguments). Instances must
+    be hashable for that.
+
+    >>> @register_static
+    ... class Mode(str):
+    ...     pass
+    >>> tree_flatten([Mode("train"), 1.0])
+    ([1.0], PyTreeDef([CustomNode(Mode[train], []), *]))
+    """
+    register_pytree_with_keys(cls, lambda obj: ((), obj), lambda obj, _: obj)
+    return cls
+
+
+def register_dataclass(nodetype=None, data_fields=None, meta_fields=None, drop_fields=()):
+    """Register a dataclass (or any class whose constructor takes its fields as keywords)
+    whose ``data_fields`` are children, named ``GetAttrKey(field)`` in key paths, and whose
+    ``meta_fields`` are static data.
+
+    Without field lists, ``nodetype`` must be a dataclass: fields marked
+    ``dataclasses.field(metadata=dict(static=True))`` are meta fields, and the others taking
+    part in ``__init__`` (less ``drop_fields``) are data fields. Usable as a decorator.
+
+    >>> @register_dataclass
+    ... @dataclasses.dataclass
+    ... class Params:
+    ...     w: float
+    ...     n: int = dataclasses.field(default=1, metadata=dict(static=True))
+    >>> tree_flatten_with_path(Params(0.5, n=3))
+    ([((GetAttrKey(name='w'),), 0.5)], PyTreeDef(CustomNode(Params[(3,)], [*])))
+    """
+    if nodetype is None:
         return functools.partial(register_dataclass, data_fields=data_fields,
                                  meta_fields=meta_fields, drop_fields=drop_fields)
-    if data_fields is None or meta_fields is None:
-        if not dataclasses.is_dataclass(cls):
-            raise TypeError(f"register_dataclass: {cls.__name__} is not a dataclass; pass "
+    if (data_fields is None) != (meta_fields is None):
+        raise TypeError("register_dataclass: data_fields and meta_fields must both be given "
+                        f"when either is; got data_fields={data_fields!r} "
+                        f"meta_fields={meta_fields!r}")
+    if data_fields is None:
+        if not dataclasses.is_dataclass(nodetype):
+            raise TypeError(f"register_dataclass: {nodetype.__name__} is not a dataclass; pass "
                             "data_fields and meta_fields explicitly")
-        fields = [f for f in dataclasses.fields(cls) if f.init and f.name not in drop_fields]
+        fields = [f for f in dataclasses.fields(nodetype)
+                  if f.init and f.name not in drop_fields]
         meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
         data_fields = [f.name for f in fields if not f.metadata.get("static", False)]
+    # Tuples: the closures below must not see later changes to the caller's lists.
     data_fields, meta_fields = tuple(data_fields), tuple(meta_fields)
+    _check_dataclass_fields(nodetype, data_fields, meta_fields, drop_fields)
 
     def flatten(x):
         return [getattr(x, n) for n in data_fields], tuple(getattr(x, n) for n in meta_fields)
 
+    def flatten_with_keys(x):
+        return ([(GetAttrKey(n), getattr(x, n)) for n in data_fields],
+                tuple(getattr(x, n) for n in meta_fields))
+
     def unflatten(meta, children):
         kwargs = dict(zip(meta_fields, meta))
         kwargs.update(zip(data_fields, children))
-        return cls(**kwargs)
+        return nodetype(**kwargs)
 
-    register_pytree_node(cls, flatten, unflatten)
-    return cls
-
-
-def _sorted_dict_keys(d):
-    try:
-        return sorted(d)
-    except TypeError:
-        raise TypeError(f"pytree dict keys must be sortable; got keys {list(d)!r}") from None
+    register_pytree_node(nodetype, flatten, unflatten, flatten_with_keys)
+    return nodetype
 
 
-register_pytree_node(tuple, lambda t: (t, None), lambda _, c: tuple(c))
-register_pytree_node(list, lambda l: (l, None), lambda _, c: list(c))
-register_pytree_node(type(None), lambda n: ((), None), lambda _, c: None)
+def _check_dataclass_fields(nodetype, data_fields, meta_fields, drop_fields):
+    overlap = set(data_fields) & set(meta_fields)
+    if overlap:
+        raise ValueError(f"register_dataclass: data_fields and meta_fields must not overlap; "
+                         f"both name {sorted(overlap)}")
+    if not dataclasses.is_dataclass(nodetype):
+        return
+    # The constructor rebuilds instances from exactly these fields, so they must be its
+    # arguments: all of them, or the rest named in drop_fields.
+    init_fields = {f.name for f in dataclasses.fields(nodetype) if f.init} - set(drop_fields)
+    given = set(data_fields) | set(meta_fields)
+    if given != init_fields:
+        msg = (f"register_dataclass: data_fields and meta_fields of {nodetype.__name__} must "
+               "name every dataclass field with init=True, and only those.")
+        if init_fields - given:
+            msg += (f" Missing fields: {sorted(init_fields - given)} (name them in "
+                    "drop_fields to leave them out).")
+        if given - init_fields:
+            msg += f" Unexpected fields: {sorted(given - init_fields)}."
+        raise ValueError(msg)
 
 
-def _flatten_dict(d):
-    keys = _sorted_dict_keys(d)
-    return [d[k] for k in keys], tuple(keys)
-
-
-register_pytree_node(dict, _flatten_dict, lambda keys, c: dict(zip(keys, c)))
-register_pytree_node(OrderedDict, lambda d: (list(d.values()), tuple(d)),
-                     lambda keys, c: OrderedDict(zip(keys, c)))
-
-
-def _flatten_defaultdict(d):
-    keys = _sorted_dict_keys(d)
-    return [d[k] for k in keys], (d.default_factory, tuple(keys))
-
-
-register_pytree_node(defaultdict, _flatten_defaultdict,
-                     lambda aux, c: defaultdict(aux[0], zip(aux[1], c)))
-
-
-def _is_namedtuple(t: type) -> bool:
-    return issubclass(t, tuple) and hasattr(t, "_fields") and t is not tuple
-
-
-def _node_type(x):
-    t = type(x)
-    node = _registry.get(t)
-    if node is None and _is_namedtuple(t):
-        return _NodeType(lambda n: (tuple(n), None), lambda _, c, t=t: t(*c))
-    return node
-
-
-class PyTreeDef:
-    """The structure of a pytree: node kind, static data and child structures.
-
-    >>> tree_structure({"a": 1, "b": (2, 3)}).num_leaves
-    3
-    """
-
-    __slots__ = ("node_type", "aux", "_children", "num_leaves", "_hash")
-
-    def __init__(self, node_type, aux, children: tuple):
-        self.node_type = node_type  # None for a leaf
-        self.aux = aux
-        self._children = children
-        self.num_leaves = 1 if node_type is None else sum(c.num_leaves for c in children)
-        self._hash = None
-
-    @property
-    def num_nodes(self) -> int:
-        return 1 + sum(c.num_nodes for c in self._children)
-
-    def children(self) -> list:
-        """The structures of this node's children (as JAX's ``PyTreeDef.children()``)."""
-        return list(self._children)
-
-    def node_data(self):
-        """``(node type, aux data)`` of the root, or None for a leaf."""
-        return None if self.node_type is None else (self.node_type, self.aux)
-
-    def unflatten(self, leaves):
-        return tree_unflatten(self, leaves)
-
-    def flatten_up_to(self, tree) -> list:
-        return flatten_up_to(self, tree)
-
-    def __eq__(self, other):
-        if self is other:
-            return True
-        return (type(other) is PyTreeDef and self.node_type == other.node_type
-                and self.aux == other.aux and self._children == other._children)
-
-    def __hash__(self):
-        if self._hash is None:
-            self._hash = hash((self.node_type, _hashable(self.aux), self._children))
-        return self._hash
-
-    def __repr__(self):
-        return f"PyTreeDef({self._str()})"
-
-    def _str(self) -> str:
-        t = self.node_type
-        if t is None:
-            return "*"
-        kids = [c._str() for c in self._children]
-        if t is tuple:
-            return "(" + ", ".join(kids) + ("," if len(kids) == 1 else "") + ")"
-        if t is list:
-            return "[" + ", ".join(kids) + "]"
-        if t is dict:
-            return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(self.aux, kids)) + "}"
-        if t is type(None):
-            return "None"
-        name = f"namedtuple[{t.__name__}]" if _is_namedtuple(t) else f"{t.__name__}[{self.aux}]"
-        return f"CustomNode({name}, [{', '.join(kids)}])"
-
-
-def _hashable(aux):
-    try:
-        hash(aux)
-        return aux
-    except TypeError:
-        raise TypeError(f"pytree aux data must be hashable, got {aux!r}") from None
-
-
-_LEAF = PyTreeDef(None, None, ())
-
-
-def tree_flatten(tree, is_leaf: Callable[[Any], bool] | None = None):
-    """``(leaves, treedef)``: leaves in a deterministic order (dicts by sorted key).
-
-    >>> tree_flatten([1, (2, 3)])[0]
-    [1, 2, 3]
-    """
-    leaves: list = []
-    return leaves, _flatten(tree, is_leaf, leaves)
-
-
-def _flatten(x, is_leaf, leaves) -> PyTreeDef:
-    if is_leaf is not None and is_leaf(x):
-        leaves.append(x)
-        return _LEAF
-    if x is None:
-        return _NONE
-    node = _node_type(x)
-    if node is None:
-        leaves.append(x)
-        return _LEAF
-    children, aux = node.to_iterable(x)
-    t = type(x)
-    return PyTreeDef(t, aux, tuple(_flatten(c, is_leaf, leaves) for c in children))
-
-
-_NONE = PyTreeDef(type(None), None, ())
-
-
-def tree_unflatten(treedef: PyTreeDef, leaves):
-    """Build a pytree with structure ``treedef`` from ``leaves``.
-
-    >>> tree_unflatten(tree_structure((1, [2])), ["a", "b"])
-    ('a', ['b'])
-    """
-    leaves = list(leaves)
-    if len(leaves) != treedef.num_leaves:
-        raise ValueError(f"tree_unflatten: {treedef} has {treedef.num_leaves} leaves, "
-                         f"got {len(leaves)}")
-    it = iter(leaves)
-    return _unflatten(treedef, it)
-
-
-def _unflatten(td: PyTreeDef, it):
-    if td.node_type is None:
-        return next(it)
-    children = [_unflatten(c, it) for c in td._children]
-    node = _registry.get(td.node_type)
-    if node is None:  # namedtuple
-        return td.node_type(*children)
-    return node.from_iterable(td.aux, children)
-
-
-def tree_leaves(tree, is_leaf=None) -> list:
-    """The leaves of ``tree`` in flattening order.
-
-    >>> tree_leaves({"b": [1, None], "a": 2})
-    [2, 1]
-    """
-    return tree_flatten(tree, is_leaf)[0]
-
-
-def tree_structure(tree, is_leaf=None) -> PyTreeDef:
-    """The PyTreeDef of ``tree``.
-
-    >>> tree_structure((1, {"a": 2}))
-    PyTreeDef((*, {'a': *}))
-    """
-    return tree_flatten(tree, is_leaf)[1]
-
-
-def treedef_is_leaf(treedef: PyTreeDef) -> bool:
-    """True for the structure of a single leaf.
-
-    >>> treedef_is_leaf(tree_structure(1.0)), treedef_is_leaf(tree_structure((1.0,)))
-    (True, False)
-    """
-    return treedef.node_type is None
-
-
-def all_leaves(iterable, is_leaf=None) -> bool:
-    """True if every element of ``iterable`` is a leaf.
-
-    >>> all_leaves([1, 2.0]), all_leaves([1, (2,)])
-    (True, False)
-    """
-    return all(treedef_is_leaf(tree_structure(x, is_leaf)) for x in iterable)
-
-
+# ---- mapping -----------------------------------------------------------------------------------
 def tree_map(f: Callable, tree, *rest, is_leaf=None):
     """Apply ``f`` leaf-wise over one or more trees of the same structure.
 
@@ -321,54 +173,16 @@ def tree_map(f: Callable, tree, *rest, is_leaf=None):
     return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
 
 
-def flatten_up_to(treedef: PyTreeDef, tree, what: str = "tree") -> list:
-    """Flatten ``tree`` down to the structure ``treedef``: where ``treedef`` has a leaf, the
-    whole subtree of ``tree`` there is one element (used for in_axes-style prefixes). A
-    mismatch raises ValueError naming the path and what differs.
+def tree_map_with_path(f: Callable, tree, *rest, is_leaf=None, is_leaf_takes_path=False):
+    """:func:`tree_map` whose ``f`` also gets each leaf's key path first:
+    ``f(key_path, leaf, *matching_leaves_of_rest)``.
 
-    >>> flatten_up_to(tree_structure((0, 0)), ([1, 2], {"a": 3}))
-    [[1, 2], {'a': 3}]
+    >>> tree_map_with_path(lambda path, x: f"{keystr(path)}={x}", {"a": 1, "b": [2]})
+    {'a': "['a']=1", 'b': ["['b'][0]=2"]}
     """
-    out: list = []
-    _flatten_up_to(treedef, tree, out, what, "")
-    return out
-
-
-def _flatten_up_to(td: PyTreeDef, x, out, what, path):
-    if td.node_type is None:
-        out.append(x)
-        return
-    where = f"{what}: tree structure mismatch at {path or 'the root'}"
-    if td.node_type is type(None):
-        if x is not None:
-            raise ValueError(f"{where}: expected None, got {type(x).__name__} {x!r:.60}")
-        return
-    node = _node_type(x)
-    if type(x) is not td.node_type or node is None:
-        raise ValueError(f"{where}: expected a {_type_name(td.node_type)}, got a "
-                         f"{_type_name(type(x))}{'' if node else ' (a leaf)'}")
-    children, aux = node.to_iterable(x)
-    children = list(children)
-    if td.node_type in (tuple, list) or _is_namedtuple(td.node_type):
-        if len(children) != len(td._children):
-            raise ValueError(f"{where}: expected a {_type_name(td.node_type)} of length "
-                             f"{len(td._children)}, got length {len(children)}")
-    elif td.node_type is dict or td.node_type is OrderedDict:
-        if aux != td.aux:
-            raise ValueError(f"{where}: expected a {_type_name(td.node_type)} with keys "
-                             f"{list(td.aux)}, got keys {list(aux)}")
-    elif aux != td.aux or len(children) != len(td._children):
-        raise ValueError(f"{where}: expected a {_type_name(td.node_type)} with node data "
-                         f"{td.aux!r} and {len(td._children)} children, got node data {aux!r} "
-                         f"and {len(children)} children")
-    keys = aux if td.node_type in (dict, OrderedDict) else \
-        aux[1] if td.node_type is defaultdict else range(len(children))
-    for k, c, ctd in zip(keys, children, td._children):
-        _flatten_up_to(ctd, c, out, what, f"{path}[{k!r}]")
-
-
-def _type_name(t) -> str:
-    return f"namedtuple {t.__name__}" if _is_namedtuple(t) else t.__name__
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
+    others = [flatten_up_to(treedef, r, "tree_map_with_path") for r in rest]
+    return tree_unflatten(treedef, [f(path, x, *xs) for (path, x), *xs in zip(pairs, *others)])
 
 
 def broadcast_prefix(prefix_tree, full_tree, is_leaf=None, what="prefix") -> list:
@@ -388,36 +202,95 @@ def broadcast_prefix(prefix_tree, full_tree, is_leaf=None, what="prefix") -> lis
     return out
 
 
+def tree_broadcast(prefix_tree, full_tree, is_leaf=None):
+    """``full_tree``'s structure with each leaf of ``prefix_tree`` repeated over the matching
+    subtree. ``is_leaf`` applies to ``prefix_tree``; None in either tree is an empty node.
+
+    >>> tree_broadcast((1, 2, 3), (0, {"a": 0, "b": 0}, (0, 0)))
+    (1, {'a': 2, 'b': 2}, (3, 3))
+    """
+    prefix_leaves, prefix_def = tree_flatten(prefix_tree, is_leaf)
+    subtrees = flatten_up_to(prefix_def, full_tree, "tree_broadcast")
+    out = []
+    for leaf, sub in zip(prefix_leaves, subtrees):
+        out.extend([leaf] * tree_structure(sub).num_leaves)
+    return tree_structure(full_tree).unflatten(out)
+
+
 def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
-    """Turn a tree of trees (outer of inner) into an inner tree of outer trees.
+    """Turn a tree of trees (outer of inner) into an inner tree of outer trees. With
+    ``inner_treedef=None`` the inner structure is that of the first outer leaf's subtree.
+
+    Only the leaf count is checked: the leaves are regrouped in flattening order.
 
     >>> tree_transpose(tree_structure([0, 0]), tree_structure((0, 0)), [(1, 2), (3, 4)])
     ([1, 3], [2, 4])
     """
-    flat = flatten_up_to(outer_treedef, pytree_to_transpose, "tree_transpose")
-    inner_leaves = [flatten_up_to(inner_treedef, x, "tree_transpose") for x in flat]
-    columns = list(zip(*inner_leaves)) if inner_leaves else [()] * inner_treedef.num_leaves
+    flat, treedef = tree_flatten(pytree_to_transpose)
+    if inner_treedef is None:
+        subtrees = outer_treedef.flatten_up_to(pytree_to_transpose)
+        if not subtrees:
+            raise ValueError(f"tree_transpose: cannot infer inner_treedef: the outer structure "
+                             f"{outer_treedef} has no leaves; pass inner_treedef")
+        inner_treedef = tree_structure(subtrees[0])
+    n_inner, n_outer = inner_treedef.num_leaves, outer_treedef.num_leaves
+    if len(flat) != n_inner * n_outer:
+        raise TypeError(f"tree_transpose: the tree {treedef} has {len(flat)} leaves, but outer "
+                        f"{outer_treedef} of inner {inner_treedef} has {n_inner * n_outer}")
+    rows = [flat[i * n_inner:(i + 1) * n_inner] for i in range(n_outer)]
+    columns = zip(*rows) if rows else [()] * n_inner
     return tree_unflatten(inner_treedef, [tree_unflatten(outer_treedef, c) for c in columns])
 
 
-def tree_reduce(function, tree, initializer=None, is_leaf=None):
-    """``functools.reduce`` over the leaves.
+# ---- reductions --------------------------------------------------------------------------------
+_NO_INITIALIZER = object()
+
+
+def tree_reduce(function, tree, initializer=_NO_INITIALIZER, is_leaf=None):
+    """``functools.reduce`` over the leaves (an explicit ``initializer=None`` is an
+    initializer, as in JAX).
 
     >>> tree_reduce(lambda a, b: a + b, {"x": 1, "y": [2, 3]})
     6
+    >>> tree_reduce(lambda a, b: (a, b), [1], None)
+    (None, 1)
     """
     leaves = tree_leaves(tree, is_leaf)
-    return (functools.reduce(function, leaves) if initializer is None
-            else functools.reduce(function, leaves, initializer))
+    if initializer is _NO_INITIALIZER:
+        return functools.reduce(function, leaves)
+    return functools.reduce(function, leaves, initializer)
 
 
-def tree_all(tree) -> bool:
+def tree_reduce_associative(operation, tree, *, identity=_NO_INITIALIZER, is_leaf=None):
+    """Reduce the leaves with an associative ``operation`` as a balanced tree of calls
+    (logarithmic depth). ``identity`` is the result for a tree without leaves.
+
+    >>> tree_reduce_associative(lambda a, b: f"({a}+{b})", [1, (2, 3), [4, 5, 6]])
+    '((1+(2+3))+(4+(5+6)))'
+    """
+    leaves = tree_leaves(tree, is_leaf)
+    if not leaves:
+        if identity is _NO_INITIALIZER:
+            raise TypeError("tree_reduce_associative: the tree has no leaves; pass identity= "
+                            "for the result of an empty reduction")
+        return identity
+    return _halving_reduce(operation, leaves)
+
+
+def _halving_reduce(operation, xs):
+    if len(xs) == 1:
+        return xs[0]
+    half = len(xs) // 2
+    return operation(_halving_reduce(operation, xs[:half]), _halving_reduce(operation, xs[half:]))
+
+
+def tree_all(tree, *, is_leaf=None) -> bool:
     """True if every leaf is truthy.
 
     >>> tree_all((True, [1, 2])), tree_all((True, [0]))
     (True, False)
     """
-    return all(tree_leaves(tree))
+    return all(tree_leaves(tree, is_leaf))
 
 
 class Partial(functools.partial):

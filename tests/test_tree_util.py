@@ -293,3 +293,442 @@ def test_unhashable_aux_data_is_reported():
     tu.register_pytree_node(Bag, lambda b: ((), [1]), lambda aux, c: Bag())
     with pytest.raises(TypeError, match="hashable"):
         hash(tu.tree_structure(Bag()))
+
+
+# ---- key paths ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("entry,rep,text,simple", [
+    # repr / str / keystr(simple=True) as JAX 0.10.2 prints them
+    (tu.DictKey("a"), "DictKey(key='a')", "['a']", "a"),
+    (tu.DictKey(1), "DictKey(key=1)", "[1]", "1"),
+    (tu.DictKey((1, "b")), "DictKey(key=(1, 'b'))", "[(1, 'b')]", "(1, 'b')"),
+    (tu.SequenceKey(0), "SequenceKey(idx=0)", "[0]", "0"),
+    (tu.SequenceKey(np.int64(2)), "SequenceKey(idx=2)", "[2]", "2"),
+    (tu.GetAttrKey("x"), "GetAttrKey(name='x')", ".x", "x"),
+    (tu.FlattenedIndexKey(3), "FlattenedIndexKey(key=3)", "[<flat index 3>]", "3"),
+])
+def test_key_entries_print_like_jax(entry, rep, text, simple):
+    assert repr(entry) == rep and str(entry) == text
+    assert tu.keystr((entry,)) == text and tu.keystr((entry,), simple=True) == simple
+
+
+def test_key_entries_are_frozen_hashable_values():
+    import copy
+    import pickle
+    assert tu.DictKey("a") == tu.DictKey("a") and hash(tu.DictKey("a")) == hash(tu.DictKey("a"))
+    assert tu.DictKey("a") != tu.DictKey("b") and tu.DictKey("a") != "a"
+    assert tu.DictKey(0) != tu.SequenceKey(0) and tu.SequenceKey(0) != tu.FlattenedIndexKey(0)
+    assert len({tu.GetAttrKey("x"), tu.GetAttrKey("x"), tu.GetAttrKey("y")}) == 2
+    assert (tu.DictKey("k").key, tu.SequenceKey(1).idx, tu.GetAttrKey("n").name,
+            tu.FlattenedIndexKey(2).key) == ("k", 1, "n", 2)
+    for entry in (tu.DictKey("a"), tu.SequenceKey(1), tu.GetAttrKey("x"),
+                  tu.FlattenedIndexKey(0)):
+        assert pickle.loads(pickle.dumps(entry)) == entry == copy.deepcopy(entry)
+        with pytest.raises(AttributeError):
+            entry.key = 5
+    match tu.DictKey("a"):
+        case tu.DictKey(k):
+            assert k == "a"
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(tu.DictKey([1]))
+
+
+def test_key_entries_reject_bad_fields():
+    with pytest.raises(TypeError, match="SequenceKey: idx must be an int, got str"):
+        tu.SequenceKey("a")
+    with pytest.raises(TypeError, match="FlattenedIndexKey: key must be an int, got float"):
+        tu.FlattenedIndexKey(1.5)
+    with pytest.raises(TypeError, match="GetAttrKey: name must be a str, got int"):
+        tu.GetAttrKey(1)
+
+
+def test_keystr_options():
+    """Golden strings from JAX 0.10.2's keystr."""
+    params = {"foo": {"bar": {"baz": 1, "bat": [2, 3]}}}
+    paths = [p for p, _ in tu.tree_leaves_with_path(params)]
+    assert [tu.keystr(p) for p in paths] == [
+        "['foo']['bar']['bat'][0]", "['foo']['bar']['bat'][1]", "['foo']['bar']['baz']"]
+    assert [tu.keystr(p, simple=True, separator="/") for p in paths] == [
+        "foo/bar/bat/0", "foo/bar/bat/1", "foo/bar/baz"]
+    # entries that are not key entries print with str()
+    assert tu.keystr((tu.DictKey("a"), "foo", 3)) == "['a']foo3"
+    assert tu.keystr((tu.DictKey("a"), "foo", 3), simple=True, separator=".") == "a.foo.3"
+    assert tu.keystr(()) == ""
+    assert repr(tu.KeyEntry) == "~KeyEntry" and repr(tu.KeyPath) == "tuple[~KeyEntry, ...]"
+
+
+class Unkeyed:  # registered without keys: children are FlattenedIndexKey(i)
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+
+tu.register_pytree_node(Unkeyed, lambda u: ((u.a, u.b), None), lambda _, c: Unkeyed(*c))
+
+
+class Keyed:  # registered with keys of its own choosing, in a custom order
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+
+tu.register_pytree_with_keys(
+    Keyed, lambda k: (((tu.GetAttrKey("a"), k.a), (tu.DictKey("bee"), k.b)), "aux"),
+    lambda aux, c: Keyed(*c))
+
+
+@tu.register_dataclass
+@dataclasses.dataclass
+class WithStatic:
+    w: object
+    n: int = dataclasses.field(default=1, metadata=dict(static=True))
+    v: object = 0
+
+
+def test_paths_of_builtin_nodes_match_jax():
+    """Every (keystr, leaf) pair and the treedef below are what JAX 0.10.2 gives."""
+    tree = {"b": [1, (2, None, Point(3, 4))], "a": OrderedDict([("z", 5), ("y", 6)]),
+            "c": defaultdict(list, {2: 7, 1: 8})}
+    pairs, treedef = tu.tree_flatten_with_path(tree)
+    assert [(tu.keystr(p), x) for p, x in pairs] == [
+        ("['a']['z']", 5), ("['a']['y']", 6), ("['b'][0]", 1), ("['b'][1][0]", 2),
+        ("['b'][1][2].x", 3), ("['b'][1][2].y", 4), ("['c'][1]", 8), ("['c'][2]", 7)]
+    assert pairs[4][0] == (tu.DictKey("b"), tu.SequenceKey(1), tu.SequenceKey(2),
+                           tu.GetAttrKey("x"))
+    assert treedef == tu.tree_structure(tree)
+    assert tu.tree_flatten_with_path(7) == ([((), 7)], tu.tree_structure(7))
+    assert tu.tree_flatten_with_path(None) == ([], tu.tree_structure(None))
+    assert tu.tree_leaves_with_path({(1, "b"): 1, (0, "z"): [2]}) == [
+        ((tu.DictKey((0, "z")), tu.SequenceKey(0)), 2), ((tu.DictKey((1, "b")),), 1)]
+
+
+def test_paths_of_registered_nodes_match_jax():
+    """Golden keystr strings from JAX 0.10.2 for the same registrations."""
+    tree = [Unkeyed(1, [2, 3]), WithStatic(1, 2, 3), Keyed(4, (5, {"k": 6})),
+            tu.Partial(max, 1.0, key=abs)]
+    pairs, treedef = tu.tree_flatten_with_path(tree)
+    assert [tu.keystr(p) for p, _ in pairs] == [
+        "[0][<flat index 0>]", "[0][<flat index 1>][0]", "[0][<flat index 1>][1]",
+        "[1].w", "[1].v", "[2].a", "[2]['bee'][0]", "[2]['bee'][1]['k']",
+        "[3][<flat index 0>][0]", "[3][<flat index 1>]['key']"]
+    assert [x for _, x in pairs] == tu.tree_leaves(tree)
+    assert treedef == tu.tree_structure(tree)
+    assert repr(treedef) == ("PyTreeDef([CustomNode(Unkeyed[None], [*, [*, *]]), "
+                             "CustomNode(WithStatic[(2,)], [*, *]), CustomNode(Keyed[aux], "
+                             "[*, (*, {'k': *})]), CustomNode(Partial[<built-in function max>], "
+                             "[(*,), {'key': *}])])")
+    back = tu.tree_unflatten(treedef, range(10))
+    assert (back[2].a, back[2].b) == (5, (6, {"k": 7}))
+
+
+def _follow(tree, path):
+    """The subtree a key path names, found with ordinary indexing and attribute access."""
+    for entry in path:
+        if isinstance(entry, tu.DictKey):
+            tree = tree[entry.key]
+        elif isinstance(entry, tu.SequenceKey):
+            tree = tree[entry.idx]
+        else:
+            tree = getattr(tree, entry.name)
+    return tree
+
+
+@given(trees)
+def test_every_path_leads_to_its_leaf(tree):
+    pairs, treedef = tu.tree_flatten_with_path(tree)
+    assert treedef == tu.tree_structure(tree)
+    assert [x for _, x in pairs] == tu.tree_leaves(tree)
+    assert len({p for p, _ in pairs}) == len(pairs)
+    for path, leaf in pairs:
+        assert _follow(tree, path) is leaf
+    assert tu.tree_leaves_with_path(tree) == pairs
+    assert ft.tree.leaves_with_path(tree) == pairs and ft.tree.flatten_with_path(tree) == (
+        pairs, treedef)
+
+
+def test_is_leaf_with_and_without_path():
+    """Results as JAX 0.10.2 gives them."""
+    assert tu.tree_leaves_with_path(
+        [1, [2, 3]], is_leaf=lambda x: isinstance(x, list) and len(x) == 2) == [((), [1, [2, 3]])]
+    assert tu.tree_leaves_with_path([1, [2, 3]], is_leaf=lambda p, x: len(p) == 1,
+                                    is_leaf_takes_path=True) == [
+        ((tu.SequenceKey(0),), 1), ((tu.SequenceKey(1),), [2, 3])]
+    assert tu.tree_leaves_with_path([None], is_leaf=lambda x: x is None) == [
+        ((tu.SequenceKey(0),), None)]
+    seen = []
+    ft.tree.map_with_path(lambda p, x: x, {"a": (1,)}, is_leaf_takes_path=True,
+                          is_leaf=lambda p, x: seen.append(tu.keystr(p)) or False)
+    assert seen == ["", "['a']", "['a'][0]"]
+
+
+def test_map_with_path():
+    out = tu.tree_map_with_path(lambda p, x, y: (tu.keystr(p), x + y),
+                                {"a": 1, "b": [2]}, {"a": 10, "b": [20]})
+    assert out == {"a": ("['a']", 11), "b": [("['b'][0]", 22)]}  # as JAX 0.10.2 gives
+    assert ft.tree.map_with_path(lambda p, x: x + p[0].idx, [1, 2, 3]) == [1, 3, 5]
+    # rest trees may be finer than the first: their subtrees are passed whole
+    assert tu.tree_map_with_path(lambda p, x, y: y, [0], [(1, 2)]) == [(1, 2)]
+    with pytest.raises(ValueError, match="tree_map_with_path: .*expected a list of length 1"):
+        tu.tree_map_with_path(lambda p, x, y: x, [0], [0, 1])
+
+
+def test_register_pytree_with_keys_class():
+    @tu.register_pytree_with_keys_class
+    class Special:
+        def __init__(self, x, y):
+            self.x, self.y = x, y
+
+        def tree_flatten_with_keys(self):
+            return ((tu.GetAttrKey("x"), self.x), (tu.GetAttrKey("y"), self.y)), None
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            return cls(*children)
+
+    assert tu.tree_leaves_with_path(Special(1, 2)) == [((tu.GetAttrKey("x"),), 1),
+                                                       ((tu.GetAttrKey("y"),), 2)]
+    assert repr(tu.tree_structure(Special(1, 2))) == "PyTreeDef(CustomNode(Special[None], [*, *]))"
+    back = tu.tree_map(lambda v: v * 10, Special(1, [2]))
+    assert type(back) is Special and (back.x, back.y) == (10, [20])
+
+    flattened = []
+
+    @tu.register_pytree_with_keys_class
+    class Fast(Special):  # a tree_flatten of its own is what plain flattening uses
+        def tree_flatten(self):
+            flattened.append(self)
+            return (self.x, self.y), None
+
+    assert tu.tree_leaves(Fast(1, 2)) == [1, 2] and len(flattened) == 1
+    assert [tu.keystr(p) for p, _ in tu.tree_leaves_with_path(Fast(1, 2))] == [".x", ".y"]
+    assert len(flattened) == 1
+
+    with pytest.raises(TypeError, match="NoKeys has no tree_flatten_with_keys method"):
+        tu.register_pytree_with_keys_class(type("NoKeys", (), {"tree_unflatten": None}))
+
+
+def test_register_static():
+    @tu.register_static
+    class Mode:
+        def __init__(self, name):
+            self.name = name
+
+        def __eq__(self, other):
+            return type(other) is Mode and other.name == self.name
+
+        def __hash__(self):
+            return hash(self.name)
+
+        def __repr__(self):
+            return f"Mode({self.name})"
+
+    leaves, treedef = tu.tree_flatten([Mode("add"), 2.0])
+    assert leaves == [2.0] and tu.tree_leaves_with_path([Mode("add"), 2.0]) == [
+        ((tu.SequenceKey(1),), 2.0)]
+    assert repr(treedef) == "PyTreeDef([CustomNode(Mode[Mode(add)], []), *])"  # as JAX prints
+    assert tu.tree_unflatten(treedef, [5.0]) == [Mode("add"), 5.0]
+    assert tu.tree_structure(Mode("a")) == tu.tree_structure(Mode("a"))
+    assert tu.tree_structure(Mode("a")) != tu.tree_structure(Mode("b"))
+    static_def = treedef.children()[0]
+    assert (static_def.num_nodes, static_def.num_leaves) == (1, 0)
+    assert static_def.node_data() == (Mode, Mode("add")) and tu.treedef_is_leaf(static_def)
+
+    traces = []
+
+    @ft.jit
+    def f(x, mode):
+        traces.append(mode)
+        return x + 1.0 if mode.name == "add" else x - 1.0
+
+    assert float(f(1.0, Mode("add"))) == 2.0 and float(f(1.0, Mode("sub"))) == 0.0
+    assert float(f(3.0, Mode("add"))) == 4.0 and traces == [Mode("add"), Mode("sub")]
+
+    @tu.register_static
+    class Unhashable:
+        __hash__ = None
+
+    with pytest.raises(TypeError, match="pytree aux data must be hashable"):
+        hash(tu.tree_structure(Unhashable()))
+
+
+def test_register_dataclass_paths_and_field_checks():
+    assert tu.tree_leaves_with_path(WithStatic(1, 2, 3)) == [
+        ((tu.GetAttrKey("w"),), 1), ((tu.GetAttrKey("v"),), 3)]
+    assert tu.tree_leaves_with_path(Explicit(7, "e")) == [((tu.GetAttrKey("x"),), 7)]
+
+    def fresh():
+        @dataclasses.dataclass
+        class Fresh:
+            x: int
+            y: int = 0
+        return Fresh
+
+    # the error types are JAX's
+    with pytest.raises(ValueError, match=r"must not overlap; both name \['x'\]"):
+        tu.register_dataclass(fresh(), data_fields=["x"], meta_fields=["x", "y"])
+    with pytest.raises(TypeError, match="must both be given"):
+        tu.register_dataclass(fresh(), data_fields=["x"])
+    with pytest.raises(ValueError, match=r"Missing fields: \['y'\].*drop_fields"):
+        tu.register_dataclass(fresh(), data_fields=["x"], meta_fields=[])
+    with pytest.raises(ValueError, match=r"Unexpected fields: \['z'\]"):
+        tu.register_dataclass(fresh(), data_fields=["x", "z"], meta_fields=["y"])
+
+    class Plain:  # not a dataclass: explicit fields, rebuilt by keyword
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+    tu.register_dataclass(Plain, data_fields=["a"], meta_fields=["b"])
+    assert repr(tu.tree_structure(Plain(1, 2))) == "PyTreeDef(CustomNode(Plain[(2,)], [*]))"
+    assert tu.tree_leaves_with_path(Plain(1, 2)) == [((tu.GetAttrKey("a"),), 1)]
+
+
+def test_tree_static_field():
+    @tu.register_dataclass
+    @dataclasses.dataclass
+    class Op:
+        x: float
+        kind: str = ft.tree.static(default="add", metadata={"doc": "operation"})
+
+    f = dataclasses.fields(Op)[1]
+    assert f.metadata == {"static": True, "doc": "operation"} and f.default == "add"
+    assert tu.tree_flatten(Op(1.0)) == ([1.0], tu.tree_structure(Op(2.0)))
+    assert tu.tree_structure(Op(1.0)) != tu.tree_structure(Op(1.0, kind="mul"))
+
+
+# ---- one-level flattening, node queries, treedef helpers ----------------------------------------
+def test_flatten_one_level_like_jax():
+    """Results as JAX 0.10.2 gives them (a namedtuple's aux data is its class)."""
+    assert tu.flatten_one_level({"b": {"c": 3}, "a": [1, 2]}) == (([1, 2], {"c": 3}), ("a", "b"))
+    assert tu.flatten_one_level((1, 2)) == ((1, 2), None)
+    assert tu.flatten_one_level(None) == ((), None)
+    assert tu.flatten_one_level(OrderedDict(b=1, a=2)) == ([1, 2], ("b", "a"))
+    assert tuple(tu.flatten_one_level(Point(1, 2))[0]) == (1, 2)
+    assert tu.flatten_one_level(Point(1, 2))[1] is Point
+    assert tu.flatten_one_level(Keyed(1, 2)) == ([1, 2], "aux")
+    assert tu.flatten_one_level_with_keys({"a": [1, 2], "b": 3}) == (
+        ((tu.DictKey("a"), [1, 2]), (tu.DictKey("b"), 3)), ("a", "b"))
+    assert tu.flatten_one_level_with_keys(Unkeyed(1, 2)) == (
+        [(tu.FlattenedIndexKey(0), 1), (tu.FlattenedIndexKey(1), 2)], None)
+    assert list(tu.flatten_one_level_with_keys(Point(1, 2))[0]) == [
+        (tu.GetAttrKey("x"), 1), (tu.GetAttrKey("y"), 2)]
+    for leaf in (1, "x", np.ones(2), fnp.ones(2)):
+        with pytest.raises(ValueError, match="can't tree-flatten type"):
+            tu.flatten_one_level(leaf)
+        with pytest.raises(ValueError, match="can't tree-flatten type"):
+            tu.flatten_one_level_with_keys(leaf)
+
+
+def test_is_tree_node():
+    nodes = [tuple, list, dict, type(None), Point, OrderedDict, defaultdict, tu.Partial, Unkeyed,
+             Keyed, WithStatic, Pair]
+    assert all(tu.is_tree_node(t) for t in nodes)
+    assert not any(tu.is_tree_node(t) for t in (int, np.ndarray, ft.Array, str, {}, (), 1))
+
+
+def test_treedef_tuple_children_and_leafness():
+    x, y = tu.tree_structure([1, 2]), tu.tree_structure({"a": 1})
+    assert tu.treedef_tuple([x, y]) == tu.tree_structure(([1, 2], {"a": 1}))
+    assert tu.treedef_tuple(iter([])) == tu.tree_structure(())
+    with pytest.raises(TypeError, match="element 1 is a int, not a PyTreeDef"):
+        tu.treedef_tuple([x, 3])
+    assert tu.treedef_children(tu.tree_structure([(1, 2), 3, {"a": 4}])) == [
+        tu.tree_structure((1, 2)), tu.tree_structure(3), tu.tree_structure({"a": 4})]
+    assert tu.treedef_children(tu.tree_structure(1)) == []
+    # JAX: a single node is a leaf structure, so None and () count too
+    assert tu.treedef_is_leaf(tu.tree_structure(None)) and tu.treedef_is_leaf(tu.tree_structure(()))
+    assert tu.all_leaves([1, "a", fnp.ones(2)]) and not tu.all_leaves([None])
+    assert not tu.all_leaves([Point(1, 2)]) and not tu.all_leaves([()])
+    assert tu.all_leaves([None], is_leaf=lambda x: x is None)
+    assert not tu.all_leaves([[1]], is_leaf=lambda x: isinstance(x, list))  # (not itself)
+
+
+def test_pytreedef_compose_walk_from_iterable_tree_node_data():
+    """Results as JAX 0.10.2's PyTreeDef methods give them."""
+    td = tu.tree_structure({"a": (1, 2), "b": [3], "c": None})
+    assert (td.num_leaves, td.num_nodes) == (3, 7)
+    assert td.node_data() == (dict, ["a", "b", "c"]) and tu.tree_structure(1).node_data() is None
+    assert tu.tree_structure(Point(1, 2)).node_data() == (Point, None)
+    assert tu.tree_structure(defaultdict(list, a=1)).node_data() == (defaultdict, (list, ("a",)))
+    assert td.walk(lambda kids, aux: ("N", kids, aux), lambda x: ("L", x), [10, 20, 30]) == (
+        "N", (("N", (("L", 10), ("L", 20)), None), ("N", (("L", 30),), None), ("N", (), None)),
+        ["a", "b", "c"])
+    assert tu.tree_structure(1).walk(None, lambda x: x * 2, [5]) == 10
+    with pytest.raises(ValueError, match="has 1 leaves, got 2"):
+        tu.tree_structure(1).walk(None, None, [5, 6])
+    s = tu.tree_structure([1, (2, 3)])
+    assert s.from_iterable_tree(["a", iter(["b", "c"])]) == ["a", ("b", "c")]
+    assert tu.tree_structure({"b": 1, "a": 2}).from_iterable_tree([5, 6]) == {"a": 5, "b": 6}
+    with pytest.raises(ValueError, match="arity mismatch: PyTreeDef\\(\\(\\*, \\*\\)\\) has 2"):
+        s.from_iterable_tree(["a", ["b"]])
+    with pytest.raises(TypeError, match="expected an iterable"):
+        s.from_iterable_tree(["a", 5])
+    assert repr(tu.tree_structure([1, 2]).compose(tu.tree_structure((1, {"a": 2})))) == \
+        "PyTreeDef([(*, {'a': *}), (*, {'a': *})])"
+    assert tu.tree_structure(5).compose(s) == s
+    with pytest.raises(TypeError, match="expected a PyTreeDef"):
+        s.compose([1])
+
+
+# ---- broadcast, transpose, reductions ------------------------------------------------------------
+def test_tree_broadcast_like_jax():
+    """Results (and error types) as JAX 0.10.2 gives them."""
+    assert tu.tree_broadcast((1, 2, 3), (0, {"a": 0, "b": 0}, (0, 0))) == (
+        1, {"a": 2, "b": 2}, (3, 3))
+    assert tu.tree_broadcast(1, {"a": None, "b": 2}) == {"a": None, "b": 1}
+    # is_leaf applies to the prefix only
+    assert ft.tree.broadcast(1, [[0, 0]], is_leaf=lambda x: isinstance(x, list)) == [[1, 1]]
+    assert ft.tree.broadcast([1, 2], [[0, 0], 0], is_leaf=lambda x: x == 2) == [[1, 1], 2]
+    with pytest.raises(ValueError, match=r"at \[1\]: expected None, got tuple"):
+        tu.tree_broadcast((1, None), (0, (0, 0)))
+    with pytest.raises(ValueError, match="expected a tuple of length 2, got length 3"):
+        tu.tree_broadcast((1, 2), (0, 0, 0))
+
+
+def test_tree_transpose_like_jax():
+    outer = tu.tree_structure([0, 0])
+    assert tu.tree_transpose(outer, None, [(1, 2), (3, 4)]) == ([1, 3], [2, 4])
+    # only the leaf count is checked (JAX 0.10.2 gives these results and error type)
+    assert tu.tree_transpose(outer, tu.tree_structure([0, 0]), [(1, 2), (3, 4)]) == [
+        [1, 3], [2, 4]]
+    with pytest.raises(TypeError, match="has 4 leaves, but outer .* has 2"):
+        tu.tree_transpose(outer, tu.tree_structure([0]), [(1, 2), (3, 4)])
+    assert tu.tree_transpose(tu.tree_structure([]), tu.tree_structure((0, 0)), []) == ([], [])
+    with pytest.raises(ValueError, match="cannot infer inner_treedef"):
+        tu.tree_transpose(tu.tree_structure([]), None, [])
+
+
+def test_reductions_like_jax():
+    assert tu.tree_reduce(lambda a, b: (a, b), [1], None) == (None, 1)  # None is an initializer
+    with pytest.raises(TypeError):
+        tu.tree_reduce(max, [])
+    assert tu.tree_all([[0]], is_leaf=lambda x: isinstance(x, list))
+    assert not tu.tree_all([[0]])
+    # the balanced grouping JAX 0.10.2 uses
+    add = lambda a, b: f"({a}+{b})"  # noqa: E731
+    assert tu.tree_reduce_associative(add, [1, (2, 3), [4, 5, 6]]) == "((1+(2+3))+(4+(5+6)))"
+    assert tu.tree_reduce_associative(add, list(range(7))) == "((0+(1+2))+((3+4)+(5+6)))"
+    assert tu.tree_reduce_associative(add, [7], identity=0) == 7
+    assert tu.tree_reduce_associative(add, [], identity=0) == 0
+    assert ft.tree.reduce_associative(add, {}, identity=None) is None
+    one = lambda x: isinstance(x, list) and len(x) == 1  # noqa: E731
+    assert ft.tree.reduce_associative(add, [[1], [2]], is_leaf=one) == "([1]+[2])"
+    with pytest.raises(TypeError, match="pass identity="):
+        tu.tree_reduce_associative(add, [None])
+
+
+def test_every_jax_tree_util_name_exists():
+    """The public names of jax.tree_util and jax.tree in JAX 0.10.2, less default_registry
+    (functrans has one registry)."""
+    tree_util_names = [
+        "DictKey", "FlattenedIndexKey", "GetAttrKey", "KeyEntry", "KeyPath", "Partial",
+        "PyTreeDef", "SequenceKey", "all_leaves", "flatten_one_level",
+        "flatten_one_level_with_keys", "is_tree_node", "keystr", "register_dataclass",
+        "register_pytree_node", "register_pytree_node_class", "register_pytree_with_keys",
+        "register_pytree_with_keys_class", "register_static", "tree_all", "tree_broadcast",
+        "tree_flatten", "tree_flatten_with_path", "tree_leaves", "tree_leaves_with_path",
+        "tree_map", "tree_map_with_path", "tree_reduce", "tree_reduce_associative",
+        "tree_structure", "tree_transpose", "tree_unflatten", "treedef_children",
+        "treedef_is_leaf", "treedef_tuple"]
+    tree_names = ["all", "broadcast", "flatten", "flatten_with_path", "leaves",
+                  "leaves_with_path", "map", "map_with_path", "reduce", "reduce_associative",
+                  "static", "structure", "transpose", "unflatten"]
+    assert [n for n in tree_util_names if not hasattr(tu, n)] == []
+    assert [n for n in tree_names if not hasattr(ft.tree, n)] == []
+    assert sorted(ft.tree.__all__) == tree_names
