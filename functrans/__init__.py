@@ -36,6 +36,13 @@ from .spmd import pmap, shard_map  # noqa: F401
 from . import debug, distributed, sharding  # noqa: F401
 from . import export  # noqa: F401,E402  (after jit: it builds on jit)
 from . import testing  # noqa: F401,E402
+from . import ad_checkpoint, dtypes, errors, stages, test_util, typing  # noqa: F401,E402
+# jax.checkpoint takes policies: ad_checkpoint's checkpoint/remat replace the plain ones.
+from .ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401,E402
+from ._contexts import disable_jit, ensure_compile_time_eval, named_scope  # noqa: F401,E402
+from ._toplevel import (device_get, effects_barrier, jacobian,  # noqa: F401,E402
+                        linear_transpose, typeof)
+from .core.devices import Device  # noqa: F401,E402
 
 
 # The ~90,000 objects importing NumPy, Numba and LLVM created live as long as the process: move

@@ -21,18 +21,51 @@ from .trace import Tracer, get_aval
 
 
 class ShapeDtypeStruct:
-    """A stand-in for an array of this shape and dtype (for make_jaxpr, eval_shape, lower).
+    """A stand-in for an array of this shape and dtype (for make_jaxpr, eval_shape, lower),
+    immutable and hashable, as ``jax.ShapeDtypeStruct``.
 
     >>> ShapeDtypeStruct((3,), "float32")
     ShapeDtypeStruct(shape=(3,), dtype=float32)
+    >>> ShapeDtypeStruct.like(np.ones((2, 2), np.int8)).update(shape=(4,))
+    ShapeDtypeStruct(shape=(4,), dtype=int8)
+
+    ``sharding`` may be a ``Sharding`` or a ``PartitionSpec``; functrans has no context mesh
+    to resolve a ``PartitionSpec`` against, so reading ``.sharding`` then raises, as JAX does
+    without one. (``weak_type`` may also be passed positionally, which JAX does not allow.)
     """
 
-    __slots__ = ("shape", "dtype", "weak_type")
+    __slots__ = ("shape", "dtype", "weak_type", "_sharding", "manual_axis_type", "is_ref")
 
-    def __init__(self, shape, dtype, weak_type=False):
-        self.shape = tuple(shape)
-        self.dtype = dtypes.canonicalize_dtype(dtype)
-        self.weak_type = weak_type
+    def __init__(self, shape, dtype, weak_type=False, *, sharding=None, manual_axis_type=None,
+                 is_ref=False):
+        if dtype is None:
+            raise ValueError("ShapeDtypeStruct: dtype must be specified.")
+        if sharding is not None:
+            from .mesh import PartitionSpec, Sharding
+            if not isinstance(sharding, (Sharding, PartitionSpec)):
+                raise ValueError("sharding should be an instance of `Sharding` or "
+                                 f"`PartitionSpec`. Got {sharding} of type {type(sharding)}.")
+        if is_ref:
+            raise NotImplementedError("ShapeDtypeStruct: is_ref=True (mutable array "
+                                      "references) is not supported")
+        try:
+            shape = tuple(operator.index(d) for d in shape)
+        except TypeError:
+            raise TypeError(f"ShapeDtypeStruct: shape must be a sequence of integers, got "
+                            f"{shape!r}") from None
+        init = object.__setattr__
+        init(self, "shape", shape)
+        init(self, "dtype", dtypes.canonicalize_dtype(dtype, what="ShapeDtypeStruct"))
+        init(self, "weak_type", bool(weak_type))
+        init(self, "_sharding", sharding)
+        init(self, "manual_axis_type", manual_axis_type)
+        init(self, "is_ref", False)
+
+    def __setattr__(self, name, value):
+        if getattr(self, name, object()) == value:
+            return  # (threads racing to set the same value)
+        raise RuntimeError(f"Cannot reassign attributes ({name}) of immutable ShapeDtypeStruct "
+                           "objects")
 
     @property
     def ndim(self):
@@ -42,15 +75,65 @@ class ShapeDtypeStruct:
     def size(self):
         return int(np.prod(self.shape))
 
+    @property
+    def sharding(self):
+        from .mesh import PartitionSpec
+        if isinstance(self._sharding, PartitionSpec):
+            raise TypeError("When specifying PartitionSpec to `ShapeDtypeStruct`, the context "
+                            "mesh cannot be empty (functrans has no context mesh: pass a "
+                            "NamedSharding instead).")
+        return self._sharding
+
+    @classmethod
+    def like(cls, x) -> "ShapeDtypeStruct":
+        """The shape, dtype, weak type (and committed sharding) of ``x``.
+
+        >>> ShapeDtypeStruct.like(1.0)
+        ShapeDtypeStruct(shape=(), dtype=float64, weak_type=True)
+        """
+        aval = get_aval(x)
+        sharding = getattr(x, "_sharding", None) if not isinstance(x, Tracer) else None
+        return cls(aval.shape, aval.dtype, aval.weak_type, sharding=sharding)
+
+    def update(self, **kwargs) -> "ShapeDtypeStruct":
+        """A copy with some of ``shape``, ``dtype``, ``sharding``, ``weak_type`` replaced.
+
+        >>> ShapeDtypeStruct((2,), "float32").update(dtype="int32")
+        ShapeDtypeStruct(shape=(2,), dtype=int32)
+        """
+        fields = {"shape": self.shape, "dtype": self.dtype, "sharding": self._sharding,
+                  "weak_type": self.weak_type, "manual_axis_type": self.manual_axis_type,
+                  "is_ref": self.is_ref}
+        unknown = set(kwargs) - set(fields)
+        if unknown:
+            raise TypeError(f"ShapeDtypeStruct.update: unknown fields {sorted(unknown)}")
+        fields.update(kwargs)
+        shape, dtype = fields.pop("shape"), fields.pop("dtype")
+        return ShapeDtypeStruct(shape, dtype, **fields)
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def _key(self):
+        return (self.shape, self.dtype, self._sharding, self.weak_type, self.manual_axis_type)
+
     def __eq__(self, other):
-        return (type(other) is ShapeDtypeStruct and self.shape == other.shape
-                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+        return isinstance(other, ShapeDtypeStruct) and self._key() == other._key()
 
     def __hash__(self):
-        return hash((self.shape, self.dtype, self.weak_type))
+        return hash(self._key())
 
     def __repr__(self):
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
+        sharding = f", sharding={self._sharding}" if self._sharding is not None else ""
+        weak = f", weak_type={self.weak_type}" if self.weak_type else ""
+        manual = (f", manual_axis_type={self.manual_axis_type}" if self.manual_axis_type
+                  else "")
+        return (f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{sharding}"
+                f"{weak}{manual})")
+
+    __str__ = __repr__
 
 
 def match_prefix(spec, tree, what: str, spec_name: str, of: str) -> list:

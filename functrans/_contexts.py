@@ -1,0 +1,85 @@
+"""JAX's top-level context managers: ``ensure_compile_time_eval``, ``named_scope`` and
+``disable_jit``.
+
+    >>> @ft.jit
+    ... def f(x):
+    ...     with ft.ensure_compile_time_eval():
+    ...         scale = fnp.sqrt(4.0)         # a concrete Array, even while tracing
+    ...     return x * float(scale)
+    >>> f(1.5)
+    Array(3., dtype=float64, weak_type=True)
+"""
+from __future__ import annotations
+
+import contextlib
+
+from .core.config import config
+from .core.trace import EVAL_TRACE, Trace, Tracer, current_trace, set_current_trace
+
+__all__ = ["disable_jit", "ensure_compile_time_eval", "named_scope"]
+
+
+class _CompileTimeEvalTrace(Trace):
+    """Evaluates primitives whose inputs are all concrete; hands the others to the trace
+    that was current (so traced values are still traced, differentiated, batched)."""
+
+    name = "ensure_compile_time_eval"
+
+    def process_primitive(self, prim, args, params):
+        for x in args:
+            if isinstance(x, Tracer):
+                return self.on_parent(prim, args, params)
+        with set_current_trace(EVAL_TRACE):
+            return EVAL_TRACE.process_primitive(prim, args, params)
+
+
+@contextlib.contextmanager
+def ensure_compile_time_eval():
+    """Inside this context, operations whose inputs are all concrete values (arrays, Python
+    scalars, results of such operations) run now and give concrete Arrays, even while a
+    function is traced (by ``jit``, ``make_jaxpr``, ``vmap``, ...). Operations on traced values
+    are traced as usual.
+
+    Functions that only look at the current trace (not at their arguments) still see the
+    enclosing transformation; values read from a traced argument stay traced.
+
+    >>> def f(x):
+    ...     with ft.ensure_compile_time_eval():
+    ...         s = fnp.sqrt(fnp.sum(fnp.arange(5.0)) - 6.0)   # 2.0, known while tracing
+    ...     return x * s
+    >>> print(ft.make_jaxpr(f)(fnp.ones(2)))
+    { lambda ; a:f64[2]. let b:f64[2] = mul a 2.0:f64[] in (b,) }
+    """
+    outer = current_trace()
+    if outer is EVAL_TRACE:  # nothing is traced: everything is evaluated anyway
+        yield
+        return
+    with set_current_trace(_CompileTimeEvalTrace(outer)):
+        yield
+
+
+@contextlib.contextmanager
+def named_scope(name: str):
+    """Name the operations recorded inside (JAX adds ``name`` to their name stack for
+    profilers). functrans keeps no name stack: the name is checked and otherwise ignored.
+
+    >>> with ft.named_scope("layer1"):
+    ...     y = fnp.sin(1.0)
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"named_scope name argument must be a string, got "
+                        f"{type(name).__name__} {name!r:.40}")
+    yield
+
+
+@contextlib.contextmanager
+def disable_jit(disable: bool = True):
+    """Run ``jit``-decorated functions eagerly (Python ``print`` and debuggers see values)
+    while inside; ``disable=False`` re-enables ``jit`` within an outer ``disable_jit``.
+
+    >>> with ft.disable_jit():
+    ...     ft.jit(lambda x: print(float(x) + 1.0))(fnp.ones(()))  # x is concrete
+    2.0
+    """
+    with config.override(disable_jit=bool(disable)):
+        yield

@@ -1,0 +1,198 @@
+"""``functrans.dtypes``: JAX's dtype utilities (``jax.dtypes``).
+
+    >>> import functrans.numpy as fnp
+    >>> issubdtype(fnp.float32, fnp.floating), issubdtype("int8", fnp.inexact)
+    (True, False)
+    >>> result_type(fnp.ones(2, "float32"), 2.0)
+    dtype('float32')
+    >>> float0
+    dtype([('float0', 'V')])
+
+functrans's dtypes are NumPy's (bool, integers, float16/32/64, complex64/128): ``bfloat16`` and
+JAX's other narrow floats are not supported, and PRNG keys are raw ``uint32[2]`` arrays, so
+no value has the extended dtype :class:`prng_key` (as with JAX's ``random.PRNGKey`` keys).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .core import dtypes as _core
+from .core.array import Array
+from .core.trace import get_aval
+
+__all__ = ["TypePromotionError", "canonicalize_dtype", "extended", "finfo", "float0", "iinfo",
+           "issubdtype", "itemsize_bits", "prng_key", "result_type", "scalar_type_of"]
+
+float0 = np.dtype([("float0", np.void, 0)])
+"""The dtype of tangents and cotangents of integer and boolean values in JAX: zero bytes per
+element, so such a tangent carries only its shape."""
+
+
+class extended(np.generic):
+    """Abstract scalar type of JAX's extended dtypes (dtypes that are not NumPy's, such as
+    typed PRNG keys); for :func:`issubdtype` only.
+
+    >>> issubdtype(prng_key, extended), issubdtype("float32", extended)
+    (True, False)
+    """
+
+
+class prng_key(extended):
+    """Abstract scalar type of typed PRNG key arrays (``jax.random.key``'s dtype).
+
+    functrans's keys are raw ``uint32[2]`` arrays, which are not of this type (as JAX's raw
+    ``PRNGKey`` keys are not):
+
+    >>> issubdtype(ft.random.key(0).dtype, prng_key)
+    False
+    """
+
+
+class TypePromotionError(ValueError):
+    """Promotion refused under JAX's ``jax_numpy_dtype_promotion="strict"``. functrans always
+    promotes as NumPy 2 does (the "standard" mode), so it never raises this."""
+
+
+def _is_scalar_type(x) -> bool:
+    return isinstance(x, type) and issubclass(x, np.generic)
+
+
+def _scalar_type_arg(x):
+    """``x`` as a scalar type; abstract ones such as ``np.floating`` stay abstract."""
+    return x if _is_scalar_type(x) else _dtype_arg(x).type
+
+
+def issubdtype(a, b) -> bool:
+    """Whether ``a`` is ``b`` or below it in NumPy's type hierarchy, for any dtype-like ``a``
+    and ``b``: strings, ``np.dtype`` s, scalar types, ``functrans.numpy``'s ``float32`` &
+    co and abstract types (``fnp.floating``, :class:`extended`, :class:`prng_key`).
+
+    >>> issubdtype(float, fnp.floating), issubdtype(fnp.int8, fnp.signedinteger)
+    (True, True)
+    >>> issubdtype(float0, fnp.floating), issubdtype(float0, float0)
+    (False, True)
+    """
+    a, b = _scalar_type_arg(a), _scalar_type_arg(b)
+    if issubclass(b, extended):
+        return issubclass(a, b)
+    return bool(np.issubdtype(a, b))
+
+
+def canonicalize_dtype(dtype, allow_extended_dtype: bool = False) -> np.dtype:
+    """The dtype values of ``dtype`` get: with ``enable_x64`` off, 64-bit dtypes become
+    their 32-bit counterparts (complex128 -> complex64). Other dtypes are returned as they
+    are.
+
+    >>> canonicalize_dtype(float), canonicalize_dtype("int8")
+    (dtype('float64'), dtype('int8'))
+    >>> with ft.config.override(enable_x64=False):
+    ...     canonicalize_dtype("float64")
+    dtype('float32')
+    """
+    del allow_extended_dtype  # no value has an extended dtype here
+    d = _held_dtype(dtype)
+    d = np.dtype(dtype) if d is None else d
+    if d in _core.SUPPORTED_DTYPES:
+        return _core.canonicalize_dtype(d)
+    return d
+
+
+def _dtype_and_weak(x, what):
+    """The (dtype, weak) pair a ``result_type`` argument stands for, as JAX sees it: Python
+    ``int``/``float``/``complex`` values and types are weak, ``bool`` is not."""
+    if x is bool or type(x) is bool:
+        return _core.bool_, False
+    if x is int or x is float or x is complex:
+        return _core.python_scalar_dtype(x(0)), True
+    if type(x) in (int, float, complex):
+        return _core.python_scalar_dtype(x), True
+    if isinstance(x, (Array, np.ndarray, np.generic)):  # tracers are Arrays too
+        a = get_aval(x)
+        return a.dtype, a.weak_type
+    try:
+        return canonicalize_dtype(x), False
+    except TypeError:
+        raise TypeError(f"result_type: {what} is {type(x).__name__} {x!r:.60}, which is neither "
+                        "an array nor a dtype") from None
+
+
+def result_type(*args, return_weak_type_flag: bool = False):
+    """The dtype arrays, scalars and dtypes promote to (NumPy 2's rules: Python scalars are
+    weak and give way to arrays). With ``return_weak_type_flag=True`` returns ``(dtype,
+    weak)``, where ``weak`` says the result came from Python scalars only.
+
+    >>> result_type("int8", 3), result_type(1.5, return_weak_type_flag=True)
+    (dtype('int8'), (dtype('float64'), True))
+    """
+    if not args:
+        raise ValueError("at least one array or dtype is required")
+    pairs = [_dtype_and_weak(x, f"argument {i}") for i, x in enumerate(args)]
+    for i, (d, _) in enumerate(pairs):
+        if d not in _core.SUPPORTED_DTYPES:
+            raise _core.UnsupportedDtypeError(
+                f"result_type: argument {i} has dtype {d}, which functrans does not support")
+    dtype = _core.result_type(*pairs)[0]
+    # Weak values give way to strong ones except bool, which is below every weak type:
+    # bool array + 1 is a weak int, as in JAX.
+    weak = any(w for _, w in pairs) and all(d == _core.bool_ for d, w in pairs if not w)
+    return (dtype, weak) if return_weak_type_flag else dtype
+
+
+def _held_dtype(x):
+    """The dtype an object holds (``functrans.numpy.float32``, arrays), else None. (NumPy's
+    scalar types have a ``dtype`` attribute too, but a descriptor, not a dtype.)"""
+    d = getattr(x, "dtype", None)
+    return d if isinstance(d, np.dtype) and not isinstance(x, np.dtype) else None
+
+
+def _dtype_arg(x) -> np.dtype:
+    if isinstance(x, (Array, np.ndarray, np.generic)):
+        return get_aval(x).dtype
+    d = _held_dtype(x)
+    return np.dtype(x) if d is None else d
+
+
+def finfo(dtype) -> np.finfo:
+    """Machine limits of a floating-point or complex dtype (NumPy's ``finfo``; an integer
+    dtype raises ValueError).
+
+    >>> float(finfo("float32").eps), finfo(fnp.float16).bits
+    (1.1920928955078125e-07, 16)
+    """
+    return np.finfo(_dtype_arg(dtype))
+
+
+def iinfo(int_type) -> np.iinfo:
+    """Machine limits of an integer dtype (NumPy's ``iinfo``; a float dtype raises
+    ValueError).
+
+    >>> iinfo(fnp.int8).max, iinfo("uint16").bits
+    (127, 16)
+    """
+    return np.iinfo(_dtype_arg(int_type))
+
+
+def itemsize_bits(dtype) -> int:
+    """Bits per element of ``dtype`` (8 for bool, as stored).
+
+    >>> itemsize_bits("float32"), itemsize_bits(bool)
+    (32, 8)
+    """
+    return 8 * _dtype_arg(dtype).itemsize
+
+
+def scalar_type_of(x) -> type:
+    """The Python scalar type (``bool``, ``int``, ``float`` or ``complex``) matching the dtype
+    of ``x`` (an array, a scalar or a dtype).
+
+    >>> scalar_type_of(fnp.ones(2)), scalar_type_of(np.int8(1)), scalar_type_of(True)
+    (<class 'float'>, <class 'int'>, <class 'bool'>)
+    """
+    if type(x) in (bool, int, float, complex):
+        return type(x)
+    kind = _dtype_arg(x).kind
+    types = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+    if kind not in types:
+        raise TypeError(f"scalar_type_of: {x!r:.60} has dtype kind {kind!r}, which has no "
+                        "Python scalar type")
+    return types[kind]
