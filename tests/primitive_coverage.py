@@ -6,6 +6,7 @@ from functrans.core.trace import all_primitives
 
 # Higher-order primitives are tested under every transformation in their own modules.
 TESTED_ELSEWHERE = {
+    "check": "test_checkify",
     "cond": "test_control_flow", "while": "test_control_flow", "scan": "test_control_flow",
     "custom_jvp_call": "test_custom_rules", "custom_vjp_call": "test_custom_rules",
     "custom_lin": "test_custom_rules", "checkpoint": "test_custom_rules", "jit": "test_jit_api",

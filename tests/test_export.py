@@ -125,7 +125,7 @@ def test_deserialized_program_compiles_to_the_same_kernel():
 # debug_callback and pure_callback hold Python code and shard_map a mesh of this machine's devices: refused by
 # name (test_programs_with_callbacks_or_device_meshes_are_refused).
 NOT_IN_EXPORTED_PROGRAMS = COLLECTIVES | {"custom_lin", "debug_callback", "pure_callback",
-                                          "shard_map"}
+                                          "shard_map", "check"}
 
 
 def _control_flow_programs():
