@@ -145,3 +145,12 @@ def test_config_reads_and_accepts_jax_flag_names():
         ft.config.update("jax_platform_name", "tpu")
     with pytest.raises(AttributeError, match="no flag 'jax_no_such_flag'"):
         ft.config.jax_no_such_flag
+
+
+def test_narrow_float_types_are_named_and_refused_by_name():
+    pytest.importorskip("ml_dtypes")  # installed with the [ecosystem] extra (in [dev])
+    assert fnp.ones(2).dtype != fnp.bfloat16 and np.dtype(fnp.float8_e4m3fn).itemsize == 1
+    with pytest.raises(ft.UnsupportedDtypeError, match="dtype bfloat16"):
+        fnp.ones(2, dtype=fnp.bfloat16)
+    with pytest.raises(TypeError, match="leaf 0: value has dtype float8_e5m2"):
+        ft.jit(lambda x: x * 2)(np.ones(2, dtype=fnp.float8_e5m2))

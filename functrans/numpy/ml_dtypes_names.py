@@ -1,0 +1,24 @@
+"""JAX's names for the narrow floating-point and integer types (``fnp.bfloat16``,
+``fnp.float8_e4m3fn``, ``fnp.int4``, ...), the types of the ``ml_dtypes`` package, present
+when it is installed (an optional dependency, as JAX's libraries need it).
+
+functrans does not compute in these types: a value of one is refused by name
+(``UnsupportedDtypeError``) wherever it enters a computation; the names exist so that code that
+compares dtypes against them (``x.dtype == jnp.bfloat16``) runs.
+
+    >>> import functrans.numpy as fnp
+    >>> str(fnp.dtype(fnp.bfloat16)) if hasattr(fnp, "bfloat16") else "bfloat16"
+    'bfloat16'
+"""
+from __future__ import annotations
+
+NAMES = ("bfloat16", "float4_e2m1fn", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz",
+         "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+         "float8_e8m0fnu", "int2", "int4", "uint2", "uint4")
+
+try:
+    import ml_dtypes as _ml
+except ImportError:  # without it these names are missing, as any unknown name is
+    TYPES: dict = {}
+else:
+    TYPES = {n: getattr(_ml, n) for n in NAMES if hasattr(_ml, n)}
