@@ -39,7 +39,9 @@ from . import testing  # noqa: F401,E402
 from . import ad_checkpoint, dtypes, errors, stages, test_util, typing  # noqa: F401,E402
 # jax.checkpoint takes policies: ad_checkpoint's checkpoint/remat replace the plain ones.
 from .ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401,E402
-from ._contexts import disable_jit, ensure_compile_time_eval, named_scope  # noqa: F401,E402
+from ._contexts import (checking_leaks, disable_jit, ensure_compile_time_eval,  # noqa: F401,E402
+                        log_compiles, named_scope)
+from .sharding import NamedSharding, P, make_mesh  # noqa: F401,E402  (jax.NamedSharding, ...)
 from ._toplevel import (device_get, effects_barrier, jacobian,  # noqa: F401,E402
                         linear_transpose, typeof)
 from .core.devices import Device  # noqa: F401,E402

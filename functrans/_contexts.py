@@ -83,3 +83,32 @@ def disable_jit(disable: bool = True):
     """
     with config.override(disable_jit=bool(disable)):
         yield
+
+
+@contextlib.contextmanager
+def checking_leaks():
+    """Check for leaked tracers while inside (``config.check_tracer_leaks``).
+
+    >>> with ft.checking_leaks():
+    ...     float(ft.jit(lambda x: x * 2.0)(1.0))
+    2.0
+    """
+    with config.override(check_tracer_leaks=True):
+        yield
+
+
+@contextlib.contextmanager
+def log_compiles(enable: bool = True):
+    """Log each jit compile (program name, backend, seconds) to the ``functrans`` logger at
+    WARNING level while inside (JAX's ``jax_log_compiles``).
+
+    >>> with ft.log_compiles():
+    ...     float(ft.jit(lambda x: x + 1.0)(1.0))
+    2.0
+    """
+    old = config.jax_log_compiles
+    config.update("jax_log_compiles", bool(enable))
+    try:
+        yield
+    finally:
+        config.update("jax_log_compiles", old)

@@ -154,3 +154,20 @@ def test_narrow_float_types_are_named_and_refused_by_name():
         fnp.ones(2, dtype=fnp.bfloat16)
     with pytest.raises(TypeError, match="leaf 0: value has dtype float8_e5m2"):
         ft.jit(lambda x: x * 2)(np.ones(2, dtype=fnp.float8_e5m2))
+
+
+def test_log_compiles_logs_each_compile_and_checking_leaks_checks(caplog):
+    with caplog.at_level("WARNING", logger="functrans"), ft.log_compiles():
+        ft.jit(lambda x: x * 3.0 + 1.0)(np.ones(3))
+    assert any("Finished compiling" in r.getMessage() and "for cpu" in r.getMessage()
+               for r in caplog.records)
+    caplog.clear()
+    ft.jit(lambda x: x * 3.0 - 1.0)(np.ones(3))
+    assert not caplog.records
+    leaked = []
+    with ft.checking_leaks():
+        with pytest.raises(Exception, match="[Ll]eak"):
+            ft.jit(lambda x: leaked.append(x) or x)(1.0)
+    assert ft.lax.cond(True, lambda x: x + 1, lambda x: x, operand=2) == 3
+    with pytest.raises(TypeError, match="no positional operands"):
+        ft.lax.cond(True, lambda x: x, lambda x: x, 1, operand=2)

@@ -14,8 +14,22 @@ this one).
 """
 from __future__ import annotations
 
+import logging
+import time
+
+from .config import config
+
+logger = logging.getLogger("functrans")
+
 
 def backend_compile_and_load(backend, jaxpr, name):
     """The executable of ``jaxpr`` compiled by ``backend`` (a ``functrans`` Backend, whose
-    ``platform`` names it)."""
-    return backend.compile(jaxpr, name)
+    ``platform`` names it); logged at WARNING level under ``log_compiles()`` (JAX's
+    ``jax_log_compiles``)."""
+    if not config.jax_log_compiles:
+        return backend.compile(jaxpr, name)
+    start = time.perf_counter()
+    exe = backend.compile(jaxpr, name)
+    logger.warning("Finished compiling %s for %s in %.3f s", name, backend.platform,
+                   time.perf_counter() - start)
+    return exe

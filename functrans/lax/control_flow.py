@@ -105,13 +105,23 @@ def _index_of(pred, what):
     return aval
 
 
-def cond(pred, true_fun, false_fun, *operands):
+_NO_OPERAND = object()
+
+
+def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, staged so that both
-    branches are traced (they must return the same types) and transformable.
+    branches are traced (they must return the same types) and transformable. JAX's older
+    single-operand spelling ``operand=x`` is accepted too.
 
     >>> lax.cond(True, lambda x: x + 1, lambda x: x - 1, 10)
     Array(11, dtype=int64, weak_type=True)
     """
+    if operand is not _NO_OPERAND:
+        if operands:
+            raise TypeError("if 'operand' keyword is passed then no positional operands can "
+                            f"be passed, got operand={operand!r:.40} and positional operands "
+                            f"{operands!r:.60}")
+        operands = (operand,)
     _index_of(pred, "cond")
     index = P.convert_element_type_p.bind1(
         P.ne_p.bind1(pred, np.zeros((), get_aval(pred).dtype)[()]) if get_aval(pred).dtype.kind
