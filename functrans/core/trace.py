@@ -39,16 +39,19 @@ class Primitive:
     ``abstract_eval(*avals, **params) -> [ShapedArray]``). Transformation rules live in the
     transforms' registries, keyed by primitive. ``traits`` is a free-form set of labels
     (e.g. ``"elementwise"``) that passes may look at instead of checking names.
+    ``register=False`` keeps it out of :func:`all_primitives` (whose names are unique).
     """
 
-    def __init__(self, name, *, impl=None, abstract_eval=None, traits=(), print_params=None):
+    def __init__(self, name, *, impl=None, abstract_eval=None, traits=(), print_params=None,
+                 register=True):
         self.name = name
         self.impl = impl
         self.abstract_eval = abstract_eval
         self.traits = frozenset(traits)
         if print_params is not None:
             self.print_params = print_params
-        _PRIMITIVES.append(self)
+        if register:  # primitives defined by libraries (jax.extend) are not functrans's own
+            _PRIMITIVES.append(self)
 
     def bind(self, *args, **params) -> list:
         """Apply the primitive in the current trace; always returns a list of outputs."""

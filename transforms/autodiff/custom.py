@@ -19,9 +19,10 @@ from functrans.core.api_util import fun_name
 from functrans.core.eval import eval_jaxpr
 from functrans.core.staging import hoist_tracer_consts, trace_to_jaxpr
 from functrans.core.trace import EvalTrace, Primitive, current_trace, get_aval
-from functrans.tree_util import tree_flatten, tree_map, tree_unflatten
+from functrans.tree_util import (tree_flatten, tree_leaves, tree_map, tree_structure,
+                                 tree_unflatten)
 
-from .jvp import Zero, instantiate, is_zero, jvp_rules
+from .jvp import SymbolicZero, Zero, instantiate, is_zero, jvp_rules
 from .transpose import transpose_rules
 
 
@@ -69,7 +70,7 @@ def _check_outputs(what, kind, got_tree, want_tree, got, want_avals):
         raise TypeError(f"{what}: the custom {kind} rule must return outputs with the same "
                         f"pytree structure as the function ({want_tree}), got {got_tree}")
     for i, (x, a) in enumerate(zip(got, want_avals)):
-        xa = get_aval(x)
+        xa = x.aval if type(x) is SymbolicZero else get_aval(x)
         if xa.shape != a.shape or (a.dtype.kind == "f" and xa.dtype != a.dtype):
             raise TypeError(f"{what}: the custom {kind} rule returned {xa.str_short()} at output "
                             f"leaf {i}, but the function's output there is {a.str_short()}")
@@ -164,7 +165,8 @@ def _closure_check(what, tangents, num_consts):
 def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, symbolic_zeros):
     _closure_check(jvp.what, tangents, num_consts)
     args, targs = primals[num_consts:], tangents[num_consts:]
-    targs = [t if symbolic_zeros else instantiate(t) for t in targs]
+    targs = [(SymbolicZero(t.aval) if is_zero(t) else t) if symbolic_zeros else instantiate(t)
+             for t in targs]
     p_tree = tree_unflatten(jvp.in_tree, args)
     t_tree = tree_unflatten(jvp.in_tree, targs)
     res = jvp.fn(*jvp.nondiff, p_tree, t_tree)
@@ -178,7 +180,7 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, symb
         raise TypeError(f"{jvp.what}: the custom JVP rule must return primal and tangent outputs "
                         f"with equal pytree structures, got {p_tree_out} and {t_tree_out}")
     _check_outputs(jvp.what, "JVP", t_tree_out, jvp.out_tree, t_out, call_jaxpr.out_avals)
-    return p_out, t_out
+    return p_out, [Zero(t.aval) if type(t) is SymbolicZero else t for t in t_out]
 
 
 jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
@@ -197,10 +199,15 @@ class custom_vjp:
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd = self.bwd = None
+        self.symbolic_zeros = False
 
     def defvjp(self, fwd, bwd, symbolic_zeros=False):
-        """Register the forward (with residuals) and backward functions."""
+        """Register the forward (with residuals) and backward functions. With
+        ``symbolic_zeros``, ``fwd`` gets each argument leaf as a :class:`CustomVJPPrimal`
+        (``value``, and whether it is ``perturbed``: differentiated), and ``bwd`` gets a
+        :class:`SymbolicZero` for each output cotangent that is zero."""
         self.fwd, self.bwd = fwd, bwd
+        self.symbolic_zeros = bool(symbolic_zeros)
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
@@ -218,7 +225,7 @@ class custom_vjp:
                                               in_tree, what)
         rule = _Rule(self.fwd, bwd=self.bwd, nondiff=nondiff,
                      nondiff_argnums=self.nondiff_argnums, in_tree=in_tree, out_tree=out_tree,
-                     what=what)
+                     what=what, symbolic_zeros=self.symbolic_zeros)
         outs = custom_vjp_call_p.bind(*consts, *leaves, call_jaxpr=jaxpr, fwd=rule,
                                       num_consts=len(consts))
         return tree_unflatten(out_tree, outs)
@@ -228,10 +235,30 @@ custom_vjp_call_p = Primitive("custom_vjp_call", impl=_call_impl,
                               abstract_eval=_call_abstract_eval)
 
 
+class CustomVJPPrimal:
+    """An argument leaf of a ``custom_vjp`` forward rule registered with
+    ``symbolic_zeros=True``: its ``value``, and whether it is ``perturbed`` (differentiated).
+
+        >>> CustomVJPPrimal(1.0, True).perturbed
+        True
+    """
+
+    __slots__ = ("value", "perturbed")
+
+    def __init__(self, value, perturbed):
+        self.value = value
+        self.perturbed = perturbed
+
+    def __repr__(self):
+        return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed})"
+
+
 def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, num_consts):
     _closure_check(fwd.what, tangents, num_consts)
     args, targs = primals[num_consts:], tangents[num_consts:]
-    dyn = tree_unflatten(fwd.in_tree, args)
+    symbolic = getattr(fwd, "symbolic_zeros", False)
+    dyn = tree_unflatten(fwd.in_tree, [CustomVJPPrimal(a, not is_zero(t))
+                                       for a, t in zip(args, targs)] if symbolic else args)
     res = fwd.fn(*_merge_nondiff(dyn, fwd.nondiff, fwd.nondiff_argnums))
     if not (isinstance(res, (tuple, list)) and len(res) == 2):
         raise TypeError(f"{fwd.what}: the custom VJP fwd rule must return a pair "
@@ -240,7 +267,7 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, num_consts):
     _check_outputs(fwd.what, "VJP fwd", out_tree, fwd.out_tree, out, call_jaxpr.out_avals)
     res_leaves, res_tree = tree_flatten(res[1])
     lin = _Rule(fwd.bwd, res_tree=res_tree, in_tree=fwd.in_tree, out_tree=fwd.out_tree,
-                nondiff=fwd.nondiff, what=fwd.what,
+                nondiff=fwd.nondiff, what=fwd.what, symbolic_zeros=symbolic,
                 in_avals=[get_aval(a) for a in args])
     t_out = custom_lin_p.bind(*res_leaves, *[instantiate(t) for t in targs],
                               num_res=len(res_leaves), bwd=lin,
@@ -262,21 +289,18 @@ custom_lin_p = Primitive("custom_lin", impl=_custom_lin_impl,
 
 def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals):
     res = args[:num_res]
-    cts = [instantiate(ct) if is_zero(ct) else ct for ct in cts]
+    symbolic = getattr(bwd, "symbolic_zeros", False)
+    cts = [(SymbolicZero(ct.aval) if symbolic else instantiate(ct)) if is_zero(ct) else ct
+           for ct in cts]
     ct_tree = tree_unflatten(bwd.out_tree, cts)
     result = bwd.fn(*bwd.nondiff, tree_unflatten(bwd.res_tree, list(res)), ct_tree)
     if not isinstance(result, (tuple, list)):
         raise TypeError(f"{bwd.what}: the custom VJP bwd rule must return a tuple with one "
                         f"cotangent per argument, got {type(result).__name__}")
-    leaves, tree = tree_flatten(tuple(result), is_leaf=lambda x: x is None)
-    want = tree_flatten(tree_unflatten(bwd.in_tree, [0] * bwd.in_tree.num_leaves),
-                        is_leaf=lambda x: x is None)[1]
-    if tree != want:
-        raise TypeError(f"{bwd.what}: the custom VJP bwd rule must return cotangents with the "
-                        f"pytree structure of the arguments ({want}), got {tree}")
+    leaves = _cotangent_leaves(bwd, tuple(result))
     out = []
     for i, (c, a) in enumerate(zip(leaves, bwd.in_avals)):
-        if c is None or a.dtype.kind != "f":
+        if c is None or type(c) is SymbolicZero or a.dtype.kind != "f":
             out.append(Zero(a))
             continue
         ca = get_aval(c)
@@ -288,6 +312,32 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals):
 
 
 transpose_rules[custom_lin_p] = _custom_lin_transpose
+
+
+def _cotangent_leaves(bwd, result) -> list:
+    """One cotangent (or None) per argument leaf; as in JAX, None may stand for a whole
+    argument or subtree whose cotangents are all zero."""
+    args = tree_unflatten(bwd.in_tree, [0] * bwd.in_tree.num_leaves)
+    ct_tree = tree_structure(result, is_leaf=lambda x: x is None)
+    try:
+        subtrees = ct_tree.flatten_up_to(args)
+    except ValueError:
+        subtrees = None
+    leaves = []
+    for c, sub in zip(tree_leaves(result, is_leaf=lambda x: x is None), subtrees or ()):
+        n = len(tree_leaves(sub))
+        if c is None:
+            leaves += [None] * n
+        elif n == 1 and tree_leaves(sub) == [sub]:
+            leaves.append(c)
+        else:
+            subtrees = None
+            break
+    if subtrees is None:
+        want = tree_structure(args)
+        raise TypeError(f"{bwd.what}: the custom VJP bwd rule must return cotangents with the "
+                        f"pytree structure of the arguments ({want}), got {ct_tree}")
+    return leaves
 
 
 # ---- batching -------------------------------------------------------------------------------------
@@ -316,17 +366,38 @@ def _batch_custom_vjp_call(axis, vals, dims, *, call_jaxpr, fwd, num_consts):
     arg_dims = list(dims[num_consts:])
     in_axes = tree_unflatten(fwd.in_tree, arg_dims)
 
+    symbolic = getattr(fwd, "symbolic_zeros", False)
+
     def batched_fwd(*merged):
-        def one(*dyn):
-            return fwd.fn(*_merge_nondiff(dyn, fwd.nondiff, fwd.nondiff_argnums))
         dyn = _split_nondiff(merged, fwd.nondiff_argnums)[1]
+        # Symbolic-zero records are not arrays: vmap their values, rebuild them per example.
+        perturbed = [x.perturbed for x in tree_flatten(dyn)[0]] if symbolic else None
+        if symbolic:
+            dyn = tree_map(lambda x: x.value, dyn)
+
+        def one(*dyn):
+            if symbolic:
+                leaves, tree = tree_flatten(dyn)
+                dyn = tree_unflatten(tree, [CustomVJPPrimal(v, p)
+                                            for v, p in zip(leaves, perturbed)])
+            return fwd.fn(*_merge_nondiff(dyn, fwd.nondiff, fwd.nondiff_argnums))
         return vmap(one, in_axes=tuple(in_axes), out_axes=0, axis_size=axis.size,
                     axis_name=axis.name)(*dyn)
 
     def batched_bwd(*args):
         *nondiff, res, ct = args
-        cts = vmap(lambda r, c: fwd.bwd(*nondiff, r, c), in_axes=(0, 0), out_axes=0,
-                   axis_size=axis.size, axis_name=axis.name)(res, ct)
+        ct_leaves, ct_tree = tree_flatten(ct)
+        zeros = [type(c) is SymbolicZero for c in ct_leaves]
+
+        def one(r, mapped):
+            it = iter(mapped)
+            c = tree_unflatten(ct_tree, [
+                SymbolicZero(c.aval.update(shape=c.aval.shape[1:])) if z else next(it)
+                for c, z in zip(ct_leaves, zeros)])
+            return tree_map(lambda x: None if type(x) is SymbolicZero else x,
+                            tuple(fwd.bwd(*nondiff, r, c)))
+        cts = vmap(one, in_axes=(0, 0), out_axes=0, axis_size=axis.size,
+                   axis_name=axis.name)(res, [c for c, z in zip(ct_leaves, zeros) if not z])
         leaves, tree = tree_flatten(tuple(cts), is_leaf=lambda x: x is None)
         out = []
         for c, d in zip(leaves, arg_dims):
@@ -340,7 +411,7 @@ def _batch_custom_vjp_call(axis, vals, dims, *, call_jaxpr, fwd, num_consts):
 
     rule = _Rule(batched_fwd, bwd=batched_bwd, nondiff=fwd.nondiff,
                  nondiff_argnums=fwd.nondiff_argnums, in_tree=fwd.in_tree,
-                 out_tree=fwd.out_tree, what=fwd.what)
+                 out_tree=fwd.out_tree, what=fwd.what, symbolic_zeros=symbolic)
     outs = custom_vjp_call_p.bind(*vals, call_jaxpr=batched, fwd=rule, num_consts=num_consts)
     return outs, list(out_dims)
 

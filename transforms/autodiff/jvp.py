@@ -35,8 +35,42 @@ class Zero:
         return f"Zero({self.aval.str_short()})"
 
 
+class SymbolicZero:
+    """A zero tangent as custom JVP rules with ``symbolic_zeros=True`` see it (JAX's
+    ``jax.custom_derivatives.SymbolicZero``): its type ``aval``, whose attributes (``shape``,
+    ``dtype``, ...) it also answers. A rule may return one for a zero output tangent.
+
+        >>> SymbolicZero(ShapedArray((3,), "float32")).shape
+        (3,)
+    """
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self):
+        return "SymbolicZero"
+
+    def __getattr__(self, name):
+        if name == "aval":  # not set yet (copying, unpickling): no recursion
+            raise AttributeError(name)
+        try:
+            return getattr(self.aval, name)
+        except AttributeError:
+            raise AttributeError(f"SymbolicZero has no attribute {name}") from None
+
+    def instantiate(self):
+        """An array of zeros of its type."""
+        return ops.zeros(self.aval)
+
+    @staticmethod
+    def from_primal_value(val) -> "SymbolicZero":
+        """The symbolic zero tangent of the primal value ``val``."""
+        return SymbolicZero(tangent_aval(get_aval(val)))
+
+
 def is_zero(t) -> bool:
-    return type(t) is Zero
+    """Whether ``t`` is a symbolic zero (tangents custom rules see included)."""
+    return type(t) is Zero or type(t) is SymbolicZero
 
 
 def tangent_aval(aval: ShapedArray) -> ShapedArray:

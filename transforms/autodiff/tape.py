@@ -165,7 +165,7 @@ class LinearizedNow:
     def transpose(self, residuals, cts, lean):
         n = len(self.jaxpr.invars)
         if lean:
-            cts = [Array._wrap(c) for c in cts]
+            cts = [c if type(c) is Zero else Array._wrap(c) for c in cts]
         out = backward_pass(self.jaxpr, [True] * n, [None] * n, cts)
         if lean:
             return [c if type(c) is Zero else concrete_of(c) for c in out]
@@ -345,7 +345,11 @@ def vjp_on_tape(fun, primals, mask):
             outs_ct = [cts.pop(n, None) for n in nodes]
             if all(c is None for c in outs_ct):
                 continue
-            outs_ct = [_zeros(tape.node_avals[n], lean) if c is None else c
+            # Outputs without a cotangent: zeros for the cached programs; symbolic zeros for
+            # the general path's transpose rules (custom rules see them as JAX passes them).
+            symbolic = type(lin) is LinearizedNow
+            outs_ct = [(Zero(tangent_aval(tape.node_avals[n])) if symbolic else
+                        _zeros(tape.node_avals[n], lean)) if c is None else c
                        for n, c in zip(nodes, outs_ct)]
             for n, c in zip(in_nodes, lin.transpose(residuals, outs_ct, lean)):
                 if type(c) is Zero:

@@ -1,9 +1,11 @@
 """Executables for jaxprs: what ``jit`` runs under evaluation.
 
-The jaxpr is optimized (inlining, simplification, CSE, DCE) and compiled to one Numba kernel
-(or, when it holds collectives or a shard_map, to compiled segments around them). With
-``config.jit_tiered`` (the default) a program's first call runs on the interpreter while the
-kernel compiles in the background, unless interpreting it could be slow (see tiered.py).
+The jaxpr is optimized (inlining, simplification, CSE, DCE; equations of primitives defined
+by libraries whose lowering is a function first become calls of it: see lowerings.py) and
+compiled to one Numba kernel (or, when it holds collectives or a shard_map, to compiled
+segments around them). With ``config.jit_tiered`` (the default) a program's first call runs
+on the interpreter while the kernel compiles in the background, unless interpreting it could
+be slow (see tiered.py).
 Programs with float16 values run on the reference interpreter instead (each primitive's
 NumPy impl): Numba has no float16 arithmetic on CPU.
 """
@@ -18,6 +20,7 @@ from functrans.core.memo import cache_on_jaxpr
 
 from ..lowering.compile import Kernel
 from ..passes import optimize
+from .lowerings import expand_lowerings
 from .segmented import Segmented, host_inputs, host_outputs, jaxpr_needs_host
 from .tiered import Tiered, interpreted_cost, worth_interpreting
 
@@ -45,7 +48,7 @@ class Interpreted:
 @cache_on_jaxpr
 def executable_for(jaxpr, name):
     """A callable running ``jaxpr`` on concrete arguments (compiled when possible)."""
-    optimized = optimize(jaxpr)
+    optimized = optimize(expand_lowerings(jaxpr))
     if config.check_jaxprs:
         check_jaxpr(optimized)  # a pass that breaks typing is caught here, not in Numba
     return _compile(optimized, name)

@@ -1,0 +1,11 @@
+"""``jax.extend``: the API for libraries that extend JAX with their own primitives
+(:mod:`.core`) and function wrappers (:mod:`.linear_util`); their transformation rules go in
+:mod:`functrans.interpreters`.
+
+    >>> from functrans.extend import core
+    >>> core.Primitive("my_op")
+    my_op
+"""
+from . import core, linear_util  # noqa: F401
+
+__all__ = ["core", "linear_util"]

@@ -1,0 +1,153 @@
+"""Lowerings registered for primitives defined outside functrans (``jax.extend``).
+
+functrans compiles jaxprs itself and has no MLIR, so the one kind of lowering it can use is a
+*function* of the primitive's operands and params written with array operations
+(:class:`InlineLowering`, what ``jax.interpreters.mlir.lower_fun`` makes). Before jit
+optimizes a program, :func:`expand_lowerings` replaces each equation of such a primitive by a
+``jit`` call of that function's traced program, which inlining then splices in, so it compiles
+like the rest of the code. A primitive with no lowering at all runs its Python impl on the host
+between compiled segments (see segmented.py); a lowering of any other kind is an error when a
+program using it is compiled::
+
+    >>> from functrans.core.trace import Primitive
+    >>> twice_p = Primitive("twice", impl=lambda x: [2 * x], abstract_eval=lambda a: [a],
+    ...                     register=False)
+    >>> lowering_rules[twice_p] = {None: InlineLowering(lambda x: x + x, False)}
+    >>> print(expand_lowerings(ft.make_jaxpr(lambda x: twice_p.bind1(x))(1.0)))
+    { lambda ; a:f64[]. let
+        b:f64[] = jit[
+          jaxpr={ lambda ; c:f64[]. let d:f64[] = add c c in (d,) }
+          name=twice
+        ] a
+      in (b,) }
+    >>> del lowering_rules[twice_p]
+"""
+from __future__ import annotations
+
+from functrans.core.avals import ShapedArray  # noqa: F401  (the examples')
+from functrans.core.ir import Eqn, Jaxpr
+from functrans.core.staging import trace_to_jaxpr
+from functrans.core.trace import EVAL_TRACE, all_primitives, set_current_trace
+
+from .call import jit_p
+
+# primitive -> {platform (None: every platform): lowering rule}
+lowering_rules: dict = {}
+
+
+class InlineLowering:
+    """A lowering given as ``fun(*operands, **params)``, traced and inlined under jit.
+
+    ``multiple_results`` says whether ``fun`` returns a sequence of outputs or one output.
+
+        >>> from functrans.core.trace import Primitive
+        >>> p = Primitive("halve", register=False)
+        >>> body = InlineLowering(lambda x: x / 2, False).trace(p, [ShapedArray((), "f8")], {})
+        >>> [e.prim.name for e in body.eqns]
+        ['div']
+    """
+
+    def __init__(self, fun, multiple_results=True):
+        if not callable(fun):
+            raise TypeError(f"lower_fun: expected a function, got {type(fun).__name__}")
+        self.fun = fun
+        self.multiple_results = bool(multiple_results)
+
+    def __call__(self, ctx, *args, **params):
+        raise NotImplementedError(
+            "functrans has no MLIR: a lowering made by lower_fun is inlined by jit, never "
+            "called with a lowering context")
+
+    def __repr__(self):
+        return f"lower_fun({getattr(self.fun, '__name__', self.fun)!r})"
+
+    def trace(self, prim, in_avals, params) -> Jaxpr:
+        """The program of ``fun`` on operands of types ``in_avals``."""
+        def flat(*xs):
+            out = self.fun(*xs, **params)
+            if not self.multiple_results:
+                return [out]
+            if not isinstance(out, (list, tuple)):
+                raise TypeError(f"the lowering of '{prim.name}' was made with "
+                                "multiple_results=True but returned "
+                                f"{type(out).__name__}, not a list or tuple of outputs")
+            return list(out)
+        with set_current_trace(EVAL_TRACE):  # a program of its own, whatever is being traced
+            return trace_to_jaxpr(flat, in_avals, name=f"lowering({prim.name})")
+
+
+def lowering_for(prim, platform="cpu"):
+    """The lowering registered for ``prim`` on ``platform`` (or for every platform), or None.
+
+        >>> from functrans.primitives import sin_p
+        >>> lowering_for(sin_p) is None   # functrans's own primitives compile natively
+        True
+    """
+    rules = lowering_rules.get(prim)
+    if not rules:
+        return None
+    return rules.get(platform, rules.get(None))
+
+
+def expand_lowerings(jaxpr: Jaxpr, platform="cpu", _inside=frozenset()) -> Jaxpr:
+    """``jaxpr`` with every equation of a primitive that has a registered lowering replaced
+    by a ``jit`` call of its inlined program (recursively, also inside control flow). Returns
+    ``jaxpr`` itself when there is none (see the module's example).
+
+        >>> j = ft.make_jaxpr(fnp.sin)(1.0)
+        >>> expand_lowerings(j) is j
+        True
+    """
+    if not lowering_rules:
+        return jaxpr
+    eqns, changed = [], False
+    for eqn in jaxpr.eqns:
+        new = _expand_eqn(eqn, platform, _inside)
+        changed = changed or new is not eqn
+        eqns.append(new)
+    return jaxpr.replace(eqns=eqns) if changed else jaxpr
+
+
+def _expand_eqn(eqn, platform, inside):
+    prim = eqn.prim
+    rule = lowering_for(prim, platform)
+    if prim in inside:
+        if all_primitives().get(prim.name) is not prim:  # a library primitive: no other way
+            raise RecursionError(f"the lowering of '{prim.name}' applies '{prim.name}' itself")
+        rule = None  # functrans's own: its native lowering takes over
+    if rule is None:
+        params = _expand_params(eqn.params, platform, inside)
+        return eqn if params is eqn.params else eqn.replace(params=params)
+    if not isinstance(rule, InlineLowering):
+        raise NotImplementedError(
+            f"jit cannot compile the primitive '{prim.name}': its lowering {rule!r} is an MLIR "
+            "lowering rule, and functrans has no MLIR. Register mlir.lower_fun(fun, "
+            "multiple_results=...) with fun written with jax.numpy/lax operations, or no "
+            "lowering, so that jit runs the primitive's impl on the host")
+    body = rule.trace(prim, [x.aval for x in eqn.inputs], eqn.params)
+    for i, (got, want) in enumerate(zip(body.out_avals, [v.aval for v in eqn.outputs])):
+        if got.shape != want.shape or got.dtype != want.dtype:
+            raise TypeError(f"the lowering of '{prim.name}' returned {got.str_short()} for "
+                            f"output {i}, but its abstract evaluation says "
+                            f"{want.str_short()}")
+    if len(body.outvars) != len(eqn.outputs):
+        raise TypeError(f"the lowering of '{prim.name}' returned {len(body.outvars)} outputs, "
+                        f"but its abstract evaluation says {len(eqn.outputs)}")
+    body = expand_lowerings(body, platform, inside | {prim})
+    return Eqn(jit_p, eqn.inputs, eqn.outputs, {"jaxpr": body, "name": prim.name}, eqn.source)
+
+
+def _expand_params(params, platform, inside):
+    new, changed = {}, False
+    for k, v in params.items():
+        if isinstance(v, Jaxpr):
+            e = expand_lowerings(v, platform, inside)
+        elif isinstance(v, tuple) and any(isinstance(x, Jaxpr) for x in v):
+            e = tuple(expand_lowerings(x, platform, inside) if isinstance(x, Jaxpr) else x
+                      for x in v)
+            e = v if all(a is b for a, b in zip(e, v)) else e
+        else:
+            e = v
+        changed = changed or e is not v
+        new[k] = e
+    return new if changed else params
