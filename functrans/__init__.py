@@ -36,6 +36,7 @@ from .spmd import pmap, shard_map  # noqa: F401
 from . import debug, distributed, sharding  # noqa: F401
 from . import export  # noqa: F401,E402  (after jit: it builds on jit)
 from . import testing  # noqa: F401,E402
+from . import experimental  # noqa: F401,E402
 from . import ad_checkpoint, dtypes, errors, stages, test_util, typing  # noqa: F401,E402
 # jax.checkpoint takes policies: ad_checkpoint's checkpoint/remat replace the plain ones.
 from .ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401,E402

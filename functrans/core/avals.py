@@ -43,6 +43,13 @@ class ShapedArray:
     def strip_weak_type(self) -> "ShapedArray":
         return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False)
 
+    def to_tangent_aval(self) -> "ShapedArray":
+        """The type of this value's tangents (and cotangents): the same, not weakly typed
+        (functrans's tangents of integers are integer zeros, not JAX's float0)."""
+        return self.strip_weak_type()
+
+    to_ct_aval = to_tangent_aval
+
     def str_short(self) -> str:
         return f"{dtypes.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
 

@@ -135,6 +135,11 @@ class Eqn:
         self.params = params
         self.source = source
 
+    # JAX's names for the same fields (libraries walking jaxprs read them).
+    invars = property(lambda self: self.inputs)
+    outvars = property(lambda self: self.outputs)
+    primitive = property(lambda self: getattr(self.prim, "facade", self.prim))
+
     def replace(self, **kw) -> "Eqn":
         fields = dict(prim=self.prim, inputs=self.inputs, outputs=self.outputs,
                       params=self.params, source=self.source)

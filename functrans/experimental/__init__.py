@@ -1,1 +1,2 @@
 """Experimental APIs, under the names JAX gives them (``jax.experimental``)."""
+from . import checkify  # noqa: E402,F401  (registers the check primitive with the others)
