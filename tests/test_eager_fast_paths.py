@@ -126,9 +126,9 @@ def test_callers_numpy_arrays_are_neither_aliased_nor_frozen():
 def test_cached_type_rules_reject_bad_inputs_every_time():
     a, b = np.ones(3, np.float32), np.ones(3)
     for _ in range(3):
-        with pytest.raises(TypeError, match="add requires operands of the same dtype"):
+        with pytest.raises(TypeError, match="add requires arguments to have the same dtypes"):
             lax.add(a, b)
-        with pytest.raises(TypeError, match="add requires operands of the same dtype"):
+        with pytest.raises(TypeError, match="add requires arguments to have the same dtypes"):
             ft.make_jaxpr(lax.add)(a, b)
 
 

@@ -12,6 +12,8 @@ from ..core import dtypes
 from ..core.trace import get_aval
 from ..primitives.convolution import conv_output_shape, dilate_dim
 from .ops import match_weak
+from .products import (DotAlgorithmPreset, canonicalize_precision, check_conv_preferred,
+                       check_no_out_sharding)
 
 __all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_permutations",
            "conv_general_dilated", "conv", "conv_with_general_padding", "conv_transpose",
@@ -129,11 +131,14 @@ def _int_tuple(vals, what, n):
 
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          rhs_dilation=None, dimension_numbers=None, feature_group_count=1,
-                         batch_group_count=1, precision=None, preferred_element_type=None):
+                         batch_group_count=1, precision=None, preferred_element_type=None,
+                         out_sharding=None):
     """General n-d convolution (cross-correlation, as XLA's Conv) with strides, padding
     (``'SAME'``, ``'SAME_LOWER'``, ``'VALID'`` or ``(low, high)`` pairs), lhs dilation
     (transposed convolution), rhs dilation (atrous) and feature/batch groups. ``precision``
-    is accepted for compatibility (CPU computes at full precision).
+    is validated as JAX does and changes nothing (CPU computes at full precision);
+    ``preferred_element_type`` is the result's dtype (integers may become floats, never a
+    narrower type).
 
     >>> x, k = fnp.ones((1, 4, 4, 1)), fnp.ones((3, 3, 1, 2))
     >>> lax.conv_general_dilated(x, k, (1, 1), "SAME",
@@ -143,7 +148,12 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
            [6., 9., 9., 6.],
            [4., 6., 6., 4.]], dtype=float64)
     """
-    lhs, rhs = match_weak(lhs, rhs)
+    check_no_out_sharding("conv_general_dilated", out_sharding)
+    preset = canonicalize_precision(precision)
+    if isinstance(preset, DotAlgorithmPreset) and preset is not DotAlgorithmPreset.DEFAULT:
+        raise NotImplementedError(f"conv_general_dilated: precision={precision}: functrans "
+                                  "computes convolutions in their operands' dtype only")
+    lhs, rhs = match_weak(lhs, rhs, name="conv_general_dilated")
     la, ra = get_aval(lhs), get_aval(rhs)
     dnums = conv_dimension_numbers(la.shape, ra.shape, dimension_numbers)
     ns = la.ndim - 2
@@ -165,8 +175,11 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     except (TypeError, ValueError):
         raise ValueError(f"padding argument to conv_general_dilated should be a string or a "
                          f"sequence of (low, high) pairs, got {padding!r}") from None
-    pet = la.dtype if preferred_element_type is None else dtypes.canonicalize_dtype(
-        preferred_element_type)
+    pet = la.dtype
+    if preferred_element_type is not None:
+        pet = dtypes.canonicalize_dtype(preferred_element_type,
+                                        what="conv_general_dilated preferred_element_type")
+        check_conv_preferred(la.dtype, pet)
     return P.conv_general_dilated_p.bind1(
         lhs, rhs, window_strides=window_strides, padding=padding, lhs_dilation=lhs_dilation,
         rhs_dilation=rhs_dilation, dimension_numbers=tuple(tuple(s) for s in dnums),

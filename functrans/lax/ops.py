@@ -42,18 +42,58 @@ def _convert_weak(x, dtype):
     return P.convert_element_type_p.bind1(x, new_dtype=dtype, weak_type=False)
 
 
-def match_weak(*args):
-    """Weakly typed arguments take the dtype of the strongly typed ones (NEP 50)."""
+# A weakly typed value (a Python scalar) takes a strongly typed partner's dtype only within
+# its kind, as JAX's default (32-bit) mode converts ``f32 + 1.0`` but never ``f32 + 1``.
+_WEAK_TAKES = {"b": "b", "i": "iu", "u": "iu", "f": "f", "c": "c"}
+# The functrans.numpy function that promotes, named in lax's dtype errors (as JAX's tips).
+_PROMOTING = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide",
+              "max": "maximum", "min": "minimum", "eq": "equal", "ne": "not_equal",
+              "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
+              "atan2": "arctan2", "nextafter": "nextafter", "shift_left": "left_shift",
+              "shift_right_arithmetic": "right_shift", "select": "where"}
+
+
+def _dtype(x):
+    if type(x) is Array:
+        return x._value.dtype
+    if type(x) in _PY_SCALAR_TYPES:
+        return dtypes.python_scalar_dtype(x)
+    return get_aval(x).dtype
+
+
+def _dtype_error(name, args):
+    shown = ", ".join(str(_dtype(a)) for a in args)
+    tip = (f" (Tip: functrans.numpy.{_PROMOTING[name]} is a similar function that does "
+           "automatic type promotion on inputs)." if name in _PROMOTING else "")
+    return TypeError(f"lax.{name} requires arguments to have the same dtypes, got {shown}.{tip}")
+
+
+def match_weak(*args, name="op"):
+    """Weakly typed arguments take the dtype of the strongly typed ones when of the same kind
+    (NEP 50); any other mix of dtypes is JAX's TypeError naming them."""
     for a in args:
         if _is_weak(a):
             break
     else:
+        first = _dtype(args[0])
+        for a in args[1:]:
+            if _dtype(a) != first:
+                raise _dtype_error(name, args)
         return args
-    strong = [get_aval(a).dtype for a in args if not _is_weak(a)]
+    strong = {_dtype(a) for a in args if not _is_weak(a)}
+    if len(strong) > 1:
+        raise _dtype_error(name, args)
     if strong:
-        target = strong[0]
+        target, = strong
     else:
-        target, _ = dtypes.result_type(*[(get_aval(a).dtype, True) for a in args])
+        weak = {_dtype(a) for a in args}
+        if len({d.kind for d in weak}) > 1:
+            raise _dtype_error(name, args)
+        if len(weak) == 1:
+            return args  # all weak, one dtype: the result stays weak (lax.add(1, 2))
+        target, _ = dtypes.result_type(*[(d, True) for d in weak])
+    if any(target.kind not in _WEAK_TAKES[_dtype(a).kind] for a in args if _is_weak(a)):
+        raise _dtype_error(name, args)
     return tuple(_convert_weak(a, target) if _is_weak(a) else a for a in args)
 
 
@@ -68,10 +108,10 @@ def _unary(prim):
 
 def _binary(prim):
     def fn(x, y):
-        return prim.bind1(*match_weak(x, y))
+        return prim.bind1(*match_weak(x, y, name=prim.name))
     fn.__name__ = prim.name
     fn.__doc__ = f"Elementwise ``{prim.name}`` of two arrays of one dtype (rank-0 operands " \
-                 f"broadcast; Python scalars take the other operand's dtype).\n\n" \
+                 f"broadcast; Python scalars take the other operand's dtype if of its kind).\n\n" \
                  f"    >>> lax.{prim.name}(fnp.array([1.0, 2.0]), 3.0)  # doctest: +SKIP\n"
     return fn
 
@@ -90,13 +130,31 @@ erf, erfc, erf_inv, lgamma, digamma = map(_unary, (P.erf_p, P.erfc_p, P.erf_inv_
                                                      P.digamma_p))
 bitwise_not, population_count = map(_unary, (P.not_p, P.population_count_p))
 add, sub, mul, div, rem = map(_binary, (P.add_p, P.sub_p, P.mul_p, P.div_p, P.rem_p))
-max, min, pow, atan2, nextafter = map(_binary, (P.max_p, P.min_p, P.pow_p, P.atan2_p,
-                                                 P.nextafter_p))
+max, min, atan2, nextafter = map(_binary, (P.max_p, P.min_p, P.atan2_p, P.nextafter_p))
 bitwise_and, bitwise_or, bitwise_xor = map(_binary, (P.and_p, P.or_p, P.xor_p))
 zeta, polygamma = map(_binary, (P.zeta_p, P.polygamma_p))
 shift_left, shift_right_arithmetic, shift_right_logical = map(
     _binary, (P.shift_left_p, P.shift_right_arithmetic_p, P.shift_right_logical_p))
 eq, ne, lt, le, gt, ge = map(_binary, (P.eq_p, P.ne_p, P.lt_p, P.le_p, P.gt_p, P.ge_p))
+
+
+def pow(x, y):
+    """``x ** y`` elementwise: ``x`` inexact, ``y`` of ``x``'s dtype or any integer dtype.
+
+    >>> lax.pow(fnp.array([2.0, 3.0]), fnp.array([3, 2]))
+    Array([8., 9.], dtype=float64)
+    """
+    xd, yd = _dtype(x), _dtype(y)
+    if xd.kind in "fc" and yd.kind in "iu":
+        # An integer exponent is exact in x's dtype; pow_p takes one dtype.
+        return P.pow_p.bind1(x, _convert_weak(y, xd) if _is_weak(y) else
+                             P.convert_element_type_p.bind1(y, new_dtype=xd, weak_type=False))
+    if xd.kind in "fc" and yd.kind in "fc" and xd != yd and not (_is_weak(x) or _is_weak(y)):
+        raise TypeError("the first argument to pow must have an inexact dtype (float or "
+                        "complex), and the second argument must have an inexact or integer "
+                        f"dtype, and two inexact dtypes must match, but got {xd} and {yd} "
+                        "respectively.")
+    return P.pow_p.bind1(*match_weak(x, y, name="pow"))
 
 
 class RoundingMethod(enum.IntEnum):
@@ -160,7 +218,7 @@ def fma(x, y, z):
     >>> float(lax.fma(fnp.float32(1 + 2**-12), fnp.float32(1 + 2**-12), fnp.float32(-1)))
     0.0004883408546447754
     """
-    return P.fma_p.bind1(*match_weak(x, y, z))
+    return P.fma_p.bind1(*match_weak(x, y, z, name="fma"))
 
 
 def bitcast_convert_type(operand, new_dtype):
@@ -181,7 +239,7 @@ def select_n(which, *cases):
     >>> lax.select_n(fnp.array([True, False]), fnp.zeros(2), fnp.ones(2))
     Array([1., 0.], dtype=float64)
     """
-    return P.select_n_p.bind1(which, *match_weak(*cases))
+    return P.select_n_p.bind1(which, *match_weak(*cases, name="select"))
 
 
 def select(pred, on_true, on_false):
@@ -199,7 +257,7 @@ def clamp(min, x, max):
     >>> lax.clamp(0.0, fnp.array([-1.0, 0.5, 2.0]), 1.0)
     Array([0. , 0.5, 1. ], dtype=float64)
     """
-    lo, x_, hi = match_weak(min, x, max)
+    lo, x_, hi = match_weak(min, x, max, name="clamp")
     value = P.min_p.bind1(P.max_p.bind1(x_, lo), hi)
     if get_aval(value).dtype.kind != "f":
         return value  # no derivatives: the selects below only route tangents
@@ -246,6 +304,25 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions):
     if aval.shape == shape and bdims == tuple(range(len(shape))):
         return _unchanged(operand)
     return P.broadcast_in_dim_p.bind1(operand, shape=shape, broadcast_dimensions=bdims)
+
+
+def broadcast_shapes(*shapes):
+    """The shape NumPy-style broadcasting gives these shapes (ranks are aligned on the right).
+
+    >>> lax.broadcast_shapes((2, 1), (3,))
+    (2, 3)
+    """
+    if not shapes:
+        raise ValueError("lax.broadcast_shapes needs at least one shape")
+    shapes = [tuple(map(operator.index, s)) for s in shapes]
+    for s in shapes:
+        if any(d < 0 for d in s):
+            raise TypeError("Only non-negative indices are allowed when broadcasting static "
+                            f"shapes, but got shape {s}.")
+    try:
+        return tuple(int(d) for d in np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}") from None
 
 
 def broadcast(operand, sizes):
@@ -320,7 +397,7 @@ def concatenate(operands, dimension):
     >>> lax.concatenate([fnp.ones(2), fnp.zeros(1)], 0)
     Array([1., 1., 0.], dtype=float64)
     """
-    operands = match_weak(*operands)
+    operands = match_weak(*operands, name="concatenate")
     if len(operands) == 1:
         return operands[0]
     return P.concatenate_p.bind1(*operands, dimension=operator.index(dimension))
@@ -332,7 +409,7 @@ def pad(operand, padding_value, padding_config):
     >>> lax.pad(fnp.ones(2), 0.0, [(1, 0, 1)])
     Array([0., 1., 0., 1.], dtype=float64)
     """
-    operand, padding_value = match_weak(operand, padding_value)
+    operand, padding_value = match_weak(operand, padding_value, name="pad")
     config = tuple(tuple(map(operator.index, c)) for c in padding_config)
     return P.pad_p.bind1(operand, padding_value, padding_config=config)
 
@@ -448,7 +525,7 @@ def dynamic_update_slice(operand, update, start_indices):
     >>> lax.dynamic_update_slice(fnp.zeros(4), fnp.ones(2), (fnp.array(1),))
     Array([0., 1., 1., 0.], dtype=float64)
     """
-    operand, update = match_weak(operand, update)
+    operand, update = match_weak(operand, update, name="dynamic_update_slice")
     starts = [_index_scalar(i) for i in start_indices]
     return P.dynamic_update_slice_p.bind1(operand, update, *starts)
 
@@ -602,36 +679,7 @@ cumsum, cumprod, cummax, cummin, cumlogsumexp = map(
     _cumulative, (P.cumsum_p, P.cumprod_p, P.cummax_p, P.cummin_p, P.cumlogsumexp_p))
 
 
-# ---- contraction and sorting --------------------------------------------------------------------------
-def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
-    """General tensor contraction; ``dimension_numbers = ((lhs_contract, rhs_contract),
-    (lhs_batch, rhs_batch))``.
-
-    >>> lax.dot_general(fnp.ones((2, 3)), fnp.ones((3,)), (((1,), (0,)), ((), ())))
-    Array([3., 3.], dtype=float64)
-    """
-    (lc, rc), (lb, rb) = dimension_numbers
-    dn = ((tuple(map(int, lc)), tuple(map(int, rc))), (tuple(map(int, lb)), tuple(map(int, rb))))
-    lhs, rhs = match_weak(lhs, rhs)
-    pet = get_aval(lhs).dtype if preferred_element_type is None else dtypes.canonicalize_dtype(
-        preferred_element_type)
-    return P.dot_general_p.bind1(lhs, rhs, dimension_numbers=dn, precision=None,
-                                 preferred_element_type=pet)
-
-
-def dot(lhs, rhs, precision=None, preferred_element_type=None):
-    """Vector/matrix product of rank-1/2 arrays (contracts lhs's last with rhs's first dim).
-
-    >>> lax.dot(fnp.ones((2, 3)), fnp.ones(3))
-    Array([3., 3.], dtype=float64)
-    """
-    lnd, rnd = get_aval(lhs).ndim, get_aval(rhs).ndim
-    if not (1 <= lnd <= 2 and 1 <= rnd <= 2):
-        raise TypeError(f"lax.dot requires rank-1 or rank-2 arrays, got ranks {lnd} and {rnd}")
-    return dot_general(lhs, rhs, (((lnd - 1,), (0,)), ((), ())), precision,
-                       preferred_element_type)
-
-
+# ---- sorting --------------------------------------------------------------------------
 def sort(operand, dimension=-1, is_stable=True, num_keys=1):
     """Sort one array, or a sequence of arrays by the first ``num_keys`` of them.
 
@@ -698,7 +746,7 @@ def complex(x, y):
     >>> lax.complex(fnp.array([1.0]), fnp.array([2.0]))
     Array([1.+2.j], dtype=complex128)
     """
-    return P.complex_p.bind1(*match_weak(x, y))
+    return P.complex_p.bind1(*match_weak(x, y, name="complex"))
 
 
 def is_tracer(x) -> bool:

@@ -16,7 +16,7 @@ from ..core.trace import get_aval
 from ..tree_util import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "axis_index",
-           "ppermute", "pshuffle", "all_to_all", "axis_size"]
+           "ppermute", "pshuffle", "all_to_all", "pswapaxes", "axis_size"]
 
 
 def _array(x):
@@ -127,12 +127,98 @@ def pshuffle(x, axis_name, perm):
     return ppermute(x, axis_name, [(s, d) for d, s in enumerate(perm)])
 
 
-def all_to_all(x, axis_name, split_axis, concat_axis, *, tiled=False):
+def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
     """Split ``split_axis`` into one chunk per member, exchange chunks, and concatenate (tiled)
-    or stack (untiled) what each member receives along ``concat_axis``."""
+    or stack (untiled) what each member receives along ``concat_axis``. With
+    ``axis_index_groups`` (equal-size lists of members covering the axis once) chunks are
+    exchanged within each group only.
+
+    >>> ft.vmap(lambda x: lax.all_to_all(x, "i", 0, 0), axis_name="i")(fnp.arange(4).reshape(2, 2))
+    Array([[0, 2],
+           [1, 3]], dtype=int64)
+    """
     def a2a(v):
         v = _array(v)
         nd = get_aval(v).ndim
-        return P.all_to_all_p.bind1(v, axis_name=axis_name, split_axis=split_axis % nd,
-                                    concat_axis=concat_axis % nd, tiled=bool(tiled))
+        split, concat = _axis_in(split_axis, nd, "split_axis"), _axis_in(concat_axis, nd,
+                                                                        "concat_axis")
+        size = get_aval(v).shape[split]
+        group = (_axis_size(_names(axis_name)) if axis_index_groups is None
+                 else len(axis_index_groups[0]) if axis_index_groups else 0)
+        if tiled and size % max(group, 1):
+            raise ValueError(f"The size of all_to_all split_axis ({size}) has to be divisible "
+                             f"by the size of the named axis {axis_name} ({group})")
+        if not tiled and size != group:
+            raise ValueError("all_to_all requires the size of the mapped axis axis_name to "
+                             "equal x.shape[split_axis], but they are "
+                             f"{group} and {size} respectively.")
+        if axis_index_groups is not None:
+            return _grouped_all_to_all(v, axis_name, split, concat, axis_index_groups, tiled)
+        return P.all_to_all_p.bind1(v, axis_name=axis_name, split_axis=split,
+                                    concat_axis=concat, tiled=bool(tiled))
     return tree_map(a2a, x)
+
+
+def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
+    """Swap the named (mapped) axis with the array axis ``axis``, whose size must equal the
+    named axis' (or group's) size: member ``i`` gets ``x_j[..., i, ...]`` at index ``j``.
+
+    >>> ft.vmap(lambda x: lax.pswapaxes(x, "i", 0), axis_name="i")(fnp.arange(4).reshape(2, 2))
+    Array([[0, 2],
+           [1, 3]], dtype=int64)
+    """
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
+
+
+def _axis_in(axis, ndim, what):
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"all_to_all: {what} {axis} is out of range for an array of rank "
+                         f"{ndim}")
+    return axis % ndim
+
+
+def _group_tables(groups, n):
+    """Each member's group (as a row of member indices) and its rank in it, checked as JAX
+    checks ``axis_index_groups``."""
+    groups = [[operator.index(i) for i in g] for g in groups]
+    if not groups or any(len(g) != len(groups[0]) for g in groups):
+        raise ValueError(f"axis_index_groups must all be the same size, got {groups}")
+    if sorted(i for g in groups for i in g) != list(range(n)):
+        raise ValueError(f"axis_index_groups must cover all indices exactly once, got "
+                         f"{groups} for an axis of size {n}")
+    members = np.zeros((n, len(groups[0])), np.int32)
+    rank = np.zeros(n, np.int32)
+    for g in groups:
+        for r, i in enumerate(g):
+            members[i], rank[i] = g, r
+    return members, rank
+
+
+def _grouped_all_to_all(v, axis_name, split, concat, groups, tiled):
+    # all_to_all_p exchanges over the whole axis; within groups, each member gathers every
+    # member's value and keeps its own chunk of its group's values (all_gather and
+    # axis_index have every rule, so this transforms like the primitive would).
+    from ..core.array import Array
+    from ..numpy.indexing import take
+    from . import ops
+    members, rank = _group_tables(groups, _axis_size(_names(axis_name)))
+    g = members.shape[1]
+    me = axis_index(axis_name)
+    row = ops.dynamic_index_in_dim(Array(members), me, 0, keepdims=False)
+    my_rank = ops.dynamic_index_in_dim(Array(rank), me, 0, keepdims=False)
+    mine = take(all_gather(v, axis_name), row, axis=0)  # (g,) + v's shape: my group's values
+    if tiled:
+        chunk = get_aval(v).shape[split] // g
+        pieces = ops.dynamic_slice_in_dim(mine, ops.mul(my_rank, np.int32(chunk)), chunk,
+                                          split + 1)
+    else:
+        pieces = ops.dynamic_index_in_dim(mine, my_rank, split + 1, keepdims=False)
+    nd = get_aval(pieces).ndim
+    perm = list(range(1, nd))
+    perm.insert(concat, 0)
+    out = ops.transpose(pieces, tuple(perm))
+    if tiled:
+        s = get_aval(out).shape
+        out = ops.reshape(out, s[:concat] + (s[concat] * s[concat + 1],) + s[concat + 2:])
+    return out

@@ -71,6 +71,53 @@ def asarray(a, dtype=None, order=None, *, copy=None):
     return out
 
 
+def _arraylike(x) -> bool:
+    t = type(x)
+    return (t is Array or t in _PY_SCALARS or isinstance(x, (Tracer, np.ndarray, np.generic))
+            or hasattr(x, "__jax_array__") or np.isscalar(x))
+
+
+def check_arraylike(name: str, *args, allow_none=False) -> None:
+    """JAX's refusal of lists, tuples and other non-array values where an array is expected
+    (only array constructors such as ``fnp.array`` convert sequences); ``allow_none`` lets
+    optional arguments left as None through.
+
+    >>> check_arraylike("sum", [1, 2])
+    Traceback (most recent call last):
+    TypeError: sum requires ndarray or scalar arguments, got <class 'list'> at position 0.
+    """
+    for x in args:
+        if type(x) is not Array and not _arraylike(x) and not (allow_none and x is None):
+            i = next(i for i, x in enumerate(args)
+                     if not _arraylike(x) and not (allow_none and x is None))
+            raise TypeError(f"{name} requires ndarray or scalar arguments, got "
+                            f"{type(args[i])} at position {i}.")
+
+
+def check_sequence_arraylike(name: str, arrays) -> None:
+    """:func:`check_arraylike` on the members of a list or tuple of arrays (an array passed
+    instead stands for its rows, as in NumPy).
+
+    >>> check_sequence_arraylike("stack", [fnp.ones(2), [1.0, 2.0]])
+    Traceback (most recent call last):
+    TypeError: stack requires ndarray or scalar arguments, got <class 'list'> at position 1.
+    """
+    if type(arrays) in (list, tuple):
+        check_arraylike(name, *arrays)
+
+
+def ensure_arraylike(name: str, *args):
+    """:func:`check_arraylike`, then the arguments as arrays (one, or a tuple of them).
+
+    >>> ensure_arraylike("sin", 1.0)
+    Array(1., dtype=float64, weak_type=True)
+    """
+    check_arraylike(name, *args)
+    if len(args) == 1:
+        return asarray(args[0])
+    return tuple(asarray(a) for a in args)
+
+
 def array(object, dtype=None, copy=True, order=None, ndmin=0):
     """Create an array (always a new, immutable value), as ``np.array``.
 

@@ -15,7 +15,7 @@ from .. import lax
 from .. import primitives as P
 from ..core import dtypes
 from ..core.trace import Tracer, get_aval
-from ._core import asarray, broadcast_to_shape, convert, normalize_axis
+from ._core import check_arraylike, asarray, broadcast_to_shape, convert, normalize_axis
 from .shape_ops import reshape
 
 __all__ = ["zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like",
@@ -73,6 +73,7 @@ def full(shape, fill_value, dtype=None):
     Array([[7, 7],
            [7, 7]], dtype=int64, weak_type=True)
     """
+    check_arraylike("full", fill_value)
     shape = _shape(shape)
     v = asarray(fill_value, dtype)
     if get_aval(v).shape:
@@ -81,9 +82,11 @@ def full(shape, fill_value, dtype=None):
 
 
 def _like(a, dtype, shape):
-    aval = get_aval(asarray(a))
-    return (aval.shape if shape is None else _shape(shape),
-            aval.dtype if dtype is None else dtypes.canonicalize_dtype(dtype))
+    if isinstance(a, (np.ndarray, np.generic)) or not hasattr(a, "shape"):
+        a = asarray(a)
+    a_shape, a_dtype = (tuple(a.shape), dtypes.canonicalize_dtype(a.dtype))  # ShapeDtypeStruct too
+    return (a_shape if shape is None else _shape(shape),
+            a_dtype if dtype is None else dtypes.canonicalize_dtype(dtype))
 
 
 def zeros_like(a, dtype=None, shape=None):
@@ -92,6 +95,8 @@ def zeros_like(a, dtype=None, shape=None):
     >>> zeros_like(fnp.array([1.5, 2.5]))
     Array([0., 0.], dtype=float64)
     """
+    if not (hasattr(a, "shape") and hasattr(a, "dtype")):  # ShapeDtypeStruct too, as JAX
+        check_arraylike("zeros_like", a)
     s, d = _like(a, dtype, shape)
     return lax.full(s, 0, d)
 
@@ -102,6 +107,8 @@ def ones_like(a, dtype=None, shape=None):
     >>> ones_like(fnp.array([1, 2]), dtype='float32')
     Array([1., 1.], dtype=float32)
     """
+    if not (hasattr(a, "shape") and hasattr(a, "dtype")):  # ShapeDtypeStruct too, as JAX
+        check_arraylike("ones_like", a)
     s, d = _like(a, dtype, shape)
     return lax.full(s, 1, d)
 
@@ -112,6 +119,8 @@ def empty_like(a, dtype=None, shape=None):
     >>> empty_like(fnp.array([1, 2]))
     Array([0, 0], dtype=int64)
     """
+    if not (hasattr(a, "shape") and hasattr(a, "dtype")):  # ShapeDtypeStruct too, as JAX
+        check_arraylike("empty_like", a)
     return zeros_like(a, dtype, shape)
 
 
@@ -121,6 +130,10 @@ def full_like(a, fill_value, dtype=None, shape=None):
     >>> full_like(fnp.array([1, 2]), 9)
     Array([9, 9], dtype=int64)
     """
+    if hasattr(a, "shape") and hasattr(a, "dtype"):  # ShapeDtypeStruct too, as JAX
+        check_arraylike("full_like", fill_value)
+    else:
+        check_arraylike("full_like", a, fill_value)
     s, d = _like(a, dtype, shape)
     return full(s, fill_value, d)
 
@@ -171,6 +184,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     Array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float64)
     """
     from .ufuncs import add, divide, equal, floor, multiply, subtract
+    check_arraylike("linspace", start, stop)
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"fnp.linspace: number of samples, {num}, must be non-negative")
@@ -216,6 +230,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     """
     from .shape_ops import expand_dims
     from .ufuncs import power
+    check_arraylike("logspace", start, stop)
     if type(base) not in (bool, int, float) and np.ndim(base):
         nd = max(np.ndim(start), np.ndim(stop), np.ndim(base))
         start, stop, base = (reshape(asarray(v), (1,) * (nd - np.ndim(v)) + np.shape(v))
@@ -235,6 +250,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     from .indexing import _concrete
     from .ufuncs import log10, multiply, sign, true_divide
     from ._core import result_dtype
+    check_arraylike("geomspace", start, stop)
     start, stop = asarray(start), asarray(stop)
     for v in (start, stop):
         c = _concrete(v)
@@ -267,6 +283,7 @@ def eye(N, M=None, k=0, dtype=None):
     Array([[1., 0.],
            [0., 1.]], dtype=float64)
     """
+    check_arraylike("eye", k)
     M = N if M is None else M
     d = _dtype(dtype, dtypes.default_float_dtype())
     rows = lax.broadcasted_iota(dtypes.int32 if max(N, M) < 2**31 else dtypes.int64, (N, M), 0)
@@ -322,6 +339,7 @@ def tril(m, k=0):
     Array([[1, 0],
            [3, 4]], dtype=int64)
     """
+    check_arraylike("tril", m)
     return _tri_mask(m, k, True)
 
 
@@ -332,6 +350,7 @@ def triu(m, k=0):
     Array([[1, 2],
            [0, 4]], dtype=int64)
     """
+    check_arraylike("triu", m)
     return _tri_mask(m, k, False)
 
 
@@ -343,6 +362,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     """
     from .indexing import getitem
     from .shape_ops import moveaxis
+    check_arraylike("diagonal", a)
     a = asarray(a)
     nd = get_aval(a).ndim
     ax1, ax2 = normalize_axis(axis1, nd), normalize_axis(axis2, nd)
@@ -363,6 +383,7 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     Array(5, dtype=int64)
     """
     from .reductions import sum
+    check_arraylike("trace", a)
     return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype, out=out)
 
 
@@ -373,6 +394,7 @@ def diag(v, k=0):
     Array([[1, 0],
            [0, 2]], dtype=int64)
     """
+    check_arraylike("diag", v)
     v = asarray(v)
     nd = get_aval(v).ndim
     if nd == 2:
@@ -394,6 +416,7 @@ def diagflat(v, k=0):
            [0, 2]], dtype=int64)
     """
     from .shape_ops import ravel
+    check_arraylike("diagflat", v)
     return diag(ravel(v), k)
 
 
@@ -403,6 +426,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     >>> [g.shape for g in meshgrid(fnp.arange(3), fnp.arange(2))]
     [(2, 3), (2, 3)]
     """
+    check_arraylike("meshgrid", *xi)
     if indexing not in ("xy", "ij"):
         raise ValueError(f"fnp.meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
     arrs = [reshape(asarray(x), (-1,)) for x in xi]
@@ -484,6 +508,7 @@ def tril_indices_from(arr, k=0):
     >>> tril_indices_from(fnp.ones((2, 3)), k=1)[1]
     Array([0, 1, 0, 1, 2], dtype=int64)
     """
+    check_arraylike("tril_indices_from", arr)
     n, m = _square_2d("tril_indices_from", arr)
     return tril_indices(n, k, m)
 
@@ -494,6 +519,7 @@ def triu_indices_from(arr, k=0):
     >>> triu_indices_from(fnp.ones((2, 2)))[1]
     Array([0, 1, 1], dtype=int64)
     """
+    check_arraylike("triu_indices_from", arr)
     n, m = _square_2d("triu_indices_from", arr)
     return triu_indices(n, k, m)
 
@@ -514,6 +540,7 @@ def diag_indices_from(arr):
     >>> diag_indices_from(fnp.ones((3, 3)))[0]
     Array([0, 1, 2], dtype=int64)
     """
+    check_arraylike("diag_indices_from", arr)
     s = get_aval(asarray(arr)).shape
     if len(s) < 2:
         raise ValueError(f"fnp.diag_indices_from: input array must be at least 2-d, got {s}")
@@ -535,6 +562,7 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
     """
     from .indexing import scatter_update
     from .shape_ops import ravel, resize
+    check_arraylike("fill_diagonal", a, val)
     if inplace:
         raise NotImplementedError("fnp.fill_diagonal: functrans arrays are immutable; call it "
                                   "with inplace=False and use the returned array")

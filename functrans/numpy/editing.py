@@ -20,7 +20,7 @@ from .. import primitives as P
 from ..core import dtypes
 from ..core.array import Array
 from ..core.trace import Tracer, get_aval
-from ._core import asarray, convert, normalize_axis
+from ._core import check_arraylike, asarray, convert, normalize_axis
 from . import joining, shape_ops, ufuncs
 
 __all__ = ["block", "insert", "delete", "choose", "compress", "extract", "trim_zeros",
@@ -116,6 +116,7 @@ def insert(arr, obj, values, axis=None):
     Array([[1, 9, 2],
            [3, 8, 4]], dtype=int64)
     """
+    check_arraylike("insert", arr, 0 if isinstance(obj, slice) else obj, values)
     arr, axis = _axis_view(arr, axis)
     obj = _static("insert", "obj", obj)
     values = convert(asarray(values), get_aval(arr).dtype)
@@ -133,9 +134,10 @@ def delete(arr, obj, axis=None):
     """``arr`` without the positions ``obj`` (static ints, a slice or a boolean mask) along
     ``axis`` (flattened when None).
 
-    >>> delete(fnp.array([1, 2, 3, 4]), [0, 2])
+    >>> delete(fnp.array([1, 2, 3, 4]), fnp.array([0, 2]))
     Array([2, 4], dtype=int64)
     """
+    check_arraylike("delete", arr, *(() if isinstance(obj, slice) else (obj,)))
     arr, axis = _axis_view(arr, axis)
     obj = _static("delete", "obj", obj)
     ids = np.arange(get_aval(arr).size, dtype=np.int64).reshape(get_aval(arr).shape)
@@ -155,6 +157,7 @@ def choose(a, choices, out=None, mode="raise"):
     Array([ 1, 20,  3], dtype=int64)
     """
     from ._core import promote
+    check_arraylike("choose", a)
     if out is not None:
         raise NotImplementedError("fnp.choose: out= is not supported; use the return value")
     a = asarray(a)
@@ -198,6 +201,7 @@ def compress(condition, a, axis=None, out=None, *, size=None, fill_value=0):
     """
     from .indexing import take
     from .sorting import nonzero
+    check_arraylike("compress", condition, a)
     if out is not None:
         raise NotImplementedError("fnp.compress: out= is not supported; use the return value")
     a = asarray(a)
@@ -231,6 +235,7 @@ def extract(condition, arr, *, size=None, fill_value=0):
     >>> extract(fnp.array([[True, False], [False, True]]), fnp.array([[1, 2], [3, 4]]))
     Array([1, 4], dtype=int64)
     """
+    check_arraylike("extract", condition, arr)
     cond = shape_ops.ravel(asarray(condition))
     cond = cond if get_aval(cond).dtype == dtypes.bool_ else ufuncs.not_equal(cond, 0)
     return compress(cond, shape_ops.ravel(asarray(arr)), size=size, fill_value=fill_value)
@@ -243,6 +248,7 @@ def trim_zeros(filt, trim="fb", axis=None):
     >>> trim_zeros(fnp.array([0, 1, 2, 0]))
     Array([1, 2], dtype=int64)
     """
+    check_arraylike("trim_zeros", filt)
     filt = asarray(filt)
     c = _concrete(filt)
     if c is None:
@@ -268,6 +274,7 @@ def unravel_index(indices, shape, order="C"):
     >>> unravel_index(fnp.array([5, 7]), (3, 4))
     (Array([1, 1], dtype=int64), Array([1, 3], dtype=int64))
     """
+    check_arraylike("unravel_index", indices)
     shape = tuple(int(d) for d in np.atleast_1d(shape))
     if order not in ("C", "F"):
         raise ValueError(f"fnp.unravel_index: only 'C' or 'F' order is permitted, got {order!r}")
@@ -299,6 +306,7 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     >>> ravel_multi_index((fnp.array([1, 2]), fnp.array([3, 0])), (3, 4))
     Array([7, 8], dtype=int64)
     """
+    check_arraylike("ravel_multi_index", *multi_index)
     dims = tuple(int(d) for d in np.atleast_1d(dims))
     coords = [asarray(c) for c in multi_index]
     if len(coords) != len(dims):
@@ -353,6 +361,7 @@ def packbits(a, axis=None, bitorder="big"):
     >>> packbits(fnp.array([1, 0, 1, 1, 0, 0, 0, 1, 1]))
     Array([177, 128], dtype=uint8)
     """
+    check_arraylike("packbits", a)
     a = asarray(a)
     if get_aval(a).dtype.kind not in "biu":
         raise TypeError(f"fnp.packbits: expected an input array of integer or boolean data "
@@ -383,6 +392,7 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
     >>> unpackbits(fnp.array([177], "uint8"))
     Array([1, 0, 1, 1, 0, 0, 0, 1], dtype=uint8)
     """
+    check_arraylike("unpackbits", a)
     a = asarray(a)
     if get_aval(a).dtype != dtypes.uint8:
         raise TypeError(f"fnp.unpackbits: expected an input array of unsigned byte data type, "

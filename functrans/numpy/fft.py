@@ -17,7 +17,7 @@ from .. import lax
 from .. import primitives as P
 from ..core import dtypes
 from ..core.trace import get_aval
-from ._core import asarray, convert, normalize_axis
+from ._core import asarray, check_arraylike, convert, normalize_axis
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
            "rfftn", "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
@@ -96,6 +96,7 @@ def _transform(name, a, s, axes, norm, fft_type):
     if norm not in _NORMS:
         raise ValueError(f"fnp.fft.{name}: invalid norm {norm!r}; use 'backward', 'ortho' or "
                          "'forward'")
+    check_arraylike(f"fft.{name}", a)
     x = asarray(a)
     d = get_aval(x).dtype
     if fft_type == "RFFT":
@@ -266,6 +267,7 @@ def _freqs(ks, n, d, dtype):
 
 def _shift(name, x, axes, sign):
     from .shape_ops import roll
+    check_arraylike(name, x)
     x = asarray(x)
     shape = get_aval(x).shape
     if axes is None:

@@ -16,7 +16,7 @@ import numpy as np
 from ..core import dtypes
 from ..core.trace import get_aval
 from . import reductions, shape_ops, ufuncs
-from ._core import asarray, convert
+from ._core import check_arraylike, asarray, convert
 from .numerical import histogram_bin_edges
 
 __all__ = ["histogram2d", "histogramdd"]
@@ -55,6 +55,12 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):
     >>> h.shape, ex
     ((2, 1), Array([0. , 0.1, 0.2], dtype=float64))
     """
+    check_arraylike("histogramdd", sample, weights, allow_none=True)
+    return _histogramdd(sample, bins, range, density, weights)
+
+
+def _histogramdd(sample, bins, range, density, weights):
+    """:func:`histogramdd` of an (N, D) array or a list of D 1-d arrays."""
     from .sorting import bincount
     if isinstance(sample, (list, tuple)) and sample and np.ndim(sample[0]) == 1:
         cols = [shape_ops.ravel(asarray(s)) for s in sample]
@@ -116,11 +122,12 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None):
     Array([[1., 0.],
            [0., 2.]], dtype=float64)
     """
+    check_arraylike("histogram2d", x, y)
     x, y = asarray(x), asarray(y)
     if get_aval(x).shape != get_aval(y).shape or len(get_aval(x).shape) != 1:
         raise ValueError(f"fnp.histogram2d: x and y must be 1-d of the same length, got shapes "
                          f"{get_aval(x).shape} and {get_aval(y).shape}")
     if not isinstance(bins, (list, tuple)) and np.ndim(bins) == 1:
         bins = [bins, bins]  # one edge array for both dimensions
-    hist, (xe, ye) = histogramdd([x, y], bins, range, density, weights)
+    hist, (xe, ye) = _histogramdd([x, y], bins, range, density, weights)
     return hist, xe, ye

@@ -11,7 +11,7 @@ from ..core.trace import get_aval
 from ._core import asarray
 from .creation import arange, linspace
 from .joining import concatenate
-from .misc import result_type
+from .dtype_utils import result_type
 from .shape_ops import reshape, transpose
 
 __all__ = ["r_", "c_"]

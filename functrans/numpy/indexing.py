@@ -23,7 +23,7 @@ from .. import primitives as P
 from ..core import dtypes
 from ..core.array import Array
 from ..core.trace import Tracer, get_aval
-from ._core import asarray, broadcast_to_shape, convert, normalize_axis
+from ._core import check_arraylike, asarray, broadcast_to_shape, convert, normalize_axis
 
 __all__ = ["take", "take_along_axis", "put_along_axis"]
 
@@ -609,6 +609,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
     >>> take(fnp.array([10, 20, 30]), fnp.array([2, 0]))
     Array([30, 10], dtype=int64)
     """
+    check_arraylike("take", a, indices)
     a = asarray(a)
     if axis is None:
         a = lax.reshape(a, (get_aval(a).size,))
@@ -655,6 +656,7 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     >>> take_along_axis(fnp.array([[3, 1, 2]]), fnp.array([[1, 2, 0]]), axis=1).tolist()
     [[1, 2, 3]]
     """
+    check_arraylike("take_along_axis", arr, indices)
     arr, indices = asarray(arr), asarray(indices)
     if axis is None:
         arr = lax.reshape(arr, (get_aval(arr).size,))
@@ -708,6 +710,7 @@ def put_along_axis(arr, indices, values, axis, inplace=False, mode=None):
     Array([[0., 0., 1.],
            [1., 0., 0.]], dtype=float64)
     """
+    check_arraylike("put_along_axis", arr, indices, values)
     if inplace:
         raise ValueError("functrans arrays are immutable: put_along_axis needs inplace=False")
     arr, indices = asarray(arr), asarray(indices)

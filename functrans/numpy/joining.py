@@ -13,7 +13,8 @@ import numpy as np
 from .. import lax
 from ..core import dtypes
 from ..core.trace import get_aval
-from ._core import asarray, convert, normalize_axis, promote
+from ._core import (asarray, check_arraylike, check_sequence_arraylike, convert, normalize_axis,
+                    promote)
 from .shape_ops import expand_dims, ndim, ravel, reshape
 
 __all__ = ["concatenate", "concat", "stack", "unstack", "vstack", "hstack", "dstack",
@@ -27,6 +28,7 @@ def concatenate(arrays, axis=0, dtype=None):
     >>> concatenate([fnp.zeros(2), fnp.ones(1)])
     Array([0., 0., 1.], dtype=float64)
     """
+    check_sequence_arraylike("concatenate", arrays)
     arrays = [asarray(a) for a in arrays]
     if not arrays:
         raise ValueError("need at least one array to concatenate")
@@ -65,6 +67,7 @@ def stack(arrays, axis=0, out=None, dtype=None):
     >>> stack([fnp.zeros(3), fnp.ones(3)]).shape
     (2, 3)
     """
+    check_sequence_arraylike("stack", arrays)
     arrays = [asarray(a) for a in arrays]
     if not arrays:
         raise ValueError("need at least one array to stack")
@@ -81,6 +84,7 @@ def unstack(x, /, *, axis=0):
     >>> [a.tolist() for a in unstack(fnp.array([[1, 2], [3, 4]]))]
     [[1, 2], [3, 4]]
     """
+    check_arraylike("unstack", x)
     x = asarray(x)
     axis = normalize_axis(axis, get_aval(x).ndim)
     return tuple(lax.index_in_dim(x, i, axis, keepdims=False)
@@ -93,6 +97,7 @@ def atleast_1d(*arys):
     >>> atleast_1d(3.0)
     Array([3.], dtype=float64, weak_type=True)
     """
+    check_arraylike("atleast_1d", *arys)
     out = [asarray(a) if get_aval(asarray(a)).ndim >= 1 else reshape(a, (1,)) for a in arys]
     return out[0] if len(out) == 1 else out
 
@@ -103,6 +108,7 @@ def atleast_2d(*arys):
     >>> atleast_2d(fnp.array([1, 2])).shape
     (1, 2)
     """
+    check_arraylike("atleast_2d", *arys)
     out = []
     for a in arys:
         a = asarray(a)
@@ -117,6 +123,7 @@ def atleast_3d(*arys):
     >>> atleast_3d(fnp.array([1, 2])).shape
     (1, 2, 1)
     """
+    check_arraylike("atleast_3d", *arys)
     out = []
     for a in arys:
         a = asarray(a)
@@ -138,6 +145,7 @@ def vstack(tup, dtype=None):
     Array([[1, 2],
            [3, 4]], dtype=int64)
     """
+    check_sequence_arraylike("vstack", tup)
     return concatenate([atleast_2d(a) for a in tup], 0, dtype)
 
 
@@ -150,6 +158,7 @@ def hstack(tup, dtype=None):
     >>> hstack([fnp.array([1, 2]), fnp.array([3])])
     Array([1, 2, 3], dtype=int64)
     """
+    check_sequence_arraylike("hstack", tup)
     arrs = [atleast_1d(a) for a in tup]
     return concatenate(arrs, 0 if get_aval(arrs[0]).ndim == 1 else 1, dtype)
 
@@ -160,6 +169,7 @@ def dstack(tup, dtype=None):
     >>> dstack([fnp.ones((2, 2)), fnp.zeros((2, 2))]).shape
     (2, 2, 2)
     """
+    check_sequence_arraylike("dstack", tup)
     return concatenate([atleast_3d(a) for a in tup], 2, dtype)
 
 
@@ -170,6 +180,7 @@ def column_stack(tup):
     Array([[1, 3],
            [2, 4]], dtype=int64)
     """
+    check_sequence_arraylike("column_stack", tup)
     arrs = []
     for a in tup:
         a = asarray(a)
@@ -198,6 +209,7 @@ def split(ary, indices_or_sections, axis=0):
     >>> [a.tolist() for a in split(fnp.arange(4), 2)]
     [[0, 1], [2, 3]]
     """
+    check_arraylike("split", ary)
     return _split(ary, indices_or_sections, axis, strict=True)
 
 
@@ -207,6 +219,7 @@ def array_split(ary, indices_or_sections, axis=0):
     >>> [a.tolist() for a in array_split(fnp.arange(5), 2)]
     [[0, 1, 2], [3, 4]]
     """
+    check_arraylike("array_split", ary)
     return _split(ary, indices_or_sections, axis, strict=False)
 
 
@@ -225,6 +238,7 @@ def hsplit(ary, indices_or_sections):
     >>> [a.shape for a in hsplit(fnp.ones((2, 4)), 2)]
     [(2, 2), (2, 2)]
     """
+    check_arraylike("hsplit", ary)
     return split(ary, indices_or_sections, 0 if ndim(ary) == 1 else 1)
 
 
@@ -234,6 +248,7 @@ def vsplit(ary, indices_or_sections):
     >>> [a.shape for a in vsplit(fnp.ones((4, 2)), 2)]
     [(2, 2), (2, 2)]
     """
+    check_arraylike("vsplit", ary)
     return split(ary, indices_or_sections, 0)
 
 
@@ -243,15 +258,19 @@ def dsplit(ary, indices_or_sections):
     >>> [a.shape for a in dsplit(fnp.ones((1, 1, 4)), [1])]
     [(1, 1, 1), (1, 1, 3)]
     """
+    check_arraylike("dsplit", ary)
     return split(ary, indices_or_sections, 2)
 
 
 def append(arr, values, axis=None):
     """``values`` appended to ``arr`` along ``axis`` (both flattened when None).
 
-    >>> append(fnp.array([1, 2]), [3, 4])
+    >>> append(fnp.array([1, 2]), fnp.array([3, 4]))
     Array([1, 2, 3, 4], dtype=int64)
     """
+    # As JAX: each argument is checked on its own (both errors say position 0).
+    check_arraylike("append", arr)
+    check_arraylike("append", values)
     arr, values = asarray(arr), asarray(values)
     values = convert(values, get_aval(values).dtype)  # NumPy makes arrays: no weak scalars
     if axis is None:

@@ -18,7 +18,7 @@ from .. import lax
 from .. import primitives as P
 from ..core import dtypes
 from ..core.trace import get_aval
-from ._core import asarray, convert, normalize_axis
+from ._core import asarray, check_arraylike, convert, normalize_axis
 from .linalg_decomp import (EigResult, EighResult, QRResult, SlogdetResult,  # noqa: F401
                             SVDResult, cholesky, cond, det, eig, eigh, eigvals, eigvalsh, inv,
                             lstsq, matrix_rank, pinv, qr, slogdet, solve, svd, svdvals,
@@ -80,6 +80,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     >>> norm(fnp.ones((2, 2)))
     Array(2., dtype=float64)
     """
+    check_arraylike("linalg.norm", x)
     x = asarray(x)
     if get_aval(x).dtype.kind == "c":  # every supported norm depends on |x| only
         x = abs_(x)
@@ -140,6 +141,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     Array(7., dtype=float64)
     """
     from .shape_ops import ravel, reshape, transpose
+    check_arraylike("linalg.vector_norm", x)
     x = asarray(x)
     shape = get_aval(x).shape
     nd = len(shape)
@@ -167,6 +169,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     >>> matrix_norm(fnp.array([[1.0, -2.0], [3.0, 4.0]]), ord=1)
     Array(6., dtype=float64)
     """
+    check_arraylike("linalg.matrix_norm", x)
     return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
 
 
@@ -178,6 +181,7 @@ def outer(x1, x2, /):
            [6, 8]], dtype=int64)
     """
     from .linalg_ops import outer as outer_
+    check_arraylike("linalg.outer", x1, x2)
     x1, x2 = asarray(x1), asarray(x2)
     if get_aval(x1).ndim != 1 or get_aval(x2).ndim != 1:
         raise ValueError(f"fnp.linalg.outer: input arrays must be one-dimensional, got shapes "
@@ -192,6 +196,7 @@ def diagonal(x, /, *, offset=0):
     Array([1, 4], dtype=int64)
     """
     from .creation import diagonal as diagonal_
+    check_arraylike("linalg.diagonal", x)
     return diagonal_(x, offset, -2, -1)
 
 
@@ -202,6 +207,7 @@ def trace(x, /, *, offset=0, dtype=None):
     Array(5, dtype=int64)
     """
     from .creation import trace as trace_
+    check_arraylike("linalg.trace", x)
     return trace_(x, offset, -2, -1, dtype)
 
 
@@ -212,6 +218,7 @@ def cross(x1, x2, /, *, axis=-1):
     Array([0, 0, 1], dtype=int64)
     """
     from .linalg_ops import cross as cross_
+    check_arraylike("linalg.cross", x1, x2)
     x1, x2 = asarray(x1), asarray(x2)
     for x in (x1, x2):
         s = get_aval(x).shape
@@ -247,6 +254,7 @@ def multi_dot(arrays, *, out=None):
     from .linalg_ops import dot
     from .joining import atleast_2d
     from .shape_ops import reshape
+    check_arraylike("linalg.multi_dot", *arrays)
     arrays = [asarray(a) for a in arrays]
     n = len(arrays)
     if n < 2:
@@ -295,6 +303,7 @@ def matrix_power(a, n):
            [0, 1]], dtype=int64)
     """
     from .creation import eye
+    check_arraylike("linalg.matrix_power", a)
     a = asarray(a)
     s = get_aval(a).shape
     if len(s) < 2 or s[-1] != s[-2]:

@@ -19,7 +19,7 @@ from ..core.array import Array
 from ..core.trace import get_aval
 from ..lax import linalg as lax_linalg
 from ..transforms.autodiff import custom_jvp
-from ._core import asarray, convert
+from ._core import asarray, check_arraylike, convert
 
 LinAlgError = np.linalg.LinAlgError
 
@@ -94,6 +94,7 @@ def cholesky(a, /, *, upper=False, symmetrize_input=True):
     Array([[2., 0.],
            [1., 2.]], dtype=float64)
     """
+    check_arraylike("linalg.cholesky", a)
     a = _matrix("cholesky", a, square=True)
     L = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
     return fnp.matrix_transpose(L) if upper else L
@@ -107,6 +108,7 @@ def qr(a, mode="reduced"):
     >>> bool(fnp.allclose(q @ r, fnp.array([[3.0, 1.0], [4.0, 2.0]])))
     True
     """
+    check_arraylike("linalg.qr", a)
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"fnp.linalg.qr: mode must be 'reduced', 'complete' or 'r', got "
                          f"{mode!r} ('raw' is LAPACK's internal format, not supported)")
@@ -128,6 +130,7 @@ def eigh(a, UPLO=None, symmetrize_input=True):
     >>> w
     Array([1., 3.], dtype=float64)
     """
+    check_arraylike("linalg.eigh", a)
     lower = _uplo("eigh", UPLO)
     a = _matrix("eigh", a, square=True)
     v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)
@@ -145,6 +148,7 @@ def eig(a):
     >>> w
     Array([2.+0.j, 3.+0.j], dtype=complex128)
     """
+    check_arraylike("linalg.eig", a)
     w, v = lax_linalg.eig(_matrix("eig", a, square=True, complex_ok=True),
                           compute_left_eigenvectors=False)
     return EigResult(w, v)
@@ -156,6 +160,7 @@ def eigvals(a):
     >>> eigvals(fnp.array([[0.0, 1.0], [-2.0, 0.0]]))
     Array([0.+1.41421356j, 0.-1.41421356j], dtype=complex128)
     """
+    check_arraylike("linalg.eigvals", a)
     w, = lax_linalg.eig(_matrix("eigvals", a, square=True, complex_ok=True),
                         compute_left_eigenvectors=False, compute_right_eigenvectors=False)
     return w
@@ -167,6 +172,7 @@ def eigvalsh(a, UPLO="L"):
     >>> eigvalsh(fnp.array([[2.0, 1.0], [1.0, 2.0]]))
     Array([1., 3.], dtype=float64)
     """
+    check_arraylike("linalg.eigvalsh", a)
     return eigh(a, UPLO)[0]
 
 
@@ -177,6 +183,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     >>> svd(fnp.array([[3.0, 0.0], [0.0, -4.0]]), compute_uv=False)
     Array([4., 3.], dtype=float64)
     """
+    check_arraylike("linalg.svd", a)
     a = _matrix("svd", a)
     if not compute_uv:
         return lax_linalg.svd(a, full_matrices=False, compute_uv=False)
@@ -189,6 +196,7 @@ def svdvals(x, /):
     >>> svdvals(fnp.array([[0.0, 2.0], [1.0, 0.0]]))
     Array([2., 1.], dtype=float64)
     """
+    check_arraylike("linalg.svdvals", x)
     return svd(x, compute_uv=False)
 
 
@@ -207,6 +215,7 @@ def det(a):
     >>> det(fnp.array([[2.0, 0.0], [0.0, 3.0]]))
     Array(6., dtype=float64)
     """
+    check_arraylike("linalg.det", a)
     _, lu, _, parity = _lu_square("det", a)
     return parity * fnp.prod(_diag(lu), axis=-1)
 
@@ -218,6 +227,7 @@ def slogdet(a):
     >>> slogdet(fnp.array([[-2.0, 0.0], [0.0, 3.0]]))
     SlogdetResult(sign=Array(-1., dtype=float64), logabsdet=Array(1.79175947, dtype=float64))
     """
+    check_arraylike("linalg.slogdet", a)
     _, lu, _, parity = _lu_square("slogdet", a)
     d = _diag(lu)
     sign = parity * fnp.prod(fnp.sign(d), axis=-1)
@@ -241,6 +251,7 @@ def solve(a, b):
     >>> solve(fnp.array([[2.0, 0.0], [1.0, 1.0]]), fnp.array([2.0, 3.0]))
     Array([1., 2.], dtype=float64)
     """
+    check_arraylike("linalg.solve", a, b)
     a, b = asarray(a), asarray(b)
     sa, sb = get_aval(a).shape, get_aval(b).shape
     dtype = np.result_type(get_aval(a).dtype, get_aval(b).dtype)
@@ -275,6 +286,7 @@ def inv(a):
     Array([[0.5 , 0.  ],
            [0.  , 0.25]], dtype=float64)
     """
+    check_arraylike("linalg.inv", a)
     a = _matrix("inv", a, square=True)
     s = get_aval(a).shape
     return solve(a, fnp.broadcast_to(fnp.eye(s[-1], dtype=get_aval(a).dtype), s))
@@ -289,6 +301,7 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
     Array([[0.5, 0. ],
            [0. , 0. ]], dtype=float64)
     """
+    check_arraylike("linalg.pinv", a)
     a = _matrix("pinv", a)
     s_shape = get_aval(a).shape
     if rcond is None:
@@ -344,6 +357,7 @@ def lstsq(a, b, rcond=None):
     >>> x, res, rank
     (Array([1., 2.], dtype=float64), Array([9.], dtype=float64), Array(2, dtype=int64))
     """
+    check_arraylike("linalg.lstsq", a, b)
     a, b = asarray(a), asarray(b)
     sa, sb = get_aval(a).shape, get_aval(b).shape
     if len(sa) != 2:
@@ -388,6 +402,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     >>> matrix_rank(fnp.array([[1.0, 2.0], [2.0, 4.0]]))
     Array(1, dtype=int64)
     """
+    check_arraylike("linalg.matrix_rank", A)
     A = asarray(A)
     if get_aval(A).ndim < 2:
         return fnp.any(A != 0).astype(dtypes.default_int_dtype())
@@ -412,6 +427,7 @@ def cond(x, p=None):
     Array(4., dtype=float64)
     """
     from .linalg import norm
+    check_arraylike("linalg.cond", x)
     x = _matrix("cond", x)
     if 0 in get_aval(x).shape[-2:]:
         raise LinAlgError(f"fnp.linalg.cond is not defined on empty arrays, got shape "
@@ -432,6 +448,7 @@ def tensorinv(a, ind=2):
     >>> tensorinv(fnp.eye(4).reshape(4, 2, 2), ind=1).shape
     (2, 2, 4)
     """
+    check_arraylike("linalg.tensorinv", a)
     a = asarray(a)
     shape = get_aval(a).shape
     ind = operator.index(ind)
@@ -447,6 +464,7 @@ def tensorsolve(a, b, axes=None):
     >>> tensorsolve(fnp.eye(4).reshape(2, 2, 4), fnp.ones((2, 2))).shape
     (4,)
     """
+    check_arraylike("linalg.tensorsolve", a, b)
     a, b = asarray(a), asarray(b)
     an, bn = get_aval(a).ndim, get_aval(b).ndim
     if axes is not None:

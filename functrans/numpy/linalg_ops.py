@@ -14,17 +14,36 @@ from .. import lax
 from .. import primitives as P
 from ..core.trace import get_aval
 from ..core import dtypes
-from ._core import (_shown, _type_key, asarray, broadcast_shapes, broadcast_to_shape, convert,
-                    normalize_axis, resolve_loop, unsupported_out)
+from ..lax import products
+from ._core import (_shown, _type_key, asarray, broadcast_shapes, broadcast_to_shape,
+                    check_arraylike, convert, normalize_axis, resolve_loop, unsupported_out)
 
 __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "einsum_path",
            "kron", "cross", "vecdot", "matvec", "vecmat"]
 
 
-def _dot(a, b, contract, batch=((), ()), out_dtype=None):
-    out_dtype = get_aval(a).dtype if out_dtype is None else out_dtype
-    return P.dot_general_p.bind1(a, b, dimension_numbers=(contract, batch), precision=None,
-                                 preferred_element_type=out_dtype)
+def _dot(a, b, contract, batch=((), ()), precision=None, preferred=None):
+    """``dot_general`` of operands of one dtype; ``precision`` canonical, ``preferred`` the
+    result dtype (checked as JAX checks preferred_element_type) or None."""
+    out_dtype = products.check_dot_preferred(get_aval(a).dtype, preferred, precision)
+    return products.bind_dot(a, b, (contract, batch), precision, out_dtype)
+
+
+def _product_options(precision, preferred_element_type, out_sharding=None, name="dot"):
+    """Canonical ``precision`` and ``preferred_element_type`` (validated as JAX does)."""
+    products.check_no_out_sharding(name, out_sharding)
+    precision = products.canonicalize_precision(precision)
+    if preferred_element_type is not None:
+        preferred_element_type = dtypes.canonicalize_dtype(preferred_element_type,
+                                                           what="preferred_element_type")
+    return precision, preferred_element_type
+
+
+def _scalar_product(a, b, preferred):
+    """``dot`` or ``inner`` with a 0-d operand: a product, in the preferred dtype if given."""
+    from .ufuncs import multiply
+    out = multiply(a, b)
+    return out if preferred is None else convert(out, preferred)
 
 
 def _matmul_dtypes(a, b, ufunc=np.matmul, name="matmul"):
@@ -39,88 +58,90 @@ def _matmul_dtypes(a, b, ufunc=np.matmul, name="matmul"):
     return convert(a, in_dtypes[0]), convert(b, in_dtypes[1])
 
 
-def _with_preferred(a, b, preferred_element_type):
-    """JAX's preferred_element_type: compute (and return) the product in that dtype."""
-    if preferred_element_type is None:
-        return a, b
-    d = dtypes.canonicalize_dtype(preferred_element_type, what="preferred_element_type")
-    return convert(a, d), convert(b, d)
-
-
-def _check_contraction(name, sa, sb, ia, ib):
+def _check_contraction(sa, sb, ia, ib):
+    """JAX's TypeError for a contraction over dimensions of different sizes."""
     if sa[ia] != sb[ib]:
-        raise ValueError(f"fnp.{name}: shapes {sa} and {sb} not aligned: {sa[ia]} "
-                         f"(dim {ia % len(sa)}) != {sb[ib]} (dim {ib % len(sb)})")
+        raise TypeError("dot_general requires contracting dimensions to have the same shape, "
+                        f"got {(sa[ia],)} and {(sb[ib],)}.")
 
 
-def matmul(a, b, out=None, *, preferred_element_type=None):
-    """Matrix product with NumPy's rules (1-D promotion, broadcast batch dims).
+def matmul(a, b, out=None, *, precision=None, preferred_element_type=None, out_sharding=None):
+    """Matrix product with NumPy's rules (1-D promotion, broadcast batch dims); JAX's
+    ``precision`` and ``preferred_element_type`` (the result dtype) as in :func:`lax.dot`.
 
     >>> matmul(fnp.ones((2, 3)), fnp.ones(3))
     Array([3., 3.], dtype=float64)
     """
+    check_arraylike("matmul", a, b)
     unsupported_out("matmul", out)
-    a, b = _with_preferred(*_matmul_dtypes(asarray(a), asarray(b)), preferred_element_type)
+    precision, pet = _product_options(precision, preferred_element_type, out_sharding,
+                                      "matmul")
+    a, b = _matmul_dtypes(asarray(a), asarray(b))
     sa, sb = get_aval(a).shape, get_aval(b).shape
-    if not sa or not sb:
-        raise ValueError("fnp.matmul: input operand does not have enough dimensions (scalars are "
-                         "not allowed; use fnp.multiply)")
-    if sa[-1] != sb[-2 if len(sb) > 1 else 0]:
-        raise ValueError(f"fnp.matmul: input operand 1 has a mismatch in its core dimension 0 "
-                         f"(size {sb[-2 if len(sb) > 1 else 0]} is different from {sa[-1]}), "
-                         f"shapes {sa} and {sb}")
+    for i, s in enumerate((sa, sb)):
+        if not s:
+            raise ValueError(f"matmul input operand {i} must have ndim at least 1, but it has "
+                             "ndim 0")
+    _check_contraction(sa, sb, -1, -2 if len(sb) > 1 else 0)
     if len(sb) == 1:
-        return _dot(a, b, ((len(sa) - 1,), (0,)))
+        return _dot(a, b, ((len(sa) - 1,), (0,)), precision=precision, preferred=pet)
     if len(sa) == 1:
-        r = _dot(a, b, ((0,), (len(sb) - 2,)))  # batch..., N
-        return r
+        return _dot(a, b, ((0,), (len(sb) - 2,)), precision=precision, preferred=pet)
     if len(sb) == 2:
-        return _dot(a, b, ((len(sa) - 1,), (0,)))
-    batch = broadcast_shapes("matmul", sa[:-2], sb[:-2])
+        return _dot(a, b, ((len(sa) - 1,), (0,)), precision=precision, preferred=pet)
+    try:
+        batch = broadcast_shapes("matmul", sa[:-2], sb[:-2])
+    except ValueError:
+        raise ValueError(f"Incompatible types for matmul arguments: {get_aval(a).str_short()} "
+                         f"and {get_aval(b).str_short()}") from None
     if len(sa) == 2:
-        r = _dot(a, b, ((1,), (len(sb) - 2,)))  # M, batch..., N
+        r = _dot(a, b, ((1,), (len(sb) - 2,)), precision=precision,
+                 preferred=pet)  # M, batch..., N
         nb = len(sb) - 2
         return lax.transpose(r, tuple(range(1, nb + 1)) + (0, nb + 1)) if nb else r
     a = broadcast_to_shape(a, batch + sa[-2:])
     b = broadcast_to_shape(b, batch + sb[-2:])
     nb = len(batch)
     bd = tuple(range(nb))
-    return _dot(a, b, ((nb + 1,), (nb,)), (bd, bd))
+    return _dot(a, b, ((nb + 1,), (nb,)), (bd, bd), precision, pet)
 
 
-def dot(a, b, out=None, *, preferred_element_type=None):
+def dot(a, b, out=None, *, precision=None, preferred_element_type=None, out_sharding=None):
     """NumPy's dot: products of scalars, inner products, matrix products, and sums over the last
-    axis of ``a`` and second-to-last of ``b``.
+    axis of ``a`` and second-to-last of ``b``; JAX's ``precision`` and
+    ``preferred_element_type`` (the result dtype).
 
     >>> dot(fnp.array([[1, 2], [3, 4]]), fnp.array([1, 1]))
     Array([3, 7], dtype=int64)
+    >>> dot(fnp.ones(3, "int8"), fnp.ones(3, "int8"), preferred_element_type="int32")
+    Array(3, dtype=int32)
     """
-    from .ufuncs import multiply
+    check_arraylike("dot", a, b)
     unsupported_out("dot", out)
+    precision, pet = _product_options(precision, preferred_element_type, out_sharding)
     a, b = asarray(a), asarray(b)
     na, nb = get_aval(a).ndim, get_aval(b).ndim
     if na == 0 or nb == 0:
-        return multiply(a, b)
-    a, b = _with_preferred(*_matmul_dtypes(a, b, name="dot"), preferred_element_type)
+        return _scalar_product(a, b, pet)
+    a, b = _matmul_dtypes(a, b, name="dot")
     ib = 0 if nb == 1 else nb - 2
-    _check_contraction("dot", get_aval(a).shape, get_aval(b).shape, na - 1, ib)
-    return _dot(a, b, ((na - 1,), (ib,)))
+    _check_contraction(get_aval(a).shape, get_aval(b).shape, na - 1, ib)
+    return _dot(a, b, ((na - 1,), (ib,)), precision=precision, preferred=pet)
 
 
-def vdot(a, b):
-    """Dot product of the flattened arrays (they must have the same size).
+def vdot(a, b, *, precision=None, preferred_element_type=None):
+    """Dot product of the flattened arrays (they must have the same size; a complex first
+    argument is conjugated).
 
     >>> vdot(fnp.array([[1, 2], [3, 4]]), fnp.array([1, 1, 1, 1]))
     Array(10, dtype=int64)
     """
     from .shape_ops import ravel
+    check_arraylike("vdot", a, b)
     a, b = ravel(a), ravel(b)
-    if get_aval(a).size != get_aval(b).size:
-        raise ValueError(f"fnp.vdot: vectors have different lengths ({get_aval(a).size} and "
-                         f"{get_aval(b).size})")
     if get_aval(a).dtype.kind == "c":  # NumPy conjugates the first argument
         a = P.conj_p.bind1(a)
-    return dot(a, b)
+    return dot(a, b, precision=precision, preferred_element_type=preferred_element_type)
 
 
 def _gufunc_batch(name, a, b, core_a, core_b):
@@ -131,39 +152,45 @@ def _gufunc_batch(name, a, b, core_a, core_b):
             broadcast_to_shape(b, batch + sb[len(sb) - core_b:]), len(batch))
 
 
-def vecdot(x1, x2, /, *, axis=-1):
-    """Dot product of vectors along ``axis`` (the other dimensions broadcast).
+def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
+    """Dot product of vectors along ``axis`` (the other dimensions broadcast; a complex
+    first argument is conjugated).
 
     >>> vecdot(fnp.array([[1, 2], [3, 4]]), fnp.array([1, 1]))
     Array([3, 7], dtype=int64)
     """
     from .shape_ops import moveaxis
+    check_arraylike("vecdot", x1, x2)
+    precision, pet = _product_options(precision, preferred_element_type)
     a, b = asarray(x1), asarray(x2)
     a, b = _matmul_dtypes(a, b, np.vecdot, "vecdot")
     a = moveaxis(a, normalize_axis(axis, get_aval(a).ndim), -1) if get_aval(a).ndim else a
     b = moveaxis(b, normalize_axis(axis, get_aval(b).ndim), -1) if get_aval(b).ndim else b
     if not get_aval(a).ndim or not get_aval(b).ndim:
         raise ValueError("fnp.vecdot: inputs must have at least one dimension")
-    _check_contraction("vecdot", get_aval(a).shape, get_aval(b).shape, -1, -1)
+    if get_aval(a).shape[-1] != get_aval(b).shape[-1]:
+        raise ValueError(f"axes must match; got shapes {get_aval(a).shape} and "
+                         f"{get_aval(b).shape} with axis={axis}")
     a, b, nb = _gufunc_batch("vecdot", a, b, 1, 1)
     bd = tuple(range(nb))
-    return _dot(a, b, ((nb,), (nb,)), (bd, bd))
+    return _dot(a, b, ((nb,), (nb,)), (bd, bd), precision, pet)
 
 
-def inner(a, b):
+def inner(a, b, *, precision=None, preferred_element_type=None):
     """Sum product over the last axes.
 
     >>> inner(fnp.array([1, 2]), fnp.array([3, 4]))
     Array(11, dtype=int64)
     """
-    from .ufuncs import multiply
+    check_arraylike("inner", a, b)
+    precision, pet = _product_options(precision, preferred_element_type)
     a, b = asarray(a), asarray(b)
     na, nb = get_aval(a).ndim, get_aval(b).ndim
     if na == 0 or nb == 0:
-        return multiply(a, b)
+        return _scalar_product(a, b, pet)
     a, b = _matmul_dtypes(a, b, name="inner")
-    _check_contraction("inner", get_aval(a).shape, get_aval(b).shape, -1, -1)
-    return _dot(a, b, ((na - 1,), (nb - 1,)))
+    _check_contraction(get_aval(a).shape, get_aval(b).shape, -1, -1)
+    return _dot(a, b, ((na - 1,), (nb - 1,)), precision=precision, preferred=pet)
 
 
 def outer(a, b, out=None):
@@ -175,6 +202,8 @@ def outer(a, b, out=None):
     """
     from .shape_ops import ravel, reshape
     from .ufuncs import multiply
+    check_arraylike("outer", a, b)
+    unsupported_out("outer", out)
     a, b = ravel(a), ravel(b)
     return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
 
@@ -185,13 +214,20 @@ def matvec(x1, x2, /):
     >>> matvec(fnp.array([[1, 2], [3, 4]]), fnp.array([1, 1]))
     Array([3, 7], dtype=int64)
     """
+    check_arraylike("matvec", x1, x2)
     m, v = _matmul_dtypes(asarray(x1), asarray(x2), np.matvec, "matvec")
     if get_aval(m).ndim < 2 or get_aval(v).ndim < 1:
         raise ValueError("fnp.matvec: needs a matrix (rank >= 2) and a vector (rank >= 1)")
-    _check_contraction("matvec", get_aval(m).shape, get_aval(v).shape, -1, -1)
+    _check_core("matvec", "(n,m),(m)->(n)", "m", get_aval(m).shape[-1], get_aval(v).shape[-1])
     m, v, nb = _gufunc_batch("matvec", m, v, 2, 1)
     bd = tuple(range(nb))
     return _dot(m, v, ((nb + 1,), (nb,)), (bd, bd))
+
+
+def _check_core(name, signature, dim, size1, size2):
+    if size1 != size2:
+        raise ValueError(f"fnp.{name}: inconsistent size for core dimension '{dim}': {size2} vs "
+                         f"{size1} (signature {signature})")
 
 
 def vecmat(x1, x2, /):
@@ -200,21 +236,26 @@ def vecmat(x1, x2, /):
     >>> vecmat(fnp.array([1, 1]), fnp.array([[1, 2], [3, 4]]))
     Array([4, 6], dtype=int64)
     """
+    check_arraylike("vecmat", x1, x2)
     v, m = _matmul_dtypes(asarray(x1), asarray(x2), np.vecmat, "vecmat")
     if get_aval(m).ndim < 2 or get_aval(v).ndim < 1:
         raise ValueError("fnp.vecmat: needs a vector (rank >= 1) and a matrix (rank >= 2)")
-    _check_contraction("vecmat", get_aval(v).shape, get_aval(m).shape, -1, -2)
+    _check_core("vecmat", "(n),(n,m)->(m)", "n", get_aval(v).shape[-1], get_aval(m).shape[-2])
     v, m, nb = _gufunc_batch("vecmat", v, m, 1, 2)
     bd = tuple(range(nb))
     return _dot(v, m, ((nb,), (nb,)), (bd, bd))
 
 
-def tensordot(a, b, axes=2):
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None,
+              out_sharding=None):
     """Sum products over ``axes`` (an int N = last N of a with first N of b, or two lists).
 
     >>> tensordot(fnp.ones((2, 3)), fnp.ones((3, 4)), axes=1).shape
     (2, 4)
     """
+    check_arraylike("tensordot", a, b)
+    precision, pet = _product_options(precision, preferred_element_type, out_sharding,
+                                      "tensordot")
     a, b = asarray(a), asarray(b)
     na, nb = get_aval(a).ndim, get_aval(b).ndim
     if isinstance(axes, (int, np.integer)):
@@ -226,11 +267,8 @@ def tensordot(a, b, axes=2):
         ca = tuple(normalize_axis(x, na) for x in np.atleast_1d(ca).tolist())
         cb = tuple(normalize_axis(x, nb) for x in np.atleast_1d(cb).tolist())
     a, b = _matmul_dtypes(a, b)
-    for x, y in zip(ca, cb):
-        if get_aval(a).shape[x] != get_aval(b).shape[y]:
-            raise ValueError(f"tensordot: shape mismatch for sum: {get_aval(a).shape} axis {x} "
-                             f"vs {get_aval(b).shape} axis {y}")
-    return _dot(a, b, (ca, cb))
+    products.check_dot_dimensions(get_aval(a).shape, get_aval(b).shape, ((ca, cb), ((), ())))
+    return _dot(a, b, (ca, cb), precision=precision, preferred=pet)
 
 
 def kron(a, b):
@@ -241,6 +279,7 @@ def kron(a, b):
     """
     from .shape_ops import reshape
     from .ufuncs import multiply
+    check_arraylike("kron", a, b)
     a, b = asarray(a), asarray(b)
     sa, sb = get_aval(a).shape, get_aval(b).shape
     nd = max(len(sa), len(sb))
@@ -262,6 +301,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     from .joining import stack
     from .shape_ops import broadcast_arrays, moveaxis
     from .ufuncs import multiply, negative, subtract
+    check_arraylike("cross", a, b)
     if axis is not None:
         axisa = axisb = axisc = axis
     a, b = asarray(a), asarray(b)
@@ -325,8 +365,8 @@ def _parse_einsum(subscripts, shapes):
     return expanded, out
 
 
-def einsum(subscripts, *operands, optimize="greedy", precision=None,
-           preferred_element_type=None, out=None):
+def einsum(subscripts, *operands, out=None, optimize="greedy", precision=None,
+           preferred_element_type=None, out_sharding=None):
     """Einstein summation, contracted pairwise with ``dot_general`` in an order chosen by
     ``np.einsum_path``. As NumPy, the subscripts may also be given as sublists of integers
     (0-51, and ``...``) after each operand: ``einsum(a, [0, 1], b, [1, 2], [0, 2])``.
@@ -337,12 +377,23 @@ def einsum(subscripts, *operands, optimize="greedy", precision=None,
     (2, 4)
     """
     from .shape_ops import transpose
+    unsupported_out("einsum", out)
     if not isinstance(subscripts, str):
         subscripts, operands = _sublists_to_subscripts((subscripts,) + operands)
+    check_arraylike("einsum", *operands)
+    precision, pet = _product_options(precision, preferred_element_type, out_sharding,
+                                      "einsum")
     ops = [asarray(o) for o in operands]
     if len(ops) > 1:
         from ._core import promote
         ops = promote(*ops)
+    if pet is not None:
+        in_dtype = get_aval(ops[0]).dtype
+        pet = products.check_dot_preferred(in_dtype, pet, precision)
+        # A widening preferred type (int8 -> int32) is computed in from the start, as JAX
+        # accumulates in it; otherwise the result is converted at the end.
+        if products.widens(in_dtype, pet):
+            ops, pet = [convert(o, pet) for o in ops], None
     shapes = [get_aval(o).shape for o in ops]
     terms, out_sub = _parse_einsum(subscripts, shapes)
     sizes = {}
@@ -383,16 +434,15 @@ def einsum(subscripts, *operands, optimize="greedy", precision=None,
         batch = [c for c in ta if c in tb and c in needed]
         contract = [c for c in ta if c in tb and c not in needed]
         r = _dot(a, b, (tuple(ta.index(c) for c in contract), tuple(tb.index(c) for c in contract)),
-                 (tuple(ta.index(c) for c in batch), tuple(tb.index(c) for c in batch)))
+                 (tuple(ta.index(c) for c in batch), tuple(tb.index(c) for c in batch)),
+                 precision)
         tr = "".join(batch) + "".join(c for c in ta if c not in tb) + \
             "".join(c for c in tb if c not in ta)
         prepared = [p for k, p in enumerate(prepared) if k not in (i, j)] + [(tr, r)]
     (t, o), = prepared
     o, t = _sum_unneeded(o, t, set(out_sub))
     result = transpose(o, tuple(t.index(c) for c in out_sub)) if t != out_sub else o
-    if preferred_element_type is not None:
-        result = convert(result, dtypes.canonicalize_dtype(preferred_element_type))
-    return result
+    return result if pet is None else convert(result, pet)
 
 
 def _sum_unneeded(x, t, needed):

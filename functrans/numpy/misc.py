@@ -15,13 +15,13 @@ from .. import primitives as P
 from ..core import dtypes
 from ..core.array import Array
 from ..core.trace import Tracer, get_aval
-from ._core import (_operand, asarray, convert, normalize_axis, result_dtype, unsupported_out)
+from ._core import (_operand, asarray, check_arraylike, convert, normalize_axis, result_dtype,
+                    unsupported_out)
 from . import joining, reductions, shape_ops, ufuncs
 
 __all__ = ["round", "around", "round_", "nan_to_num", "isclose", "allclose", "array_equal",
-           "array_equiv", "sinc", "i0", "real", "imag", "angle", "iscomplexobj", "isrealobj",
-           "isreal", "iscomplex", "isscalar", "isposinf", "isneginf", "result_type",
-           "promote_types", "can_cast", "issubdtype", "isdtype", "iinfo", "finfo", "dtype", "ix_",
+           "array_equiv", "sinc", "i0", "real", "imag", "angle",
+           "isreal", "iscomplex", "isposinf", "isneginf", "ix_",
            "gcd", "lcm", "frexp", "spacing", "piecewise", "apply_along_axis", "apply_over_axes",
            "real_if_close"]
 
@@ -33,6 +33,7 @@ def round(a, decimals=0, out=None):
     >>> round(fnp.array([0.5, 1.5, 2.675]), 2)
     Array([0.5 , 1.5 , 2.68], dtype=float64)
     """
+    check_arraylike("round", a)
     unsupported_out("round", out)
     a = asarray(a)
     d = get_aval(a).dtype
@@ -65,6 +66,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     >>> nan_to_num(fnp.array([fnp.nan, fnp.inf, 1.0]), posinf=9.0)
     Array([0., 9., 1.], dtype=float64)
     """
+    check_arraylike("nan_to_num", x)
     x = asarray(x)
     d = get_aval(x).dtype
     if d.kind != "f":
@@ -84,6 +86,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     >>> isclose(fnp.array([1.0, 1.1]), 1.0)
     Array([ True, False], dtype=bool)
     """
+    check_arraylike("isclose", a, b)
     x, y = _operand(a), _operand(b)
     if type(y) is int:
         y = float(y)
@@ -101,9 +104,10 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """True if every element is :func:`isclose`.
 
-    >>> allclose([1.0, 2.0], [1.0, 2.0 + 1e-9])
+    >>> allclose(fnp.array([1.0, 2.0]), fnp.array([1.0, 2.0 + 1e-9]))
     Array(True, dtype=bool)
     """
+    check_arraylike("allclose", a, b)
     return reductions.all(isclose(a, b, rtol, atol, equal_nan))
 
 
@@ -142,6 +146,7 @@ def sinc(x):
     >>> sinc(fnp.array([0.0, 0.5]))
     Array([1.        , 0.63661977], dtype=float64)
     """
+    check_arraylike("sinc", x)
     x = ufuncs.multiply(np.pi, asarray(x))
     d = get_aval(x).dtype
     y = shape_ops.where(x, x, float(np.finfo(d).eps) if d.kind == "f" else 1e-20)
@@ -202,6 +207,7 @@ def i0(x):
     >>> i0(fnp.array([0.0, 1.0]))
     Array([1.        , 1.26606588], dtype=float64)
     """
+    check_arraylike("i0", x)
     x = asarray(x)
     if get_aval(x).dtype.kind != "f":
         x = convert(x, dtypes.default_float_dtype())
@@ -223,6 +229,7 @@ def real(val):
     >>> real(fnp.array([1 + 2j, 3 - 1j]))
     Array([1., 3.], dtype=float64)
     """
+    check_arraylike("real", val)
     x = asarray(val)
     return P.real_p.bind1(x) if get_aval(x).dtype.kind == "c" else x
 
@@ -233,6 +240,7 @@ def imag(val):
     >>> imag(fnp.array([1 + 2j, 3 - 1j]))
     Array([ 2., -1.], dtype=float64)
     """
+    check_arraylike("imag", val)
     x = asarray(val)
     if get_aval(x).dtype.kind == "c":
         return P.imag_p.bind1(x)
@@ -246,6 +254,7 @@ def angle(z, deg=False):
     >>> angle(fnp.array([1.0, -1.0, 1j]))
     Array([0.        , 3.14159265, 1.57079633], dtype=float64)
     """
+    check_arraylike("angle", z)
     z = asarray(z)
     if get_aval(z).dtype.kind == "c":
         a = ufuncs.arctan2(imag(z), real(z))
@@ -271,30 +280,13 @@ def real_if_close(a, tol=100):
     return x
 
 
-def iscomplexobj(x):
-    """True when ``x`` has a complex dtype.
-
-    >>> iscomplexobj(fnp.ones(2)), iscomplexobj(fnp.ones(2) * 1j)
-    (False, True)
-    """
-    return get_aval(asarray(x)).dtype.kind == "c"
-
-
-def isrealobj(x):
-    """True when ``x`` does not have a complex dtype.
-
-    >>> isrealobj(fnp.ones(2))
-    True
-    """
-    return not iscomplexobj(x)
-
-
 def isreal(x):
     """True where the imaginary part is zero.
 
     >>> isreal(fnp.array([1.0, 2.0 + 1j]))
     Array([ True, False], dtype=bool)
     """
+    check_arraylike("isreal", x)
     return ufuncs.equal(imag(x), 0)
 
 
@@ -304,18 +296,8 @@ def iscomplex(x):
     >>> iscomplex(fnp.array([1.0, 2.0 + 1j]))
     Array([False,  True], dtype=bool)
     """
+    check_arraylike("iscomplex", x)
     return ufuncs.not_equal(imag(x), 0)
-
-
-def isscalar(element):
-    """True for Python and NumPy scalars, and (as in JAX) for 0-d arrays.
-
-    >>> isscalar(3.0), isscalar(fnp.array(3.0)), isscalar(fnp.ones(2))
-    (True, True, False)
-    """
-    if isinstance(element, (Array, Tracer)):
-        return get_aval(element).ndim == 0
-    return bool(np.isscalar(element))
 
 
 def isposinf(x, out=None):
@@ -324,6 +306,7 @@ def isposinf(x, out=None):
     >>> isposinf(fnp.array([fnp.inf, -fnp.inf, 1.0]))
     Array([ True, False, False], dtype=bool)
     """
+    check_arraylike("isposinf", x)
     unsupported_out("isposinf", out)
     return ufuncs.logical_and(ufuncs.isinf(x), ufuncs.logical_not(ufuncs.signbit(x)))
 
@@ -334,79 +317,9 @@ def isneginf(x, out=None):
     >>> isneginf(fnp.array([fnp.inf, -fnp.inf, 1.0]))
     Array([False,  True, False], dtype=bool)
     """
+    check_arraylike("isneginf", x)
     unsupported_out("isneginf", out)
     return ufuncs.logical_and(ufuncs.isinf(x), ufuncs.signbit(x))
-
-
-# ---- dtype utilities -------------------------------------------------------------------------------
-def result_type(*arrays_and_dtypes):
-    """The NEP 50 result dtype of the arguments (Python scalars are weak).
-
-    >>> result_type(fnp.ones(2, "int8"), 1)
-    dtype('int8')
-    """
-    return result_dtype(*arrays_and_dtypes)
-
-
-def promote_types(type1, type2):
-    """The smallest dtype both dtypes cast to safely.
-
-    >>> promote_types("int8", "uint8")
-    dtype('int16')
-    """
-    return dtypes.promote_types(type1, type2)
-
-
-def _dtype_of(x):
-    return get_aval(x).dtype if isinstance(x, (Array, Tracer)) else x
-
-
-def can_cast(from_, to, casting="safe"):
-    """Whether a cast from a dtype (or an array's dtype) is allowed under ``casting``.
-
-    >>> can_cast("int8", "float16"), can_cast(fnp.ones(2), "int32")
-    (True, False)
-    """
-    return bool(np.can_cast(_dtype_of(from_), to, casting))
-
-
-def issubdtype(arg1, arg2):
-    """Whether ``arg1`` is lower in NumPy's type hierarchy than ``arg2``.
-
-    >>> issubdtype("int8", fnp.integer)
-    True
-    """
-    return bool(np.issubdtype(_dtype_of(arg1), _dtype_of(arg2)))
-
-
-def isdtype(dtype, kind):
-    """Array-API dtype classification (``"bool"``, ``"integral"``, ``"real floating"``, ...).
-
-    >>> isdtype(fnp.float32, "real floating")
-    True
-    """
-    return bool(np.isdtype(np.dtype(dtype), kind))
-
-
-def iinfo(int_type):
-    """Machine limits of an integer dtype (NumPy's ``iinfo``).
-
-    >>> iinfo("int8").max
-    127
-    """
-    return dtypes.iinfo(_dtype_of(int_type))
-
-
-def finfo(dtype):
-    """Machine limits of a floating-point dtype (NumPy's ``finfo``).
-
-    >>> float(finfo("float16").eps)
-    0.0009765625
-    """
-    return dtypes.finfo(_dtype_of(dtype))
-
-
-dtype = np.dtype
 
 
 def ix_(*args):
@@ -416,6 +329,7 @@ def ix_(*args):
     >>> [a.shape for a in ix_(fnp.array([0, 1]), fnp.array([2, 3, 4]))]
     [(2, 1), (1, 3)]
     """
+    check_arraylike("ix_", *args)
     out = []
     n = len(args)
     for k, seq in enumerate(args):
@@ -467,6 +381,7 @@ def gcd(x1, x2, out=None):
     >>> gcd(fnp.array([12, 18]), 8)
     Array([4, 2], dtype=int64)
     """
+    check_arraylike("gcd", x1, x2)
     unsupported_out("gcd", out)
     (a, b), d = _loop_operands("gcd", np.gcd, (x1, x2))
     return convert(_gcd_unsigned(_unsigned_abs(a), _unsigned_abs(b)), d)
@@ -478,6 +393,7 @@ def lcm(x1, x2, out=None):
     >>> lcm(fnp.array([4, 6]), 6)
     Array([12,  6], dtype=int64)
     """
+    check_arraylike("lcm", x1, x2)
     unsupported_out("lcm", out)
     (a, b), d = _loop_operands("lcm", np.lcm, (x1, x2))
     a, b = _unsigned_abs(a), _unsigned_abs(b)
@@ -495,6 +411,7 @@ def frexp(x, out=None):
     >>> frexp(fnp.array([8.0, 0.75]))
     (Array([0.5 , 0.75], dtype=float64), Array([4, 0], dtype=int32))
     """
+    check_arraylike("frexp", x)
     unsupported_out("frexp", out)
     (x,), _ = _loop_operands("frexp", np.frexp, (x,))
     d = get_aval(x).dtype
@@ -528,6 +445,7 @@ def spacing(x, out=None):
     >>> spacing(fnp.array([1.0], "float32"))
     Array([1.1920929e-07], dtype=float32)
     """
+    check_arraylike("spacing", x)
     unsupported_out("spacing", out)
     (x,), _ = _loop_operands("spacing", np.spacing, (x,))
     inf = lax.full_like(x, np.inf)
@@ -549,6 +467,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
     >>> piecewise(fnp.array([-1.0, 2.0]), [fnp.array([True, False])], [lambda v: -v, 5.0])
     Array([1., 5.], dtype=float64)
     """
+    check_arraylike("piecewise", x)
     x = asarray(x)
     xs = get_aval(x).shape
     if isinstance(condlist, (Array, Tracer, np.ndarray)) and np.ndim(condlist) == len(xs) or \
@@ -578,6 +497,7 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     >>> apply_along_axis(lambda v: v.sum(), 1, fnp.ones((2, 3)))
     Array([3., 3.], dtype=float64)
     """
+    check_arraylike("apply_along_axis", arr)
     arr = asarray(arr)
     nd = get_aval(arr).ndim
     axis = normalize_axis(axis, nd)
@@ -607,6 +527,7 @@ def apply_over_axes(func, a, axes):
     >>> apply_over_axes(fnp.sum, fnp.ones((2, 3)), [0, 1])
     Array([[6.]], dtype=float64)
     """
+    check_arraylike("apply_over_axes", a)
     val = asarray(a)
     nd = get_aval(val).ndim
     for ax in axes if isinstance(axes, (list, tuple)) else (axes,):  # in the given order

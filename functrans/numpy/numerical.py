@@ -15,7 +15,7 @@ import numpy as np
 from .. import lax
 from ..core import dtypes
 from ..core.trace import get_aval
-from ._core import asarray, convert, normalize_axis, result_dtype
+from ._core import check_arraylike, asarray, convert, normalize_axis, result_dtype
 from . import joining, reductions, shape_ops, ufuncs
 from .ufuncs import add, multiply, subtract, true_divide
 
@@ -43,6 +43,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     Array(1., dtype=float64)
     """
     from .sorting import argsort, searchsorted
+    check_arraylike("interp", x, xp, fp)
     x, xp, fp = asarray(x), asarray(xp), asarray(fp)
     if get_aval(xp).ndim != 1 or get_aval(fp).ndim != 1:
         raise ValueError("fnp.interp: xp and fp must be 1-d sequences")
@@ -122,6 +123,7 @@ def correlate(a, v, mode="valid"):
     >>> correlate(fnp.array([1.0, 2.0, 3.0]), fnp.array([0.0, 1.0, 0.5]))
     Array([3.5], dtype=float64)
     """
+    check_arraylike("correlate", a, v)
     a, v = _correlation_inputs("correlate", a, v, mode)
     n, m = get_aval(a).shape[0], get_aval(v).shape[0]
     full = _full_correlation(a, v)
@@ -139,6 +141,7 @@ def convolve(a, v, mode="full"):
     >>> convolve(fnp.array([1.0, 2.0, 3.0]), fnp.array([0.0, 1.0, 0.5]))
     Array([0. , 1. , 2.5, 4. , 1.5], dtype=float64)
     """
+    check_arraylike("convolve", a, v)
     a, v = _correlation_inputs("convolve", a, v, mode)
     n, m = get_aval(a).shape[0], get_aval(v).shape[0]
     full = _full_correlation(a, shape_ops.flip(v))
@@ -173,6 +176,9 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
            [-1.,  1.]], dtype=float64)
     """
     from .linalg_ops import dot
+    check_arraylike("cov", m, y, allow_none=True)
+    for w in (fweights, aweights):  # each on its own, as JAX
+        check_arraylike("cov", w, allow_none=True)
     if ddof is not None and ddof != int(ddof):
         raise ValueError("fnp.cov: ddof must be integer")
     m = asarray(m)
@@ -233,6 +239,7 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
            [-1.,  1.]], dtype=float64)
     """
     from .creation import diag
+    check_arraylike("corrcoef", x, y, allow_none=True)
     c = cov(x, y, rowvar, dtype=dtype)
     if get_aval(c).ndim == 0:
         return true_divide(c, c)
@@ -277,6 +284,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     >>> trapezoid(fnp.array([1.0, 2.0, 3.0]))
     Array(4., dtype=float64)
     """
+    check_arraylike("trapezoid", y, x, allow_none=True)
     parts, axis = _trapezoids("trapezoid", y, x, dx, axis)
     return reductions.sum(parts, axis=axis)
 
@@ -422,6 +430,7 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
     >>> unwrap(fnp.array([0.0, 3.0, 6.5]))
     Array([0.        , 3.        , 0.21681469], dtype=float64)
     """
+    check_arraylike("unwrap", p)
     p = asarray(p)
     nd = get_aval(p).ndim
     axis = normalize_axis(axis, nd)
@@ -455,6 +464,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     >>> histogram_bin_edges(fnp.array([0.0, 1.0, 2.0]), bins=2)
     Array([0., 1., 2.], dtype=float64)
     """
+    check_arraylike("histogram_bin_edges", a, bins)
     a = shape_ops.ravel(asarray(a))
     if isinstance(bins, str):
         raise NotImplementedError("fnp.histogram: automatic bin estimators ('auto', 'fd', ...) "
@@ -516,6 +526,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     (Array([2, 1], dtype=int64), Array([0., 1., 2.], dtype=float64))
     """
     from .sorting import bincount, searchsorted
+    check_arraylike("histogram", a, bins, weights, allow_none=True)
     a = asarray(a)
     if weights is not None:
         weights = asarray(weights)
@@ -548,6 +559,7 @@ def polyval(p, x):
     >>> polyval(fnp.array([1, 0, -1]), fnp.array([2, 3]))
     Array([3, 8], dtype=int64)
     """
+    check_arraylike("polyval", p, x)
     p, x = asarray(p), asarray(x)
     x = convert(x, get_aval(x).dtype)  # NumPy makes arrays: Python scalars are not weak
     from .creation import zeros_like
@@ -573,6 +585,7 @@ def polyadd(a1, a2):
     >>> polyadd(fnp.array([1, 2]), fnp.array([1, 0, 0]))
     Array([1, 1, 2], dtype=int64)
     """
+    check_arraylike("polyadd", a1, a2)
     return _poly_pair("polyadd", a1, a2, add)
 
 
@@ -582,6 +595,7 @@ def polysub(a1, a2):
     >>> polysub(fnp.array([1, 2]), fnp.array([1, 0, 0]))
     Array([-1,  1,  2], dtype=int64)
     """
+    check_arraylike("polysub", a1, a2)
     return _poly_pair("polysub", a1, a2, subtract)
 
 
@@ -601,6 +615,7 @@ def polymul(a1, a2, *, trim_leading_zeros=False):
     >>> polymul(fnp.array([1, 1]), fnp.array([1, -1]))
     Array([ 1,  0, -1], dtype=int64)
     """
+    check_arraylike("polymul", a1, a2)
     a1, a2 = joining.atleast_1d(asarray(a1)), joining.atleast_1d(asarray(a2))
     a1, a2 = (lax.full((1,), 0, get_aval(a).dtype) if get_aval(a).shape[0] == 0 else a
               for a in (a1, a2))
@@ -615,6 +630,7 @@ def polyder(p, m=1):
     >>> polyder(fnp.array([1, 1, 1]))
     Array([2, 1], dtype=int64)
     """
+    check_arraylike("polyder", p)
     m = int(m)
     if m < 0:
         raise ValueError("fnp.polyder: order of derivative must be positive (see polyint)")
@@ -633,6 +649,7 @@ def polyint(p, m=1, k=None):
     >>> polyint(fnp.array([3.0, 2.0, 1.0]))
     Array([1., 1., 1., 0.], dtype=float64)
     """
+    check_arraylike("polyint", p, k, allow_none=True)
     m = int(m)
     if m < 0:
         raise ValueError("fnp.polyint: order of integral must be positive (see polyder)")
@@ -660,6 +677,7 @@ def poly(seq_of_zeros):
     """
     from numpy.lib._type_check_impl import mintypecode
     from .linalg_decomp import eigvals
+    check_arraylike("poly", seq_of_zeros)
     z = joining.atleast_1d(asarray(seq_of_zeros))
     s = get_aval(z).shape
     if len(s) == 2 and s[0] == s[1] and s[0] != 0:
@@ -685,6 +703,7 @@ def vander(x, N=None, increasing=False):
     Array([[4, 2, 1],
            [9, 3, 1]], dtype=int64)
     """
+    check_arraylike("vander", x)
     x = asarray(x)
     if get_aval(x).ndim != 1:
         raise ValueError("fnp.vander: x must be a one-dimensional array or sequence")

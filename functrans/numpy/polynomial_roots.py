@@ -11,7 +11,7 @@ import numpy as np
 from ..core import dtypes
 from ..core.trace import get_aval
 from . import joining, shape_ops
-from ._core import asarray, convert
+from ._core import check_arraylike, asarray, convert
 from .indexing import _concrete
 from .linalg_decomp import eigvals
 from .ufuncs import negative, true_divide
@@ -29,6 +29,7 @@ def roots(p, *, strip_zeros=True):
     >>> roots(fnp.array([1.0, 0.0, 1.0])).imag
     Array([ 1., -1.], dtype=float64)
     """
+    check_arraylike("roots", p)
     p = asarray(p)
     aval = get_aval(p)
     if aval.ndim != 1:

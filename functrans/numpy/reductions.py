@@ -14,8 +14,8 @@ from .. import lax
 from .. import primitives as P
 from ..core import dtypes
 from ..core.trace import get_aval
-from ._core import (asarray, broadcast_shapes, broadcast_to_shape, convert, normalize_axes,
-                    normalize_axis, unsupported_out)
+from ._core import (asarray, broadcast_shapes, broadcast_to_shape, check_arraylike, convert,
+                    normalize_axes, normalize_axis, unsupported_out)
 from .ufuncs import isnan, _const
 
 __all__ = ["sum", "prod", "max", "min", "amax", "amin", "all", "any", "mean", "var", "std",
@@ -100,6 +100,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
     >>> sum(fnp.array([[1, 2], [3, 4]]), axis=0)
     Array([4, 6], dtype=int64)
     """
+    check_arraylike("sum", a)
     return _reduce("sum", P.reduce_sum_p, a, axis, dtype, out, keepdims, initial, where, 0,
                    _accumulator_dtype)
 
@@ -110,6 +111,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     >>> prod(fnp.array([1.0, 2.0, 3.0]))
     Array(6., dtype=float64)
     """
+    check_arraylike("prod", a)
     return _reduce("prod", P.reduce_prod_p, a, axis, dtype, out, keepdims, initial, where, 1,
                    _accumulator_dtype)
 
@@ -120,6 +122,7 @@ def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     >>> max(fnp.array([1, 5, 3]))
     Array(5, dtype=int64)
     """
+    check_arraylike("max", a)
     return _reduce("max", P.reduce_max_p, a, axis, None, out, keepdims, initial, where, None)
 
 
@@ -129,6 +132,7 @@ def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     >>> min(fnp.array([1, 5, 3]))
     Array(1, dtype=int64)
     """
+    check_arraylike("min", a)
     return _reduce("min", P.reduce_min_p, a, axis, None, out, keepdims, initial, where, None)
 
 
@@ -148,6 +152,7 @@ def all(a, axis=None, out=None, keepdims=False, *, where=None):
     >>> all(fnp.array([1, 0]))
     Array(False, dtype=bool)
     """
+    check_arraylike("all", a)
     return _bool_reduce("all", P.reduce_and_p, a, axis, out, keepdims, where, True)
 
 
@@ -157,6 +162,7 @@ def any(a, axis=None, out=None, keepdims=False, *, where=None):
     >>> any(fnp.array([1, 0]))
     Array(True, dtype=bool)
     """
+    check_arraylike("any", a)
     return _bool_reduce("any", P.reduce_or_p, a, axis, out, keepdims, where, False)
 
 
@@ -192,6 +198,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     >>> mean(fnp.array([1, 2, 3, 4]))
     Array(2.5, dtype=float64)
     """
+    check_arraylike("mean", a)
     unsupported_out("mean", out)
     a = asarray(a)
     aval = get_aval(a)
@@ -274,6 +281,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     >>> var(fnp.array([1.0, 2.0, 3.0, 4.0]))
     Array(1.25, dtype=float64)
     """
+    check_arraylike("var", a)
     return _var("var", a, axis, dtype, out, ddof, keepdims, where, mean, correction, False)
 
 
@@ -284,6 +292,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     >>> std(fnp.array([1.0, 3.0]))
     Array(1., dtype=float64)
     """
+    check_arraylike("std", a)
     return _var("std", a, axis, dtype, out, ddof, keepdims, where, mean, correction, False, True)
 
 
@@ -311,6 +320,7 @@ def argmax(a, axis=None, out=None, *, keepdims=False):
     >>> argmax(fnp.array([1, 3, 2]))
     Array(1, dtype=int64)
     """
+    check_arraylike("argmax", a)
     return _arg_reduce("argmax", P.argmax_p, a, axis, out, keepdims)
 
 
@@ -320,6 +330,7 @@ def argmin(a, axis=None, out=None, *, keepdims=False):
     >>> argmin(fnp.array([1, 3, 0]))
     Array(2, dtype=int64)
     """
+    check_arraylike("argmin", a)
     return _arg_reduce("argmin", P.argmin_p, a, axis, out, keepdims)
 
 
@@ -347,6 +358,7 @@ def cumsum(a, axis=None, dtype=None, out=None):
     >>> cumsum(fnp.array([1, 2, 3]))
     Array([1, 3, 6], dtype=int64)
     """
+    check_arraylike("cumsum", a)
     return _cumulative("cumsum", P.cumsum_p, a, axis, dtype, out)
 
 
@@ -356,6 +368,7 @@ def cumprod(a, axis=None, dtype=None, out=None):
     >>> cumprod(fnp.array([1, 2, 3]))
     Array([1, 2, 6], dtype=int64)
     """
+    check_arraylike("cumprod", a)
     return _cumulative("cumprod", P.cumprod_p, a, axis, dtype, out)
 
 
@@ -372,6 +385,7 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
     >>> cumulative_sum(fnp.array([1, 2, 3]), include_initial=True)
     Array([0, 1, 3, 6], dtype=int64)
     """
+    check_arraylike("cumulative_sum", x)
     x = asarray(x)
     if get_aval(x).ndim == 0:
         x = P.reshape_p.bind1(x, new_sizes=(1,))  # NumPy treats 0-d input as 1-d
@@ -389,6 +403,7 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
     >>> cumulative_prod(fnp.array([1, 2, 3]))
     Array([1, 2, 6], dtype=int64)
     """
+    check_arraylike("cumulative_prod", x)
     x = asarray(x)
     if get_aval(x).ndim == 0:
         x = P.reshape_p.bind1(x, new_sizes=(1,))  # NumPy treats 0-d input as 1-d
@@ -414,6 +429,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
     >>> nansum(fnp.array([1.0, fnp.nan, 3.0]))
     Array(4., dtype=float64)
     """
+    check_arraylike("nansum", a)
     return sum(_nan_to(a, 0), axis, dtype, out, keepdims, initial, where)
 
 
@@ -423,6 +439,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
     >>> nanprod(fnp.array([2.0, fnp.nan, 3.0]))
     Array(6., dtype=float64)
     """
+    check_arraylike("nanprod", a)
     return prod(_nan_to(a, 1), axis, dtype, out, keepdims, initial, where)
 
 
@@ -442,6 +459,7 @@ def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     >>> nanmax(fnp.array([1.0, fnp.nan, 3.0]))
     Array(3., dtype=float64)
     """
+    check_arraylike("nanmax", a)
     return _nan_extreme(max, a, axis, out, keepdims, initial, where, -np.inf)
 
 
@@ -451,6 +469,7 @@ def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     >>> nanmin(fnp.array([1.0, fnp.nan, 3.0]))
     Array(1., dtype=float64)
     """
+    check_arraylike("nanmin", a)
     return _nan_extreme(min, a, axis, out, keepdims, initial, where, np.inf)
 
 
@@ -471,6 +490,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     >>> nanmean(fnp.array([1.0, fnp.nan, 3.0]))
     Array(2., dtype=float64)
     """
+    check_arraylike("nanmean", a)
     a = asarray(a)
     if get_aval(a).dtype.kind != "f":
         return mean(a, axis, dtype, out, keepdims, where=where)
@@ -494,6 +514,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     >>> nanvar(fnp.array([1.0, fnp.nan, 3.0]))
     Array(1., dtype=float64)
     """
+    check_arraylike("nanvar", a)
     return _nanvar("nanvar", a, axis, dtype, out, ddof, keepdims, where, mean, correction,
                    False)
 
@@ -505,6 +526,7 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     >>> nanstd(fnp.array([1.0, fnp.nan, 3.0]))
     Array(1., dtype=float64)
     """
+    check_arraylike("nanstd", a)
     return _nanvar("nanstd", a, axis, dtype, out, ddof, keepdims, where, mean, correction, True)
 
 
@@ -523,6 +545,7 @@ def nanargmax(a, axis=None, out=None, *, keepdims=False):
     >>> nanargmax(fnp.array([1.0, fnp.nan, 3.0]))
     Array(2, dtype=int64)
     """
+    check_arraylike("nanargmax", a)
     return _nanarg("nanargmax", argmax, a, axis, out, keepdims, -np.inf)
 
 
@@ -532,6 +555,7 @@ def nanargmin(a, axis=None, out=None, *, keepdims=False):
     >>> nanargmin(fnp.array([1.0, fnp.nan, 3.0]))
     Array(0, dtype=int64)
     """
+    check_arraylike("nanargmin", a)
     return _nanarg("nanargmin", argmin, a, axis, out, keepdims, np.inf)
 
 
@@ -541,6 +565,7 @@ def nancumsum(a, axis=None, dtype=None, out=None):
     >>> nancumsum(fnp.array([1.0, fnp.nan, 3.0]))
     Array([1., 1., 4.], dtype=float64)
     """
+    check_arraylike("nancumsum", a)
     return cumsum(_nan_to(a, 0), axis, dtype, out)
 
 
@@ -550,6 +575,7 @@ def nancumprod(a, axis=None, dtype=None, out=None):
     >>> nancumprod(fnp.array([2.0, fnp.nan, 3.0]))
     Array([2., 2., 6.], dtype=float64)
     """
+    check_arraylike("nancumprod", a)
     return cumprod(_nan_to(a, 1), axis, dtype, out)
 
 
@@ -560,6 +586,7 @@ def ptp(a, axis=None, out=None, keepdims=False):
     Array([4, 1], dtype=int64)
     """
     from .ufuncs import subtract
+    check_arraylike("ptp", a)
     unsupported_out("ptp", out)
     return subtract(max(a, axis, None, keepdims), min(a, axis, None, keepdims))
 
@@ -570,6 +597,7 @@ def count_nonzero(a, axis=None, *, keepdims=False):
     >>> count_nonzero(fnp.array([0, 1, 2]))
     Array(2, dtype=int64)
     """
+    check_arraylike("count_nonzero", a)
     a = asarray(a)
     nz = a if get_aval(a).dtype == dtypes.bool_ else P.ne_p.bind1(a, _const(0, a))
     return sum(nz, axis=axis, keepdims=keepdims)
@@ -584,6 +612,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     Array(2.75, dtype=float64)
     """
     from .ufuncs import true_divide
+    check_arraylike("average", a, weights, allow_none=True)
     a = asarray(a)
     aval = get_aval(a)
     if weights is None:

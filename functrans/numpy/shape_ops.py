@@ -17,7 +17,7 @@ from .. import lax
 from .. import primitives as P
 from ..core import dtypes
 from ..core.trace import get_aval
-from ._core import (asarray, broadcast_operands, broadcast_shapes as _bshapes,
+from ._core import (check_arraylike, asarray, broadcast_operands, broadcast_shapes as _bshapes,
                     broadcast_to_shape, convert, normalize_axes, normalize_axis, promote,
                     unsupported_out)
 
@@ -96,6 +96,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     >>> reshape(fnp.arange(6), (2, -1)).shape
     (2, 3)
     """
+    check_arraylike("reshape", a)
     if order != "C":
         raise NotImplementedError("fnp.reshape supports only order='C'")
     shape = newshape if shape is None else shape
@@ -109,6 +110,7 @@ def ravel(a, order="C"):
     >>> ravel(fnp.array([[1, 2], [3, 4]]))
     Array([1, 2, 3, 4], dtype=int64)
     """
+    check_arraylike("ravel", a)
     a = asarray(a)
     return reshape(a, (get_aval(a).size,), order)
 
@@ -119,6 +121,7 @@ def transpose(a, axes=None):
     >>> transpose(fnp.ones((2, 3))).shape
     (3, 2)
     """
+    check_arraylike("transpose", a)
     a = asarray(a)
     nd = get_aval(a).ndim
     if axes is None:
@@ -135,6 +138,7 @@ def permute_dims(a, axes):
     >>> permute_dims(fnp.ones((2, 3, 4)), (2, 0, 1)).shape
     (4, 2, 3)
     """
+    check_arraylike("permute_dims", a)
     return transpose(a, axes)
 
 
@@ -144,6 +148,7 @@ def matrix_transpose(x):
     >>> matrix_transpose(fnp.ones((5, 2, 3))).shape
     (5, 3, 2)
     """
+    check_arraylike("matrix_transpose", x)
     x = asarray(x)
     nd = get_aval(x).ndim
     if nd < 2:
@@ -157,6 +162,7 @@ def moveaxis(a, source, destination):
     >>> moveaxis(fnp.ones((2, 3, 4)), 0, -1).shape
     (3, 4, 2)
     """
+    check_arraylike("moveaxis", a)
     a = asarray(a)
     nd = get_aval(a).ndim
     src = [normalize_axis(s, nd, "source") for s in np.atleast_1d(source).tolist()]
@@ -175,6 +181,7 @@ def rollaxis(a, axis, start=0):
     >>> rollaxis(fnp.ones((2, 3, 4)), 2).shape
     (4, 2, 3)
     """
+    check_arraylike("rollaxis", a)
     a = asarray(a)
     nd = get_aval(a).ndim
     axis = normalize_axis(axis, nd)
@@ -190,6 +197,7 @@ def swapaxes(a, axis1, axis2):
     >>> swapaxes(fnp.ones((2, 3, 4)), 0, 2).shape
     (4, 3, 2)
     """
+    check_arraylike("swapaxes", a)
     a = asarray(a)
     nd = get_aval(a).ndim
     perm = list(range(nd))
@@ -204,6 +212,7 @@ def squeeze(a, axis=None):
     >>> squeeze(fnp.ones((1, 3, 1))).shape
     (3,)
     """
+    check_arraylike("squeeze", a)
     a = asarray(a)
     s = get_aval(a).shape
     if axis is None:
@@ -223,6 +232,7 @@ def expand_dims(a, axis):
     >>> expand_dims(fnp.ones(3), (0, -1)).shape
     (1, 3, 1)
     """
+    check_arraylike("expand_dims", a)
     a = asarray(a)
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     return lax.expand_dims(a, tuple(axes))
@@ -234,6 +244,7 @@ def broadcast_to(array, shape):
     >>> broadcast_to(fnp.arange(3), (2, 3)).shape
     (2, 3)
     """
+    check_arraylike("broadcast_to", array)
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     return broadcast_to_shape(asarray(array), shape)
 
@@ -253,6 +264,7 @@ def broadcast_arrays(*args):
     >>> [a.shape for a in broadcast_arrays(fnp.ones(3), fnp.ones((2, 1)))]
     [(2, 3), (2, 3)]
     """
+    check_arraylike("broadcast_arrays", *args)
     arrays = [asarray(a) for a in args]
     shape = _bshapes("broadcast_arrays", *[get_aval(a).shape for a in arrays])
     return [broadcast_to_shape(a, shape) for a in arrays]
@@ -264,6 +276,7 @@ def tile(A, reps):
     >>> tile(fnp.array([1, 2]), 2)
     Array([1, 2, 1, 2], dtype=int64)
     """
+    check_arraylike("tile", A)
     a = asarray(A)
     reps = (reps,) if isinstance(reps, (int, np.integer)) else tuple(reps)
     s = get_aval(a).shape
@@ -284,10 +297,11 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     ``total_repeat_length`` (JAX's convention): extra output is cut off, and a short total
     repeats the last element.
 
-    >>> repeat(fnp.array([1, 2]), [1, 2])
+    >>> repeat(fnp.array([1, 2]), fnp.array([1, 2]))
     Array([1, 2, 2], dtype=int64)
     """
     from .indexing import _concrete, take
+    check_arraylike("repeat", a, repeats)
     a = asarray(a)
     if axis is None:
         a = ravel(a)
@@ -356,6 +370,7 @@ def flip(m, axis=None):
     >>> flip(fnp.array([1, 2, 3]))
     Array([3, 2, 1], dtype=int64)
     """
+    check_arraylike("flip", m)
     m = asarray(m)
     return lax.rev(m, normalize_axes(axis, get_aval(m).ndim))
 
@@ -367,6 +382,7 @@ def fliplr(m):
     Array([[2, 1],
            [4, 3]], dtype=int64)
     """
+    check_arraylike("fliplr", m)
     return flip(m, 1)
 
 
@@ -377,6 +393,7 @@ def flipud(m):
     Array([[3, 4],
            [1, 2]], dtype=int64)
     """
+    check_arraylike("flipud", m)
     return flip(m, 0)
 
 
@@ -386,6 +403,7 @@ def roll(a, shift, axis=None):
     >>> roll(fnp.array([1, 2, 3, 4]), 1)
     Array([4, 1, 2, 3], dtype=int64)
     """
+    check_arraylike("roll", a)
     a = asarray(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), get_aval(a).shape)
@@ -411,6 +429,7 @@ def rot90(m, k=1, axes=(0, 1)):
     Array([[2, 4],
            [1, 3]], dtype=int64)
     """
+    check_arraylike("rot90", m)
     m = asarray(m)
     k %= 4
     ax0, ax1 = (normalize_axis(x, get_aval(m).ndim) for x in axes)
@@ -440,6 +459,7 @@ def pad(array, pad_width, mode="constant", *, constant_values=0):
     >>> pad(fnp.array([1, 2]), (1, 2), constant_values=9)
     Array([9, 1, 2, 9, 9], dtype=int64)
     """
+    check_arraylike("pad", array)
     a = asarray(array)
     nd = get_aval(a).ndim
     if np.asarray(pad_width).dtype.kind not in "iu":
@@ -498,6 +518,7 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     >>> where(fnp.array([True, False]), 1.0, 0.0)
     Array([1., 0.], dtype=float64, weak_type=True)
     """
+    check_arraylike("where", condition, x, y, allow_none=True)
     if x is None and y is None:
         from .sorting import nonzero
         return nonzero(condition, size=size, fill_value=fill_value)
@@ -537,6 +558,7 @@ def select(condlist, choicelist, default=0):
     >>> select([fnp.array([True, False]), fnp.array([False, True])], [1, 2], default=0)
     Array([1, 2], dtype=int64, weak_type=True)
     """
+    check_arraylike("select", *condlist, *choicelist, default)
     if len(condlist) != len(choicelist):
         raise ValueError("list of cases must be same length as list of conditions")
     out = default
@@ -552,9 +574,12 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):
     Array([0, 5, 6], dtype=int64)
     """
     from .ufuncs import maximum, minimum
+    check_arraylike("clip", a)
     unsupported_out("clip", out)
     lo = a_min if min is None else min
     hi = a_max if max is None else max
+    for bound in (lo, hi):  # each on its own, as JAX
+        check_arraylike("clip", bound, allow_none=True)
     a = asarray(a)
     aval = get_aval(a)
     if aval.dtype.kind in "iu" and not aval.weak_type:
@@ -578,6 +603,8 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
     Array([3, 5, 7], dtype=int64)
     """
     from .ufuncs import not_equal, subtract
+    for v in (a, prepend, append):  # each on its own, as JAX
+        check_arraylike("diff", v, allow_none=v is not a)
     a = asarray(a)
     if get_aval(a).ndim == 0:
         raise ValueError("fnp.diff requires input that is at least one dimensional")
@@ -620,6 +647,9 @@ def ediff1d(ary, to_end=None, to_begin=None):
     >>> ediff1d(fnp.array([1, 4, 9]), to_begin=0)
     Array([0, 3, 5], dtype=int64)
     """
+    # As JAX: each argument is checked on its own (every error says position 0).
+    for v in (ary, to_end, to_begin):
+        check_arraylike("ediff1d", v, allow_none=v is not ary)
     ary = ravel(asarray(ary))
     d = diff(ary) if get_aval(ary).size else ary
     dtype = get_aval(ary).dtype
@@ -641,6 +671,7 @@ def astype(x, dtype, /, *, copy=False):
     >>> astype(fnp.array([1.7, -1.7]), 'int32')
     Array([ 1, -1], dtype=int32)
     """
+    check_arraylike("astype", x)
     return convert(asarray(x), dtypes.canonicalize_dtype(dtype))
 
 
@@ -650,6 +681,7 @@ def copy(a, order=None):
     >>> copy(fnp.array([1, 2]))
     Array([1, 2], dtype=int64)
     """
+    check_arraylike("copy", a)
     return asarray(a)
 
 
@@ -660,6 +692,7 @@ def resize(a, new_shape):
     Array([[1, 2],
            [3, 1]], dtype=int64)
     """
+    check_arraylike("resize", a)
     a = ravel(asarray(a))
     new_shape = (new_shape,) if isinstance(new_shape, (int, np.integer)) else tuple(new_shape)
     total = math.prod(new_shape)

@@ -20,7 +20,7 @@ from .. import primitives as P
 from ..core import dtypes
 from ..core.array import Array
 from ..core.trace import get_aval
-from ._core import asarray, convert, normalize_axis
+from ._core import asarray, check_arraylike, check_sequence_arraylike, convert, normalize_axis
 from .shape_ops import ravel, reshape, where
 
 __all__ = ["sort", "argsort", "lexsort", "searchsorted", "partition", "argpartition", "nonzero",
@@ -43,6 +43,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False):
     >>> sort(fnp.array([3.0, fnp.nan, 1.0]))
     Array([ 1.,  3., nan], dtype=float64)
     """
+    check_arraylike("sort", a)
     if order is not None:
         raise NotImplementedError("fnp.sort: order= (structured arrays) is not supported")
     a, axis = _axis_or_flat(a, axis)
@@ -59,6 +60,7 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False)
     >>> argsort(fnp.array([2, 1, 2]), descending=True)
     Array([0, 2, 1], dtype=int64)
     """
+    check_arraylike("argsort", a)
     if order is not None:
         raise NotImplementedError("fnp.argsort: order= is not supported")
     a, axis = _axis_or_flat(a, axis)
@@ -88,6 +90,7 @@ def sort_complex(a):
     >>> sort_complex(fnp.array([3.0, 1.0]))
     Array([1.+0.j, 3.+0.j], dtype=complex128)
     """
+    check_arraylike("sort_complex", a)
     a = asarray(a)
     d = get_aval(a).dtype
     if d.kind != "c":
@@ -104,6 +107,7 @@ def lexsort(keys, axis=-1):
     >>> lexsort((fnp.array([1, 0, 2]), fnp.array([1, 1, 0])))
     Array([2, 1, 0], dtype=int64)
     """
+    check_sequence_arraylike("lexsort", keys)
     keys = [asarray(k) for k in keys]
     aval = get_aval(keys[0])
     axis = normalize_axis(axis, aval.ndim)
@@ -119,6 +123,7 @@ def partition(a, kth, axis=-1):
     >>> partition(fnp.array([3, 1, 2]), 1)[1]
     Array(2, dtype=int64)
     """
+    check_arraylike("partition", a)
     return sort(a, axis)
 
 
@@ -128,6 +133,7 @@ def argpartition(a, kth, axis=-1):
     >>> argpartition(fnp.array([3, 1, 2]), 0)[0]
     Array(1, dtype=int64)
     """
+    check_arraylike("argpartition", a)
     return argsort(a, axis)
 
 
@@ -139,6 +145,7 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     Array([0, 1, 3], dtype=int64)
     """
     from ._core import promote
+    check_arraylike("searchsorted", a, v)
     if side not in ("left", "right"):
         raise ValueError(f"side must be 'left' or 'right', got {side!r}")
     a = asarray(a)
@@ -188,6 +195,7 @@ def digitize(x, bins, right=False):
     Array([1, 2, 3], dtype=int64)
     """
     from .indexing import _concrete
+    check_arraylike("digitize", x, bins)
     bins = asarray(bins)
     if get_aval(bins).ndim != 1:
         raise ValueError("digitize: bins must be 1-D")
@@ -227,6 +235,7 @@ def nonzero(a, *, size=None, fill_value=None):
     >>> nonzero(fnp.array([0, 2, 0, 3]))
     (Array([1, 3], dtype=int64),)
     """
+    check_arraylike("nonzero", a)
     a = asarray(a)
     aval = get_aval(a)
     c = _concrete_or_size("nonzero", a, size)
@@ -261,6 +270,7 @@ def flatnonzero(a, *, size=None, fill_value=None):
     >>> flatnonzero(fnp.array([[0, 1], [2, 0]]))
     Array([1, 2], dtype=int64)
     """
+    check_arraylike("flatnonzero", a)
     return nonzero(ravel(a), size=size, fill_value=fill_value)[0]
 
 
@@ -272,6 +282,7 @@ def argwhere(a, *, size=None, fill_value=None):
            [1, 0]], dtype=int64)
     """
     from .shape_ops import stack
+    check_arraylike("argwhere", a)
     a = asarray(a)
     if get_aval(a).ndim == 0:  # as NumPy: one row per true scalar, no columns
         rows = flatnonzero(a, size=size, fill_value=fill_value)
@@ -292,6 +303,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     >>> unique(fnp.array([3, 1, 3]))
     Array([1, 3], dtype=int64)
     """
+    check_arraylike("unique", ar)
     ar = asarray(ar)
     if size is None:
         c = _concrete_or_size("unique", ar, size)
@@ -351,6 +363,7 @@ def unique_values(x):
     >>> unique_values(fnp.array([2, 1, 2]))
     Array([1, 2], dtype=int64)
     """
+    check_arraylike("unique_values", x)
     return unique(x)
 
 
@@ -377,6 +390,7 @@ def unique_counts(x):
     >>> unique_counts(fnp.array([2, 1, 2])).counts
     Array([1, 2], dtype=int64)
     """
+    check_arraylike("unique_counts", x)
     return UniqueCountsResult(*unique(x, return_counts=True))
 
 
@@ -386,6 +400,7 @@ def unique_inverse(x):
     >>> unique_inverse(fnp.array([2, 1, 2])).inverse_indices
     Array([1, 0, 1], dtype=int64)
     """
+    check_arraylike("unique_inverse", x)
     return UniqueInverseResult(*unique(x, return_inverse=True))
 
 
@@ -395,6 +410,7 @@ def unique_all(x):
     >>> unique_all(fnp.array([2, 1, 2])).indices
     Array([1, 0], dtype=int64)
     """
+    check_arraylike("unique_all", x)
     return UniqueAllResult(*unique(x, return_index=True, return_inverse=True,
                                    return_counts=True))
 
@@ -413,6 +429,7 @@ def union1d(ar1, ar2):
     >>> union1d(fnp.array([1, 3]), fnp.array([2, 3]))
     Array([1, 2, 3], dtype=int64)
     """
+    check_arraylike("union1d", ar1, ar2)
     return _concrete_set_op("union1d", np.union1d, ar1, ar2)
 
 
@@ -422,6 +439,7 @@ def intersect1d(ar1, ar2, assume_unique=False):
     >>> intersect1d(fnp.array([1, 3]), fnp.array([2, 3]))
     Array([3], dtype=int64)
     """
+    check_arraylike("intersect1d", ar1, ar2)
     return _concrete_set_op("intersect1d", np.intersect1d, ar1, ar2, assume_unique=assume_unique)
 
 
@@ -431,17 +449,19 @@ def setdiff1d(ar1, ar2, assume_unique=False):
     >>> setdiff1d(fnp.array([1, 3]), fnp.array([2, 3]))
     Array([1], dtype=int64)
     """
+    check_arraylike("setdiff1d", ar1, ar2)
     return _concrete_set_op("setdiff1d", np.setdiff1d, ar1, ar2, assume_unique=assume_unique)
 
 
 def isin(element, test_elements, assume_unique=False, invert=False):
     """Elementwise membership of ``element`` in ``test_elements`` (``invert`` negates).
 
-    >>> isin(fnp.array([1, 2, 3]), [2, 5])
+    >>> isin(fnp.array([1, 2, 3]), fnp.array([2, 5]))
     Array([False,  True, False], dtype=bool)
     """
     from .reductions import any as any_
     from .ufuncs import equal
+    check_arraylike("isin", element, test_elements)
     e = asarray(element)
     t = ravel(test_elements)
     eq = equal(reshape(e, get_aval(e).shape + (1,)), t)
@@ -452,9 +472,10 @@ def isin(element, test_elements, assume_unique=False, invert=False):
 def in1d(ar1, ar2, assume_unique=False, invert=False):
     """``isin`` of the flattened ``ar1`` (NumPy 1's spelling; always 1-D).
 
-    >>> in1d(fnp.array([[1, 2], [3, 2]]), [2])
+    >>> in1d(fnp.array([[1, 2], [3, 2]]), fnp.array([2]))
     Array([False,  True, False,  True], dtype=bool)
     """
+    check_arraylike("in1d", ar1, ar2)
     return isin(ravel(ar1), ar2, assume_unique=assume_unique, invert=invert)
 
 
@@ -467,6 +488,7 @@ def bincount(x, weights=None, minlength=0, *, length=None):
     Array([1, 2, 0, 1], dtype=int64)
     """
     from .indexing import _concrete
+    check_arraylike("bincount", x)
     x = ravel(x)
     if get_aval(x).dtype.kind not in "iub":
         raise TypeError(f"fnp.bincount: x must be integers, got {get_aval(x).str_short()}")
@@ -508,6 +530,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
     >>> quantile(fnp.array([1.0, 2.0, 3.0, 4.0]), 0.5)
     Array(2.5, dtype=float64)
     """
+    check_arraylike("quantile", a, q)
     return _quantile("quantile", a, q, axis, out, method, keepdims, interpolation, nan=False)
 
 
@@ -518,6 +541,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
     >>> nanquantile(fnp.array([1.0, fnp.nan, 3.0]), 0.5)
     Array(2., dtype=float64)
     """
+    check_arraylike("nanquantile", a, q)
     return _quantile("nanquantile", a, q, axis, out, method, keepdims, interpolation, nan=True)
 
 
@@ -528,6 +552,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     >>> percentile(fnp.array([1.0, 2.0, 3.0, 4.0]), 50)
     Array(2.5, dtype=float64)
     """
+    check_arraylike("percentile", a, q)
     return _quantile("percentile", a, q, axis, out, method, keepdims, interpolation, nan=False)
 
 
@@ -538,6 +563,7 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
     >>> nanpercentile(fnp.array([1.0, fnp.nan, 3.0]), 50)
     Array(2., dtype=float64)
     """
+    check_arraylike("nanpercentile", a, q)
     return _quantile("nanpercentile", a, q, axis, out, method, keepdims, interpolation,
                      nan=True)
 
@@ -548,6 +574,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     >>> median(fnp.array([3, 1, 4, 2]))
     Array(2.5, dtype=float64)
     """
+    check_arraylike("median", a)
     return _median("median", a, axis, out, keepdims, nan=False)
 
 
@@ -557,6 +584,7 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     >>> nanmedian(fnp.array([3.0, fnp.nan, 1.0]))
     Array(2., dtype=float64)
     """
+    check_arraylike("nanmedian", a)
     return _median("nanmedian", a, axis, out, keepdims, nan=True)
 
 

@@ -16,7 +16,7 @@ from .. import lax
 from .. import primitives as P
 from ..core import dtypes
 from ..core.trace import get_aval
-from ._core import _operand, convert, ufunc_operands, unsupported_out
+from ._core import _operand, check_arraylike, convert, ufunc_operands, unsupported_out
 from ._plans import Plans, replay, signature
 
 _ALL = []
@@ -58,6 +58,7 @@ def _make(np_ufunc, impl, name=None, *, scalars=True, ordered=False):
         if len(args) != nin:
             raise TypeError(f"fnp.{name} takes {nin} positional argument{'s' * (nin > 1)}, "
                             f"got {len(args)}")
+        check_arraylike(name, *args)
         unsupported_out(name, out)
         if where is not None:
             raise NotImplementedError(
@@ -378,6 +379,7 @@ def power(x1, x2, out=None, *, dtype=None):
     >>> power(fnp.array([2.0, 3.0]), 2)
     Array([4., 9.], dtype=float64)
     """
+    check_arraylike("power", x1, x2)
     unsupported_out("power", out)
     if type(x2) is int and type(x1) not in (bool, int, float) and dtype is None:
         (x, _), _, _ = ufunc_operands("power", np.power, [x1, x2])
@@ -621,6 +623,7 @@ def modf(x, out=None):
     >>> modf(fnp.array([-2.5, 3.0]))
     (Array([-0.5,  0. ], dtype=float64), Array([-2.,  3.], dtype=float64))
     """
+    check_arraylike("modf", x)
     unsupported_out("modf", out)
     (x,), _, weak = ufunc_operands("modf", np.modf, [x])
     whole = _trunc(x)
