@@ -107,6 +107,9 @@ def test_transformations_of_a_traced_program_keep_each_equations_line():
     # vmap and grad re-run jit's traced program (eval_jaxpr): what they stage for an equation
     # is recorded at the line that wrote it, not at the line that called the transformation.
     first = uses_log.__code__.co_firstlineno
+    # The same operations written elsewhere first: shared caches (fnp's per-signature plans,
+    # derivative rules) must not lend that code's lines to uses_log's equations.
+    ft.make_jaxpr(ft.vmap(ft.grad(lambda x: fnp.log(fnp.sin(x) - 2.0) * 3.0)))(np.ones(3))
     jaxpr = ft.make_jaxpr(ft.vmap(ft.grad(ft.jit(uses_log))))(np.ones(3))
     forward = jaxpr.eqns[0].params["jaxpr"]
     lines = {e.prim.name: e.source.lineno for e in forward.eqns}

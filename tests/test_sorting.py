@@ -349,7 +349,7 @@ def test_nanmedian_and_median_with_nans(x, data):
 def test_quantile_dtypes_and_special_cases():
     x = np.arange(10)
     check_against(lambda a: fnp.quantile(a, 1), lambda a: np.quantile(a, 1), x)  # int stays
-    check_against(lambda a: fnp.quantile(a, [0, 1]), lambda a: np.quantile(a, [0, 1]), x)
+    check_against(lambda a: fnp.quantile(a, fnp.array([0, 1])), lambda a: np.quantile(a, [0, 1]), x)
     x32 = np.linspace(0, 1, 7, dtype=np.float32)
     check_against(lambda a: fnp.quantile(a, 0.3), lambda a: np.quantile(a, 0.3), x32)
     check_against(lambda a, q: fnp.quantile(a, q), lambda a, q: np.quantile(a, q), x32,

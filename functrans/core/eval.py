@@ -21,7 +21,13 @@ def eval_jaxpr(jaxpr: Jaxpr, *args) -> list:
     def read(x):
         return x.bound if type(x) is Literal else env[x]
 
-    outer = replay.source
+    if replay.source is not None:
+        # Inside another equation's replay (a rule's cached program, a nested call): that
+        # equation's line stands; a cached rule's own lines belong to whoever traced it first.
+        for eqn in jaxpr.eqns:
+            outs = eqn.prim.bind(*map(read, eqn.inputs), **eqn.params)
+            env.update(zip(eqn.outputs, outs))
+        return [read(x) for x in jaxpr.outvars]
     try:
         for eqn in jaxpr.eqns:
             # What this binding stages keeps the equation's recorded line (see source_info).
@@ -29,5 +35,5 @@ def eval_jaxpr(jaxpr: Jaxpr, *args) -> list:
             outs = eqn.prim.bind(*map(read, eqn.inputs), **eqn.params)
             env.update(zip(eqn.outputs, outs))
     finally:
-        replay.source = outer
+        replay.source = None
     return [read(x) for x in jaxpr.outvars]

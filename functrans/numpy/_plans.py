@@ -82,6 +82,8 @@ class Plans:
         except Exception:  # noqa: BLE001  (not traceable alone: the general path stays)
             self.table[key] = None
             return
+        for eqn in jaxpr.eqns:  # shared by every caller: each replay records its caller's line
+            eqn.source = None
         run = _replay(jaxpr)
         self.table[key] = None if run is None else (run, tuple(dynamic))
 

@@ -131,7 +131,7 @@ def full_like(a, fill_value, dtype=None, shape=None):
     Array([9, 9], dtype=int64)
     """
     if hasattr(a, "shape") and hasattr(a, "dtype"):  # ShapeDtypeStruct too, as JAX
-        check_arraylike("full_like", fill_value)
+        check_arraylike("full_like", 0, fill_value)  # (0 holds a's place in the message)
     else:
         check_arraylike("full_like", a, fill_value)
     s, d = _like(a, dtype, shape)
