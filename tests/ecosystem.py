@@ -16,7 +16,8 @@ import sys
 import tempfile
 import textwrap
 
-PINS = ("optax==0.2.8", "chex==0.1.92")
+PINS = ("optax==0.2.8", "chex==0.1.92", "equinox==0.13.8", "flax==0.12.8", "numpyro==0.22.0",
+        "blackjax==1.7.1")
 """The libraries tested, at the versions tested (their JAX-free dependencies are in the
 ``[ecosystem]`` extra of pyproject.toml)."""
 

@@ -32,10 +32,10 @@ MODULES = {
     "jax": "functrans.as_jax.jax_root",
     "jax.core": "functrans.as_jax.jax_core",
     "jax.version": "functrans.as_jax.jax_version",
-    # JAX's internals that libraries import when they are imported (chex's restrict_backends
-    # replaces the compile function: functrans's jit calls it for every compile).
-    "jax._src": "functrans.as_jax.jax_src",
+    # JAX's internals that libraries import (chex's restrict_backends replaces the compile
+    # function: functrans's jit calls it for every compile); the others are jax_src's modules.
     "jax._src.compiler": "functrans.core.compiler",
+    "jax._src.flatten_util": "functrans.flatten_util",
 }
 """``jax`` modules that are not ``functrans`` modules of the same path."""
 
@@ -52,12 +52,14 @@ PUBLIC = frozenset({
 def target(name: str) -> str | None:
     """The functrans module that ``jax`` module ``name`` is, or None if there is none.
 
-        >>> target("jax.numpy.linalg"), target("jax._src.core")
-        ('functrans.numpy.linalg', None)
+        >>> target("jax.numpy.linalg"), target("jax._src.traceback_util"), target("jax.foo")
+        ('functrans.numpy.linalg', 'functrans.as_jax.jax_src.traceback_util', None)
     """
     if name in MODULES:
         return MODULES[name]
     parts = name.split(".")
+    if parts[:2] == ["jax", "_src"]:
+        return ".".join(["functrans.as_jax.jax_src"] + parts[2:])
     if parts[0] != "jax" or len(parts) < 2 or parts[1] not in PUBLIC:
         return None
     return "functrans." + ".".join(parts[1:])

@@ -69,9 +69,16 @@ _STDLIB_HELPERS = ("contextlib.py", "functools.py", "threading.py")
 
 def register_internal_dir(directory: str) -> None:
     """Mark a source directory as internal, so source_info() skips its frames."""
+    register_internal_path(os.path.abspath(directory) + os.sep)
+
+
+def register_internal_path(prefix: str) -> None:
+    """Mark source files whose path starts with ``prefix`` (a file, or a directory ending in a
+    separator) as internal: a library's own frames, which source_info() skips."""
     global _PACKAGE_DIRS
-    _PACKAGE_DIRS = _PACKAGE_DIRS + (os.path.abspath(directory) + os.sep,)
-    _internal_code.clear()
+    if prefix not in _PACKAGE_DIRS:
+        _PACKAGE_DIRS = _PACKAGE_DIRS + (prefix,)
+        _internal_code.clear()
 
 
 register_internal_dir(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # functrans/
