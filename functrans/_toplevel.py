@@ -17,6 +17,7 @@ from .transforms.autodiff import jacrev
 from .transforms.autodiff.jvp import instantiate
 from .transforms.autodiff.transpose import backward_pass
 from .tree_util import Partial, tree_flatten, tree_map, tree_unflatten
+from functrans.core.dtypes import kind as dtype_kind
 
 __all__ = ["device_get", "effects_barrier", "jacobian", "linear_transpose", "typeof"]
 
@@ -73,7 +74,7 @@ def effects_barrier() -> None:
 
 
 def _dtypes_ok(dtypes) -> bool:
-    kinds = {d.kind for d in dtypes}
+    kinds = {dtype_kind(d) for d in dtypes}
     return kinds <= set("fc") or kinds <= set("iu")
 
 

@@ -29,6 +29,7 @@ from functrans.transforms.autodiff.jvp import SymbolicZero, instantiate, tangent
 from functrans.tree_util import tree_flatten, tree_map, tree_unflatten
 
 from ._linear_call import linear_call
+from functrans.core.dtypes import kind as dtype_kind
 
 __all__ = ["CustomVJPPrimal", "SymbolicZero", "closure_convert", "custom_jvp",
            "custom_jvp_call_p", "custom_vjp", "custom_vjp_call_p",
@@ -87,7 +88,7 @@ def closure_convert(fun, *example_args):
     jaxpr = trace_to_jaxpr(flat_fun, [get_aval(x) for x in flat], name="closure_convert")
     kept_vars, kept, hoisted_vars, hoisted = [], [], [], []
     for v, c in zip(jaxpr.constvars, jaxpr.consts):
-        if isinstance(c, Tracer) and v.aval.dtype.kind in "fc":
+        if isinstance(c, Tracer) and dtype_kind(v.aval.dtype) in "fc":
             hoisted_vars.append(v)
             hoisted.append(c)
         else:

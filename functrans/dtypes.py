@@ -8,9 +8,10 @@
     >>> float0
     dtype([('float0', 'V')])
 
-functrans's dtypes are NumPy's (bool, integers, float16/32/64, complex64/128): ``bfloat16`` and
-JAX's other narrow floats are not supported, and PRNG keys are raw ``uint32[2]`` arrays, so
-no value has the extended dtype :class:`prng_key` (as with JAX's ``random.PRNGKey`` keys).
+functrans's dtypes are NumPy's (bool, integers, float16/32/64, complex64/128) and, when the
+``ml_dtypes`` package is installed, ``bfloat16`` and the float8 types (computed through
+float32, as JAX does on CPU). PRNG keys are raw ``uint32[2]`` arrays, so no value has the
+extended dtype :class:`prng_key` (as with JAX's ``random.PRNGKey`` keys).
 """
 from __future__ import annotations
 
@@ -48,9 +49,9 @@ class prng_key(extended):
     """
 
 
-class TypePromotionError(ValueError):
-    """Promotion refused under JAX's ``jax_numpy_dtype_promotion="strict"``. functrans always
-    promotes as NumPy 2 does (the "standard" mode), so it never raises this."""
+TypePromotionError = _core.TypePromotionError
+"""Promotion refused: functrans promotes as NumPy 2 does (JAX's "standard" mode), except that
+the float8 types meet no other floating type, as in JAX."""
 
 
 def _is_scalar_type(x) -> bool:
@@ -73,6 +74,8 @@ def issubdtype(a, b) -> bool:
     (False, True)
     """
     a, b = _scalar_type_arg(a), _scalar_type_arg(b)
+    if _core.is_narrow_float(a):  # NumPy does not know bfloat16 is a float
+        return _core.narrow_issubdtype(a, b)
     if issubclass(b, extended):
         return issubclass(a, b)
     return bool(np.issubdtype(a, b))
@@ -190,7 +193,7 @@ def scalar_type_of(x) -> type:
     """
     if type(x) in (bool, int, float, complex):
         return type(x)
-    kind = _dtype_arg(x).kind
+    kind = _core.kind(_dtype_arg(x))
     types = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
     if kind not in types:
         raise TypeError(f"scalar_type_of: {x!r:.60} has dtype kind {kind!r}, which has no "

@@ -128,17 +128,18 @@ def _result_type(dts) -> np.dtype:
 def _join(a, b):
     if a is _WEAK_FLOAT or b is _WEAK_FLOAT:
         other = b if a is _WEAK_FLOAT else a
-        return other if other is not _WEAK_FLOAT and other.kind in "fc" else _WEAK_FLOAT
+        return other if other is not _WEAK_FLOAT and dtypes.kind(other) in "fc" else _WEAK_FLOAT
     if a == b:
         return a
-    if _RANK[a.kind] != _RANK[b.kind]:
-        hi, lo = (a, b) if _RANK[a.kind] > _RANK[b.kind] else (b, a)
-        if hi.kind == "c" and lo.kind == "f":  # the complex type whose parts hold the float
+    if _RANK[dtypes.kind(a)] != _RANK[dtypes.kind(b)]:
+        hi, lo = (a, b) if _RANK[dtypes.kind(a)] > _RANK[dtypes.kind(b)] else (b, a)
+        # the complex type whose parts hold the float
+        if dtypes.kind(hi) == "c" and dtypes.kind(lo) == "f":
             return np.dtype(f"complex{8 * max(hi.itemsize, 2 * lo.itemsize)}")
         return hi
-    if a.kind == b.kind:
+    if dtypes.kind(a) == dtypes.kind(b):
         return a if a.itemsize >= b.itemsize else b
-    signed, unsigned = (a, b) if a.kind == "i" else (b, a)
+    signed, unsigned = (a, b) if dtypes.kind(a) == "i" else (b, a)
     if signed.itemsize > unsigned.itemsize:
         return signed
     if unsigned.itemsize == 8:

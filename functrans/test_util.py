@@ -22,6 +22,7 @@ from .core import dtypes as _dtypes
 from .core.config import config
 from .transforms.autodiff import jvp, linearize, vjp
 from .tree_util import tree_map, tree_reduce
+from functrans.core.dtypes import kind as dtype_kind
 
 __all__ = ["check_grads", "check_jvp", "check_vjp"]
 
@@ -145,7 +146,7 @@ def _scalar_mul(xs, a):
 def _rand_like(rng, x):
     shape, dtype = np.shape(x), _dtype(x)
     values = np.asarray(rng.randn(*shape), dtype=dtype)
-    if dtype.kind == "c":
+    if dtype_kind(dtype) == "c":
         values = values + dtype.type(1j) * np.asarray(rng.randn(*shape), dtype=dtype)
     return values.item() if _is_python_scalar(x) else values
 

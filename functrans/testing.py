@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from .transforms.autodiff.check import check_grads  # noqa: F401  (ft.testing.check_grads)
+from functrans.core.dtypes import kind as dtype_kind
 
 try:
     from hypothesis import strategies as st
@@ -92,9 +93,9 @@ def int_elements(dtype, lo=None, hi=None):
 
 def elements_for(dtype, bound=1e3, specials=False, int_range=(None, None)):
     dtype = np.dtype(dtype)
-    if dtype.kind == "f":
+    if dtype_kind(dtype) == "f":
         return float_elements(dtype, bound, specials)
-    if dtype.kind == "b":
+    if dtype_kind(dtype) == "b":
         return st.booleans()
     return int_elements(dtype, *int_range)
 
@@ -152,7 +153,7 @@ def axes(ndim, allow_none=True, allow_tuple=True):
 def eps(dtype) -> float:
     """Machine epsilon of a float dtype (0 for exact dtypes)."""
     dtype = np.dtype(dtype)
-    return float(np.finfo(dtype).eps) if dtype.kind == "f" else 0.0
+    return float(np.finfo(dtype).eps) if dtype_kind(dtype) == "f" else 0.0
 
 
 def _leaves(x):
@@ -170,7 +171,7 @@ def assert_close(got, want, *, ulps=0.0, atol=0.0, signed_zeros=True, what="resu
     g, w = np.asarray(got), np.asarray(want)
     assert g.shape == w.shape, f"{what}: shape {g.shape} != expected {w.shape}"
     assert g.dtype == w.dtype, f"{what}: dtype {g.dtype} != expected {w.dtype}"
-    if w.dtype.kind != "f":
+    if dtype_kind(w.dtype) != "f":
         assert np.array_equal(g, w), f"{what}: values differ\n got {g!r}\nwant {w!r}"
         return
     gnan, wnan = np.isnan(g), np.isnan(w)
@@ -306,8 +307,8 @@ def check_against(fn, oracle, *args, ulps=0.0, atol=0.0, signed_zeros=True, trac
             o = np.asarray(o)
             assert o.shape == g.shape and o.dtype == g.dtype, \
                 f"traced output {i}: {o.dtype}{list(o.shape)} != eager {g.dtype}{list(g.shape)}"
-            same = np.array_equal(o, g, equal_nan=o.dtype.kind == "f")
-            if same and o.dtype.kind == "f":
+            same = np.array_equal(o, g, equal_nan=dtype_kind(o.dtype) == "f")
+            if same and dtype_kind(o.dtype) == "f":
                 same = np.array_equal(np.signbit(o), np.signbit(g))
             assert same, f"traced output {i} differs from eager\ntraced {o!r}\n eager {g!r}"
     return got

@@ -152,13 +152,15 @@ def test_config_reads_and_accepts_jax_flag_names():
         ft.config.jax_no_such_flag
 
 
-def test_narrow_float_types_are_named_and_refused_by_name():
+def test_narrow_types_are_named_floats_compute_and_integers_are_refused():
+    # Their arithmetic is tested in test_narrow_floats.py.
     pytest.importorskip("ml_dtypes")  # installed with the [ecosystem] extra (in [dev])
     assert fnp.ones(2).dtype != fnp.bfloat16 and np.dtype(fnp.float8_e4m3fn).itemsize == 1
-    with pytest.raises(ft.UnsupportedDtypeError, match="dtype bfloat16"):
-        fnp.ones(2, dtype=fnp.bfloat16)
-    with pytest.raises(TypeError, match="leaf 0: value has dtype float8_e5m2"):
-        ft.jit(lambda x: x * 2)(np.ones(2, dtype=fnp.float8_e5m2))
+    assert fnp.ones(2, dtype=fnp.bfloat16).dtype == fnp.bfloat16
+    out = ft.jit(lambda x: x * 2)(np.ones(2, dtype=fnp.float8_e5m2))
+    assert out.dtype == fnp.float8_e5m2 and np.asarray(out, np.float32).tolist() == [2.0, 2.0]
+    with pytest.raises(TypeError, match="leaf 0: value has dtype int4"):
+        ft.jit(lambda x: x * 2)(np.ones(2, dtype=fnp.int4))
 
 
 def test_log_compiles_logs_each_compile_and_checking_leaks_checks(caplog):

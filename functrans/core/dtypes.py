@@ -18,12 +18,29 @@ uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.u
 float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
 complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
+try:  # an optional dependency: JAX's libraries use its types, NumPy has none of them
+    import ml_dtypes as _ml_dtypes
+except ImportError:
+    _ml_dtypes = None
+
+NARROW_FLOATS = tuple(np.dtype(getattr(_ml_dtypes, n)) for n in (
+    "bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
+    "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn")
+    if hasattr(_ml_dtypes, n))
+"""bfloat16 and the float8/float4 types of ``ml_dtypes`` (when it is installed). As in JAX on
+CPU, every operation on them computes in float32 and rounds its result to the narrow type
+(see ``widen``); NumPy calls their kind ``'V'``, functrans's :func:`kind` calls it ``'f'``."""
+_NARROW = frozenset(NARROW_FLOATS) | frozenset(d.type for d in NARROW_FLOATS)
+
 SUPPORTED_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-                    float16, float32, float64, complex64, complex128)
+                    float16, float32, float64, complex64, complex128) + NARROW_FLOATS
 _SUPPORTED = frozenset(SUPPORTED_DTYPES)
 _TO_32 = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
 
-_SHORT = {d: ("bool" if d == bool_ else f"{d.kind}{8 * d.itemsize}") for d in SUPPORTED_DTYPES}
+_SHORT = {d: ("bool" if d == bool_ else f"{d.kind}{8 * d.itemsize}") for d in SUPPORTED_DTYPES
+          if d not in _NARROW}
+_SHORT.update({d: "bf16" if d.name == "bfloat16" else
+               d.name.replace("float8_", "f8_").replace("float4_", "f4_") for d in NARROW_FLOATS})
 
 # Placeholder Python scalars let np.result_type apply NEP 50's weak-scalar rules for us.
 _WEAK_PLACEHOLDER = {"b": True, "i": 0, "u": 0, "f": 0.0, "c": 0j}
@@ -31,6 +48,11 @@ _WEAK_PLACEHOLDER = {"b": True, "i": 0, "u": 0, "f": 0.0, "c": 0j}
 
 class UnsupportedDtypeError(TypeError):
     """A value or requested dtype is outside functrans' supported set."""
+
+
+class TypePromotionError(ValueError):
+    """Types that do not promote implicitly (JAX's ``jax.dtypes.TypePromotionError``): the
+    float8 types meet no other type but integers, bools and weak scalars."""
 
 
 def canonicalize_dtype(dtype, *, what: str = "value") -> np.dtype:
@@ -54,6 +76,39 @@ def canonicalize_dtype(dtype, *, what: str = "value") -> np.dtype:
     if not config.enable_x64:
         d = _TO_32.get(d, d)
     return d
+
+
+def is_narrow_float(dtype) -> bool:
+    """Whether ``dtype`` (a dtype or a scalar type) is bfloat16 or a float8/float4 type
+    (computed through float32).
+
+    >>> is_narrow_float(float16)
+    False
+    """
+    return dtype in _NARROW
+
+
+def kind(dtype) -> str:
+    """``dtype.kind``, except that the narrow float types are ``'f'`` (NumPy says ``'V'``).
+
+    >>> kind(int8), kind(float32)
+    ('i', 'f')
+    """
+    d = dtype if type(dtype) is not type else np.dtype(dtype)
+    if not isinstance(d, np.dtype):
+        d = np.dtype(d)
+    return "f" if d in _NARROW else d.kind
+
+
+def narrow_issubdtype(a, b) -> bool:
+    """``np.issubdtype`` for the narrow float types, which NumPy does not place under
+    ``np.floating`` (JAX does).
+
+        >>> narrow_issubdtype(NARROW_FLOATS[0], np.floating) if NARROW_FLOATS else True
+        True
+    """
+    b = b if isinstance(b, type) and issubclass(b, np.generic) else np.dtype(b).type
+    return b is np.dtype(a).type or b in (np.floating, np.inexact, np.number, np.generic)
 
 
 def short_name(dtype: np.dtype) -> str:
@@ -95,7 +150,7 @@ def is_python_scalar(x) -> bool:
 
 
 def is_float(dtype) -> bool:
-    return np.dtype(dtype).kind == "f"
+    return kind(dtype) == "f"
 
 
 def is_complex(dtype) -> bool:
@@ -134,7 +189,7 @@ def is_bool(dtype) -> bool:
 
 
 def is_inexact(dtype) -> bool:
-    return np.dtype(dtype).kind in "fc"
+    return kind(dtype) in "fc"
 
 
 def result_type(*dtypes_weak: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
@@ -148,6 +203,8 @@ def result_type(*dtypes_weak: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
     first = dtypes_weak[0]
     if all(dw == first for dw in dtypes_weak):
         return first
+    if _NARROW and any(d in _NARROW for d, _ in dtypes_weak):
+        return _narrow_result_type(dtypes_weak), False
     args = [(_WEAK_PLACEHOLDER[d.kind] if w else d) for d, w in dtypes_weak]
     weak = all(w for _, w in dtypes_weak)
     if weak:
@@ -160,13 +217,40 @@ def result_type(*dtypes_weak: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
     return canonicalize_dtype(np.result_type(*args)), False
 
 
+def _narrow_result_type(dtypes_weak) -> np.dtype:
+    # JAX's lattice where a narrow float takes part: integers, bools and weak floats take the
+    # float's type; two different 16-bit-or-narrower floats meet at float32; a wider float or
+    # a complex value wins as usual.
+    strong = {d for d, w in dtypes_weak if not w}
+    eight = {d for d in strong if d in _NARROW and d.itemsize == 1}
+    if eight and len({d for d in strong if kind(d) in "fc"}) > 1:
+        names = ", ".join(sorted(d.name for d in strong))
+        raise TypePromotionError(
+            f"the types ({names}) have no implicit promotion: 8-bit floats promote only with "
+            "integers, bools and Python scalars; convert explicitly, e.g. x.astype('float32')")
+    kinds = {kind(d) for d, _ in dtypes_weak}
+    wide = any(d in (float64, complex128) for d in strong)
+    if "c" in kinds:
+        return canonicalize_dtype(complex128 if wide else complex64)
+    floats = {d for d in strong if kind(d) == "f"}
+    if wide:
+        return canonicalize_dtype(float64)
+    if float32 in floats or len(floats) > 1:
+        return float32
+    return floats.pop() if floats else next(d for d in strong if d in _NARROW)
+
+
 def promote_types(a, b) -> np.dtype:
     """Promotion of two strong dtypes (``np.promote_types`` restricted to the supported set)."""
-    return canonicalize_dtype(np.promote_types(canonicalize_dtype(a), canonicalize_dtype(b)))
+    a, b = canonicalize_dtype(a), canonicalize_dtype(b)
+    if a in _NARROW or b in _NARROW:
+        return _narrow_result_type([(a, False), (b, False)])
+    return canonicalize_dtype(np.promote_types(a, b))
 
 
 def finfo(dtype):
-    return np.finfo(canonicalize_dtype(dtype))
+    d = canonicalize_dtype(dtype)
+    return _ml_dtypes.finfo(d) if d in _NARROW else np.finfo(d)
 
 
 def iinfo(dtype):

@@ -246,11 +246,33 @@ class nan_source:
 
 def _check_nans(prim, vals, params, outs):
     for o in outs:
-        if o.dtype.kind == "f" and np.isnan(o).any():
+        if dtypes.kind(o.dtype) == "f" and np.isnan(o).any():
             locate = getattr(prim, "locate_nan", None)
             if locate is not None:  # a compiled call: name the primitive inside it
                 locate(vals, params)
             raise nan_error(prim)
+
+
+_NARROW = frozenset(dtypes.NARROW_FLOATS)
+_FLOAT32 = np.dtype(np.float32)
+
+
+def impl_via_float32(prim, vals, params, out_avals) -> list:
+    """``prim.impl`` where a value is bfloat16 or float8: as JAX does on CPU, the operation
+    computes in float32 and its results are rounded to their narrow types (one rounding per
+    operation). Primitives with the ``"narrow_native"`` trait (bitcasts) see the values as
+    they are.
+
+        >>> import ml_dtypes
+        >>> from functrans.primitives import add_p
+        >>> x = np.array([1.0, 2.0], ml_dtypes.bfloat16)
+        >>> impl_via_float32(add_p, [x, x], {}, [ShapedArray((2,), x.dtype)])[0].dtype
+        dtype(bfloat16)
+    """
+    if "narrow_native" not in prim.traits:
+        vals = [v.astype(_FLOAT32) if getattr(v, "dtype", None) in _NARROW else v for v in vals]
+    return [o if np.asarray(o).dtype == a.dtype else np.asarray(o).astype(a.dtype)
+            for o, a in zip(prim.impl(*vals, **params), out_avals)]
 
 
 def check_impl_outputs(prim, outs, out_avals):
@@ -275,16 +297,19 @@ class EvalTrace(Trace):
         super().__init__(None)
 
     def process_primitive(self, prim, args, params):
-        sig, vals, user = [], [], None
+        sig, vals, user, narrow = [], [], None, False
         for x in args:
             if type(x) is Array:
                 v = x._value
                 sig.append((v.shape, v.dtype, x._weak))
                 vals.append(v)
+                if v.dtype in _NARROW:
+                    narrow = True
             elif type(x) is np.ndarray and x.ndim:
                 # The caller's array itself: outputs that could alias it are copied below.
                 d = dtypes.canonicalize_dtype(x.dtype)
                 sig.append((x.shape, d, False))
+                narrow = narrow or d in _NARROW
                 if d != x.dtype:
                     vals.append(x.astype(d))
                 else:
@@ -296,12 +321,16 @@ class EvalTrace(Trace):
             else:
                 aval = get_aval(x)
                 sig.append((aval.shape, aval.dtype, aval.weak_type))
+                narrow = narrow or aval.dtype in _NARROW
                 vals.append(to_numpy(x, aval))  # (a read-only view: wrapping an output that
                 # is the input itself must not freeze the caller's array)
                 if type(x) is np.ndarray and x.flags.writeable:
                     user = (user or []) + [x]
         out_avals = type_rule(prim, sig, params)
-        outs = prim.impl(*vals, **params)
+        if narrow:
+            outs = impl_via_float32(prim, vals, params, out_avals)
+        else:
+            outs = prim.impl(*vals, **params)
         if config.check_jaxprs:
             check_impl_outputs(prim, outs, out_avals)
         result = []

@@ -27,6 +27,7 @@ from functrans.tree_util import tree_unflatten
 from .checkify_check import check_p
 from .checkify_errors import (DivisionByZeroError, NaNError, OOBError, assert_func, init_error,
                               update_error)
+from functrans.core.dtypes import kind as dtype_kind
 
 # prim -> rule(ctx, error, *args, **params) -> (error, outputs)
 checkify_rules: dict = {}
@@ -74,7 +75,7 @@ def check_nans(ctx, prim, error, outs):
     """``error`` updated with a NaNError if an inexact output of ``prim`` holds a NaN."""
     if NaNError not in ctx.enabled:
         return error
-    preds = [_any(fnp.isnan(o)) for o in outs if get_aval(o).dtype.kind in "fc"]
+    preds = [_any(fnp.isnan(o)) for o in outs if dtype_kind(get_aval(o).dtype) in "fc"]
     if not preds:
         return error
     pred = preds[0]

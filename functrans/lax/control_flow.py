@@ -99,7 +99,7 @@ def _index_of(pred, what):
     aval = get_aval(pred)
     if aval.shape != ():
         raise TypeError(f"{what}: the predicate must be a scalar, got shape {aval.shape}")
-    if aval.dtype.kind not in "biu":
+    if dtypes.kind(aval.dtype) not in "biu":
         raise TypeError(f"{what}: the predicate must be a boolean or integer scalar, got "
                         f"{aval.str_short()}")
     return aval
@@ -123,9 +123,10 @@ def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
                             f"{operands!r:.60}")
         operands = (operand,)
     _index_of(pred, "cond")
+    pred_dtype = get_aval(pred).dtype
     index = P.convert_element_type_p.bind1(
-        P.ne_p.bind1(pred, np.zeros((), get_aval(pred).dtype)[()]) if get_aval(pred).dtype.kind
-        != "b" else pred, new_dtype=np.dtype(np.int32), weak_type=False)
+        P.ne_p.bind1(pred, np.zeros((), pred_dtype)[()]) if dtypes.kind(pred_dtype) != "b"
+        else pred, new_dtype=np.dtype(np.int32), weak_type=False)
     return _switch(index, (false_fun, true_fun), operands, "cond", ("false_fun", "true_fun"))
 
 
@@ -136,7 +137,7 @@ def switch(index, branches, *operands):
     Array(15, dtype=int64, weak_type=True)
     """
     aval = get_aval(index)
-    if aval.shape != () or aval.dtype.kind not in "iu":
+    if aval.shape != () or dtypes.kind(aval.dtype) not in "iu":
         raise TypeError(f"switch: the index must be an integer scalar, got {aval.str_short()}")
     branches = tuple(branches)
     if not branches:
@@ -196,7 +197,7 @@ def while_loop(cond_fun, body_fun, init_val):
     cond_j, c_consts, c_tree = _trace(cond_fun, tree, avals, f"while_loop cond "
                                       f"({fun_name(cond_fun)})")
     outs = cond_j.out_avals
-    if len(outs) != 1 or outs[0].shape != () or outs[0].dtype.kind != "b":
+    if len(outs) != 1 or outs[0].shape != () or dtypes.kind(outs[0].dtype) != "b":
         raise TypeError(f"while_loop: cond_fun must return a boolean scalar, got "
                         f"[{_types_str(outs)}]")
     result = P.while_p.bind(*c_consts, *b_consts, *leaves, cond_jaxpr=cond_j, body_jaxpr=body,
@@ -210,7 +211,7 @@ def _static_int(x):
     if isinstance(x, Tracer):
         return None
     v = concrete_of(x)
-    if v is not None and v.shape == () and v.dtype.kind in "iu":
+    if v is not None and v.shape == () and dtypes.kind(v.dtype) in "iu":
         return int(v)
     return None
 
@@ -238,7 +239,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         (_, result), _ = scan(step, (i0, init_val), None, length=n)
         return result
     lower_a, upper_a = get_aval(lower), get_aval(upper)
-    if lower_a.dtype.kind not in "iu" or upper_a.dtype.kind not in "iu":
+    if dtypes.kind(lower_a.dtype) not in "iu" or dtypes.kind(upper_a.dtype) not in "iu":
         raise TypeError(f"fori_loop bounds must be integers, got {lower_a.str_short()} and "
                         f"{upper_a.str_short()}")
     dtype = np.result_type(lower_a.dtype, upper_a.dtype)

@@ -13,6 +13,7 @@ import numpy as np
 from .. import primitives as P
 from ..core.trace import get_aval
 from ..primitives.linalg_rules import mT
+from functrans.core.dtypes import kind as dtype_kind
 
 __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eigh", "svd",
            "eig", "symmetrize"]
@@ -119,7 +120,7 @@ def lu_pivots_to_permutation(pivots, permutation_size: int):
     from .ops import broadcast_in_dim, dynamic_index_in_dim, iota, select
     pivots = _arr(pivots)
     aval = get_aval(pivots)
-    if aval.ndim < 1 or aval.dtype.kind not in "iu":
+    if aval.ndim < 1 or dtype_kind(aval.dtype) not in "iu":
         raise TypeError(f"lax.linalg.lu_pivots_to_permutation: pivots must be an integer array "
                         f"of at least one dimension, got {aval.str_short()}")
     k, n = aval.shape[-1], int(permutation_size)

@@ -87,12 +87,13 @@ def match_weak(*args, name="op"):
         target, = strong
     else:
         weak = {_dtype(a) for a in args}
-        if len({d.kind for d in weak}) > 1:
+        if len({dtypes.kind(d) for d in weak}) > 1:
             raise _dtype_error(name, args)
         if len(weak) == 1:
             return args  # all weak, one dtype: the result stays weak (lax.add(1, 2))
         target, _ = dtypes.result_type(*[(d, True) for d in weak])
-    if any(target.kind not in _WEAK_TAKES[_dtype(a).kind] for a in args if _is_weak(a)):
+    if any(dtypes.kind(target) not in _WEAK_TAKES[dtypes.kind(_dtype(a))]
+           for a in args if _is_weak(a)):
         raise _dtype_error(name, args)
     return tuple(_convert_weak(a, target) if _is_weak(a) else a for a in args)
 
@@ -145,11 +146,12 @@ def pow(x, y):
     Array([8., 9.], dtype=float64)
     """
     xd, yd = _dtype(x), _dtype(y)
-    if xd.kind in "fc" and yd.kind in "iu":
+    if dtypes.kind(xd) in "fc" and dtypes.kind(yd) in "iu":
         # An integer exponent is exact in x's dtype; pow_p takes one dtype.
         return P.pow_p.bind1(x, _convert_weak(y, xd) if _is_weak(y) else
                              P.convert_element_type_p.bind1(y, new_dtype=xd, weak_type=False))
-    if xd.kind in "fc" and yd.kind in "fc" and xd != yd and not (_is_weak(x) or _is_weak(y)):
+    if (dtypes.kind(xd) in "fc" and dtypes.kind(yd) in "fc" and xd != yd
+            and not (_is_weak(x) or _is_weak(y))):
         raise TypeError("the first argument to pow must have an inexact dtype (float or "
                         "complex), and the second argument must have an inexact or integer "
                         f"dtype, and two inexact dtypes must match, but got {xd} and {yd} "
@@ -259,7 +261,7 @@ def clamp(min, x, max):
     """
     lo, x_, hi = match_weak(min, x, max, name="clamp")
     value = P.min_p.bind1(P.max_p.bind1(x_, lo), hi)
-    if get_aval(value).dtype.kind != "f":
+    if dtypes.kind(get_aval(value).dtype) != "f":
         return value  # no derivatives: the selects below only route tangents
     # JAX's derivatives: x's where min < x < max, min's where x < min < max, max's where
     # max < x, and zero elsewhere (at the boundaries too). Each select picks the operand whose
@@ -476,7 +478,7 @@ def rev(operand, dimensions):
 
 def _index_scalar(i):
     aval = get_aval(i)
-    if aval.shape or aval.dtype.kind not in "iu":
+    if aval.shape or dtypes.kind(aval.dtype) not in "iu":
         raise TypeError(f"dynamic indices must be integer scalars, got {aval.str_short()}")
     if type(i) is int:
         return np.asarray(i, dtypes.default_int_dtype())[()]
@@ -715,8 +717,9 @@ def top_k(operand, k):
         raise ValueError(f"top_k: k={k} must be between 0 and the last dimension ({n})")
     idx = broadcasted_iota(dtypes.int32, aval.shape, aval.ndim - 1)
     # Sort descending by key, ascending by index for ties: sort (-rank) keys built from order.
-    keys = neg(operand) if aval.dtype.kind == "f" else bitwise_not(operand) \
-        if aval.dtype.kind == "i" else sub(full_like(operand, np.iinfo(aval.dtype).max), operand)
+    kind = dtypes.kind(aval.dtype)
+    keys = neg(operand) if kind == "f" else bitwise_not(operand) \
+        if kind == "i" else sub(full_like(operand, np.iinfo(aval.dtype).max), operand)
     _, vals, inds = sort((keys, operand, idx), aval.ndim - 1, True, 1)
     start = (0,) * aval.ndim
     limit = aval.shape[:-1] + (k,)
@@ -733,8 +736,8 @@ def conj(x):
     Array([1.-2.j], dtype=complex128)
     """
     d = get_aval(x).dtype
-    if d.kind != "c":
-        x = convert_element_type(x, dtypes.complex_dtype(d if d.kind == "f" else
+    if dtypes.kind(d) != "c":
+        x = convert_element_type(x, dtypes.complex_dtype(d if dtypes.kind(d) == "f" else
                                                          dtypes.default_float_dtype()))
     return P.conj_p.bind1(x)
 

@@ -48,7 +48,7 @@ def pmean(x, axis_name):
     n = _axis_size(_names(axis_name))
 
     def mean(s):
-        if get_aval(s).dtype.kind != "f":
+        if dtypes.kind(get_aval(s).dtype) != "f":
             s = P.convert_element_type_p.bind1(s, new_dtype=dtypes.default_float_dtype(),
                                                weak_type=False)
         return P.div_p.bind1(s, np.asarray(n, get_aval(s).dtype)[()])

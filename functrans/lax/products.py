@@ -142,7 +142,8 @@ def canonicalize_precision(precision):
 
 
 def _bits(d: np.dtype) -> int:
-    return 1 if d.kind == "b" else 8 * (d.itemsize // 2 if d.kind == "c" else d.itemsize)
+    k = dtypes.kind(d)
+    return 1 if k == "b" else 8 * (d.itemsize // 2 if k == "c" else d.itemsize)
 
 
 def check_dot_preferred(result_dtype, preferred, precision) -> np.dtype:
@@ -154,7 +155,7 @@ def check_dot_preferred(result_dtype, preferred, precision) -> np.dtype:
     """
     if preferred is None or preferred == result_dtype:
         return result_dtype
-    if (not isinstance(precision, DotAlgorithmPreset) and result_dtype.kind != "f"
+    if (not isinstance(precision, DotAlgorithmPreset) and dtypes.kind(result_dtype) != "f"
             and _bits(preferred) < _bits(result_dtype)):
         raise TypeError("`preferred_element_type` must not be narrower than the original "
                         f"type, got preferred_element_type of {preferred} for result type "
@@ -170,7 +171,7 @@ def check_conv_preferred(input_dtype, preferred) -> None:
     """
     if preferred is None:
         return
-    i, p = input_dtype.kind, preferred.kind
+    i, p = dtypes.kind(input_dtype), dtypes.kind(preferred)
     if not (i in "iu" and p == "f"):
         groups = ("iu", "f", "c")
         if any(i in g and p not in g for g in groups):
@@ -195,7 +196,7 @@ def widens(in_dtype: np.dtype, out_dtype: np.dtype) -> bool:
     >>> widens(np.dtype("int8"), np.dtype("int32")), widens(np.dtype("float32"), np.dtype("int32"))
     (True, False)
     """
-    i, o = in_dtype.kind, out_dtype.kind
+    i, o = dtypes.kind(in_dtype), dtypes.kind(out_dtype)
     if i in "biu":
         return o in "biufc"
     if i == "f":
@@ -225,7 +226,7 @@ def bind_dot(lhs, rhs, dimension_numbers, precision, out_dtype):
                 f"lax.DotAlgorithmPreset.{precision.name}: functrans has no bfloat16, "
                 "tensorfloat32 or float8 arithmetic; use DEFAULT, F16_F16_F16, F32_F32_F32 or "
                 "F64_F64_F64")
-        if in_dtype.kind == "f":
+        if dtypes.kind(in_dtype) == "f":
             compute = _PRESET_DTYPES[precision]
     lhs, rhs = _cast(lhs, compute), _cast(rhs, compute)
     # The primitive's own precision stays None: CPU results never depend on a Precision,
@@ -239,9 +240,9 @@ def _type_properties(d: np.dtype):
     """What XLA ranks operand types by when a product mixes them: complex first, then
     exponent range, mantissa, width, signedness."""
     r = dtypes.real_dtype(d)
-    f = r.kind == "f"
-    return (d.kind == "c", np.finfo(r).maxexp if f else -1, np.finfo(r).nmant if f else -1,
-            _bits(r), r.kind != "u")
+    f = dtypes.kind(r) == "f"
+    return (dtypes.kind(d) == "c", np.finfo(r).maxexp if f else -1, np.finfo(r).nmant if f else -1,
+            _bits(r), dtypes.kind(r) != "u")
 
 
 def dot_result_dtype(lhs_dtype: np.dtype, rhs_dtype: np.dtype) -> np.dtype:

@@ -15,6 +15,7 @@ from ..core.trace import get_aval
 from ..numpy._core import asarray, convert, inexact_dtype
 from ..scipy.special import logsumexp  # noqa: F401  (jax.nn.logsumexp)
 from ..transforms.autodiff import custom_jvp
+from functrans.core.dtypes import kind as dtype_kind
 
 __all__ = ["relu", "relu6", "sigmoid", "log_sigmoid", "silu", "swish", "gelu", "softplus",
            "soft_sign", "elu", "selu", "celu", "leaky_relu", "hard_tanh", "hard_sigmoid",
@@ -304,7 +305,7 @@ def one_hot(x, num_classes, *, dtype=None, axis=-1):
     x = asarray(x)
     dtype = dtypes.default_float_dtype() if dtype is None else dtypes.canonicalize_dtype(dtype)
     xd = get_aval(x).dtype
-    if xd.kind == "b" or (xd.kind in "iu" and np.iinfo(xd).max < num_classes - 1):
+    if dtype_kind(xd) == "b" or (dtype_kind(xd) in "iu" and np.iinfo(xd).max < num_classes - 1):
         x = convert(x, dtypes.default_int_dtype())  # class numbers must fit the iota's dtype
     nd = get_aval(x).ndim + 1
     ax = axis % nd

@@ -192,7 +192,7 @@ def _type_key(x):
     if type(x) in _PY_SCALARS:
         return _WEAK_TYPE_FOR_KIND["b"] if type(x) is bool else type(x)
     aval = get_aval(x)
-    return _WEAK_TYPE_FOR_KIND[aval.dtype.kind] if aval.weak_type else aval.dtype
+    return _WEAK_TYPE_FOR_KIND[dtypes.kind(aval.dtype)] if aval.weak_type else aval.dtype
 
 
 @functools.lru_cache(maxsize=4096)
@@ -202,6 +202,8 @@ def resolve_loop(ufunc: np.ufunc, keys: tuple, x64: bool, dtype=None):
     ``dtype`` is NumPy's ``dtype=`` argument: it fixes the loop's output dtype (a signature),
     and the inputs must cast to the loop with ``same_kind`` casting, as in the ufunc call.
     """
+    if any(dtypes.is_narrow_float(k) for k in keys):
+        return _resolve_narrow_loop(ufunc, keys, x64, dtype)
     if dtype is None:
         resolved = ufunc.resolve_dtypes(keys + (None,) * ufunc.nout)
     else:
@@ -216,6 +218,21 @@ def resolve_loop(ufunc: np.ufunc, keys: tuple, x64: bool, dtype=None):
         return resolve_loop(ufunc, tuple(defaults[k] for k in keys), x64, dtype)
     return tuple(dtypes.canonicalize_dtype(d) for d in resolved[:ufunc.nin]), \
         dtypes.canonicalize_dtype(resolved[ufunc.nin])
+
+
+def _resolve_narrow_loop(ufunc, keys, x64, dtype):
+    # NumPy's loops for bfloat16/float8 (ml_dtypes') promote as NumPy does (int32 + bfloat16
+    # is float64); JAX keeps the narrow type: the types meet on JAX's lattice, and the loop is
+    # the float32 one, whose float32 parts then stand for the narrow type.
+    target = dtypes.result_type(*[(dtypes.python_scalar_dtype(k()), True) if isinstance(k, type)
+                                  else (k, False) for k in keys])[0]
+    if not dtypes.is_narrow_float(target):
+        wide = tuple(target if dtypes.is_narrow_float(k) else k for k in keys)
+        return resolve_loop(ufunc, wide, x64, dtype)
+    wide = tuple(k if isinstance(k, type) else dtypes.float32 for k in keys)
+    in_dtypes, out_dtype = resolve_loop(ufunc, wide, x64, dtype)
+    narrow = {dtypes.float32: target, dtypes.float64: target}
+    return tuple(narrow.get(d, d) for d in in_dtypes), narrow.get(out_dtype, out_dtype)
 
 
 def _shown(keys):
@@ -330,7 +347,7 @@ def normalize_axes(axis, ndim: int) -> tuple:
 def inexact_dtype(dtype) -> np.dtype:
     """The float dtype NumPy computes in for ``dtype`` (ints -> at least float16, as np.sin)."""
     dtype = np.dtype(dtype)
-    if dtype.kind in "fc":
+    if dtypes.kind(dtype) in "fc":
         return dtype
     return dtypes.canonicalize_dtype(np.promote_types(dtype, np.float16))
 

@@ -173,7 +173,7 @@ def _linspace_dtype(start, stop):
     """NumPy's linspace dtype: the operands' result type (Python scalars weak), made inexact."""
     from ._core import result_dtype
     d = result_dtype(start, stop)
-    return d if d.kind in "fc" else dtypes.default_float_dtype()
+    return d if dtypes.kind(d) in "fc" else dtypes.default_float_dtype()
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
@@ -216,7 +216,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     if axis != 0:
         from .shape_ops import moveaxis
         y = moveaxis(y, 0, normalize_axis(axis, get_aval(y).ndim))
-    if out_dtype.kind in "iu":
+    if dtypes.kind(out_dtype) in "iu":
         y = floor(y)
     y = convert(y, out_dtype)
     return (y, step) if retstep else y
@@ -630,7 +630,7 @@ def asarray_chkfinite(a, dtype=None, order=None):
     """
     from .indexing import _concrete
     a = asarray(a, dtype)
-    if get_aval(a).dtype.kind == "f":
+    if dtypes.kind(get_aval(a).dtype) == "f":
         c = _concrete(a)
         if c is None:
             raise TypeError("fnp.asarray_chkfinite: traced values cannot be checked; use "

@@ -41,7 +41,7 @@ def iscomplexobj(x) -> bool:
     d = getattr(x, "dtype", None)  # arrays, tracers and fnp's scalar types
     if not isinstance(d, np.dtype):
         d = get_aval(asarray(x)).dtype
-    return d.kind == "c"
+    return dtypes.kind(d) == "c"
 
 
 def isrealobj(x) -> bool:
@@ -102,7 +102,10 @@ def issubdtype(arg1, arg2) -> bool:
     >>> issubdtype("int8", fnp.integer), issubdtype(fnp.ones(2), fnp.floating)
     (True, True)
     """
-    return bool(np.issubdtype(_dtype_of(arg1), _dtype_of(arg2)))
+    a, b = _dtype_of(arg1), _dtype_of(arg2)
+    if dtypes.is_narrow_float(a):
+        return dtypes.narrow_issubdtype(a, b)  # NumPy does not know bfloat16 is a float
+    return bool(np.issubdtype(a, b))
 
 
 # The array API's kind names, as the dtype kinds they cover.
@@ -120,7 +123,7 @@ def isdtype(dtype, kind) -> bool:
     d = np.dtype(_dtype_of(dtype))
     for k in kind if isinstance(kind, tuple) else (kind,):
         if isinstance(k, str) and k in _KINDS:
-            if d.kind in _KINDS[k]:
+            if dtypes.kind(d) in _KINDS[k]:
                 return True
             continue
         if not (k is None or isinstance(k, (str, np.dtype, type)) or hasattr(k, "dtype")):

@@ -161,7 +161,7 @@ def choose(a, choices, out=None, mode="raise"):
     if out is not None:
         raise NotImplementedError("fnp.choose: out= is not supported; use the return value")
     a = asarray(a)
-    if get_aval(a).dtype.kind not in "iub" or not np.can_cast(get_aval(a).dtype, np.intp):
+    if dtypes.kind(get_aval(a).dtype) not in "iub" or not np.can_cast(get_aval(a).dtype, np.intp):
         raise TypeError(f"fnp.choose: the index array must be integers that cast safely to "
                         f"int64, got {get_aval(a).dtype}")
     choices = list(choices) if not isinstance(choices, (Array, Tracer, np.ndarray)) else [
@@ -279,7 +279,7 @@ def unravel_index(indices, shape, order="C"):
     if order not in ("C", "F"):
         raise ValueError(f"fnp.unravel_index: only 'C' or 'F' order is permitted, got {order!r}")
     idx = asarray(indices)
-    if get_aval(idx).dtype.kind not in "iu":
+    if dtypes.kind(get_aval(idx).dtype) not in "iu":
         raise TypeError(f"fnp.unravel_index: indices must be integers, got "
                         f"{get_aval(idx).dtype}")
     size = math.prod(shape)
@@ -322,7 +322,7 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     strides = [math.prod(dims[k + 1:]) for k in range(len(dims))] if order == "C" else \
         [math.prod(dims[:k]) for k in range(len(dims))]
     for c, n, m, st in zip(coords, dims, modes, strides):
-        if get_aval(c).dtype.kind not in "iu":
+        if dtypes.kind(get_aval(c).dtype) not in "iu":
             raise TypeError(f"fnp.ravel_multi_index: coordinates must be integers, got "
                             f"{get_aval(c).dtype}")
         c = convert(c, d)
@@ -363,7 +363,7 @@ def packbits(a, axis=None, bitorder="big"):
     """
     check_arraylike("packbits", a)
     a = asarray(a)
-    if get_aval(a).dtype.kind not in "biu":
+    if dtypes.kind(get_aval(a).dtype) not in "biu":
         raise TypeError(f"fnp.packbits: expected an input array of integer or boolean data "
                         f"type, got {get_aval(a).dtype}")
     w = _bit_weights(bitorder)

@@ -29,7 +29,7 @@ def _complex_of(dtype):
     """NumPy 2's dtype for a transform of ``dtype``: float32/float16 -> complex64, integers
     and bools -> complex128 (each canonicalized)."""
     d = np.dtype(dtype)
-    if d.kind == "c":
+    if dtypes.kind(d) == "c":
         return dtypes.canonicalize_dtype(d)
     if d in (dtypes.float16, dtypes.float32):
         return dtypes.canonicalize_dtype(dtypes.complex64)
@@ -100,7 +100,7 @@ def _transform(name, a, s, axes, norm, fft_type):
     x = asarray(a)
     d = get_aval(x).dtype
     if fft_type == "RFFT":
-        if d.kind == "c":
+        if dtypes.kind(d) == "c":
             raise TypeError(f"fnp.fft.{name} requires a real operand, got dtype {d}")
         x = convert(x, dtypes.real_dtype(_complex_of(d)))
     else:

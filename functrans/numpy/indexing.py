@@ -46,7 +46,7 @@ def wrap_negative(idx, n):
     Array([4, 2], dtype=int64)
     """
     dtype = get_aval(idx).dtype
-    if dtype.kind != "i":
+    if dtypes.kind(dtype) != "i":
         return idx
     if dtype.itemsize < dtypes.default_int_dtype().itemsize:  # i + n must not overflow
         dtype = dtypes.default_int_dtype()
@@ -96,7 +96,7 @@ def _expand(idx, shape):
                         "shape is unknown; use fnp.where(mask, x, other) or a fixed-size "
                         "fnp.nonzero(mask, size=...) instead")
                 i = _Mask(mask)
-            elif aval.dtype.kind not in "iu":
+            elif dtypes.kind(aval.dtype) not in "iu":
                 raise IndexError(f"arrays used as indices must be of integer (or boolean) type, "
                                  f"got {aval.str_short()}")
         elif not (i is None or i is Ellipsis or isinstance(i, slice) or _is_int_like(i)):
@@ -185,7 +185,7 @@ def _static_int(v, name="slice bound"):
     if v is None or _is_int_like(v):
         return v
     c = _concrete(v) if (type(v) is Array or isinstance(v, Tracer)) else None
-    if c is None or c.shape != () or c.dtype.kind not in "iu":
+    if c is None or c.shape != () or dtypes.kind(c.dtype) not in "iu":
         raise IndexError(f"{name}s must be static integers (got {v!r:.60}); for traced "
                          "offsets use lax.dynamic_slice")
     return int(c)
@@ -254,7 +254,7 @@ class _Plan:
                 bad = f"index {first} is out of bounds for axis {axis} with size {n}"
                 if c.ndim == 0:
                     raise IndexError(bad)
-            if c.dtype.kind == "u":  # huge unsigned values must stay out of range in int64
+            if dtypes.kind(c.dtype) == "u":  # huge unsigned values must stay out of range in int64
                 c = np.minimum(c, np.uint64(n))
             c = c.astype(np.int64)
             value = Array._wrap(np.where(c < 0, c + n, c).astype(dtypes.default_int_dtype()))
@@ -617,7 +617,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
     axis = normalize_axis(axis, get_aval(a).ndim)
     n = get_aval(a).shape[axis]
     idx = asarray(indices)
-    if get_aval(idx).dtype.kind not in "iu":
+    if dtypes.kind(get_aval(idx).dtype) not in "iu":
         raise IndexError(f"take: indices must be integers, got {get_aval(idx).str_short()}")
     mode = mode or "fill"
     if mode == "wrap":
@@ -678,7 +678,7 @@ def _along_axis_indices(name, arr, indices, axis):
     if ival.ndim != aval.ndim:
         raise ValueError(f"{name}: indices {ival.str_short()} and arr {aval.str_short()} must "
                          "have the same rank")
-    if ival.dtype.kind not in "iu":
+    if dtypes.kind(ival.dtype) not in "iu":
         raise IndexError(f"{name}: indices must be integers, got {ival.str_short()}")
     axis = normalize_axis(axis, aval.ndim)
     try:

@@ -40,7 +40,7 @@ __all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "vecdot", "outer", "t
 def _float(x):
     """NumPy's norms compute integers and booleans in float64."""
     d = get_aval(x).dtype
-    return x if d.kind == "f" else convert(x, dtypes.default_float_dtype())
+    return x if dtypes.kind(d) == "f" else convert(x, dtypes.default_float_dtype())
 
 
 def _keep(ret, shape, axes, keepdims):
@@ -82,7 +82,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     """
     check_arraylike("linalg.norm", x)
     x = asarray(x)
-    if get_aval(x).dtype.kind == "c":  # every supported norm depends on |x| only
+    if dtypes.kind(get_aval(x).dtype) == "c":  # every supported norm depends on |x| only
         x = abs_(x)
     x = _float(x)
     shape = get_aval(x).shape

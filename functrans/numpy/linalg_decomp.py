@@ -58,9 +58,9 @@ class SlogdetResult(NamedTuple):
 def _as_float(name, x, dtype=None):
     """``x`` in the float dtype LAPACK computes it in (integers and bools as float64)."""
     d = get_aval(x).dtype if dtype is None else dtype
-    if d.kind in "biu":
+    if dtypes.kind(d) in "biu":
         return convert(x, dtypes.default_float_dtype())
-    if d == np.float16 or d.kind != "f":
+    if d == np.float16 or dtypes.kind(d) != "f":
         raise TypeError(f"fnp.linalg.{name}: array type {d} is unsupported in linalg (float32 "
                         "and float64 are)")
     return convert(x, d)
@@ -77,7 +77,7 @@ def _matrix(name, a, square=False, complex_ok=False):
     if square and s[-1] != s[-2]:
         raise LinAlgError(f"fnp.linalg.{name}: last 2 dimensions of the array must be square, "
                           f"got shape {s}")
-    if complex_ok and get_aval(a).dtype.kind == "c":
+    if complex_ok and dtypes.kind(get_aval(a).dtype) == "c":
         return a
     return _as_float(name, a)
 

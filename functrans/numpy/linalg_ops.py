@@ -139,7 +139,7 @@ def vdot(a, b, *, precision=None, preferred_element_type=None):
     from .shape_ops import ravel
     check_arraylike("vdot", a, b)
     a, b = ravel(a), ravel(b)
-    if get_aval(a).dtype.kind == "c":  # NumPy conjugates the first argument
+    if dtypes.kind(get_aval(a).dtype) == "c":  # NumPy conjugates the first argument
         a = P.conj_p.bind1(a)
     return dot(a, b, precision=precision, preferred_element_type=preferred_element_type)
 
@@ -450,7 +450,7 @@ def _sum_unneeded(x, t, needed):
     if not drop:
         return x, t
     dt = get_aval(x).dtype
-    if dt.kind == "b":
+    if dtypes.kind(dt) == "b":
         r = P.reduce_or_p.bind1(x, axes=tuple(drop))
     else:
         r = P.reduce_sum_p.bind1(x, axes=tuple(drop))

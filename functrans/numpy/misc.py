@@ -38,13 +38,13 @@ def round(a, decimals=0, out=None):
     a = asarray(a)
     d = get_aval(a).dtype
     decimals = int(decimals)
-    if d.kind == "b":
+    if dtypes.kind(d) == "b":
         # NumPy rounds booleans through the float path into a bool result: only rint works.
         if decimals:
             raise TypeError("fnp.round: booleans can only be rounded with decimals=0 (NumPy "
                             "cannot store the scaled values as bool)")
         return ufuncs.rint(a)
-    if d.kind in "iu":
+    if dtypes.kind(d) in "iu":
         if decimals >= 0:
             return a
         f = 10.0 ** -decimals
@@ -69,7 +69,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     check_arraylike("nan_to_num", x)
     x = asarray(x)
     d = get_aval(x).dtype
-    if d.kind != "f":
+    if dtypes.kind(d) != "f":
         return x
     info = np.finfo(d)
     posinf = info.max if posinf is None else posinf
@@ -149,7 +149,7 @@ def sinc(x):
     check_arraylike("sinc", x)
     x = ufuncs.multiply(np.pi, asarray(x))
     d = get_aval(x).dtype
-    y = shape_ops.where(x, x, float(np.finfo(d).eps) if d.kind == "f" else 1e-20)
+    y = shape_ops.where(x, x, float(np.finfo(d).eps) if dtypes.kind(d) == "f" else 1e-20)
     # At 0 the value comes from the Maclaurin series, whose custom derivatives make every
     # derivative there exact (sinc''(0) = -pi^2/3, as JAX; the quotient's would be 0).
     return shape_ops.where(ufuncs.equal(x, 0), _sinc_maclaurin(0)(x),
@@ -209,7 +209,7 @@ def i0(x):
     """
     check_arraylike("i0", x)
     x = asarray(x)
-    if get_aval(x).dtype.kind != "f":
+    if dtypes.kind(get_aval(x).dtype) != "f":
         x = convert(x, dtypes.default_float_dtype())
     x = ufuncs.absolute(x)
     small = ufuncs.less_equal(x, 8.0)
@@ -231,7 +231,7 @@ def real(val):
     """
     check_arraylike("real", val)
     x = asarray(val)
-    return P.real_p.bind1(x) if get_aval(x).dtype.kind == "c" else x
+    return P.real_p.bind1(x) if dtypes.kind(get_aval(x).dtype) == "c" else x
 
 
 def imag(val):
@@ -242,7 +242,7 @@ def imag(val):
     """
     check_arraylike("imag", val)
     x = asarray(val)
-    if get_aval(x).dtype.kind == "c":
+    if dtypes.kind(get_aval(x).dtype) == "c":
         return P.imag_p.bind1(x)
     from .creation import zeros_like
     return zeros_like(x)
@@ -256,7 +256,7 @@ def angle(z, deg=False):
     """
     check_arraylike("angle", z)
     z = asarray(z)
-    if get_aval(z).dtype.kind == "c":
+    if dtypes.kind(get_aval(z).dtype) == "c":
         a = ufuncs.arctan2(imag(z), real(z))
     else:
         a = ufuncs.arctan2(0, z)
@@ -272,7 +272,7 @@ def real_if_close(a, tol=100):
     """
     x = asarray(a)
     d = get_aval(x).dtype
-    if d.kind != "c":
+    if dtypes.kind(d) != "c":
         return x
     eps = np.finfo(dtypes.real_dtype(d)).eps
     if bool(reductions.all(ufuncs.less(ufuncs.absolute(imag(x)), tol * eps))):
@@ -358,7 +358,7 @@ def _unsigned_abs(a):
     """|a| in the unsigned dtype of a's width, as NumPy's gcd/lcm compute (so |INT_MIN| is
     exact)."""
     d = get_aval(a).dtype
-    if d.kind == "u":
+    if dtypes.kind(d) == "u":
         return a
     return convert(ufuncs.absolute(a), np.dtype(f"u{d.itemsize}"))
 

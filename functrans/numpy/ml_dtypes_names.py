@@ -2,9 +2,10 @@
 ``fnp.float8_e4m3fn``, ``fnp.int4``, ...), the types of the ``ml_dtypes`` package, present
 when it is installed (an optional dependency, as JAX's libraries need it).
 
-functrans does not compute in these types: a value of one is refused by name
-(``UnsupportedDtypeError``) wherever it enters a computation; the names exist so that code that
-compares dtypes against them (``x.dtype == jnp.bfloat16``) runs.
+bfloat16 and the float8/float4 types compute as in JAX on CPU (each operation in float32, its
+result rounded: see ``functrans.core.dtypes.NARROW_FLOATS``); values of the narrow integer
+types (int2, int4, uint2, uint4) are refused by name (``UnsupportedDtypeError``) wherever they
+enter a computation: their names exist for dtype comparisons.
 
     >>> import functrans.numpy as fnp
     >>> str(fnp.dtype(fnp.bfloat16)) if hasattr(fnp, "bfloat16") else "bfloat16"

@@ -344,7 +344,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
             if get_aval(distances).shape[0] != get_aval(f).shape[ax]:
                 raise ValueError("fnp.gradient: when 1d, distances must match the length of "
                                  "the corresponding dimension")
-            if get_aval(distances).dtype.kind in "iu":
+            if dtypes.kind(get_aval(distances).dtype) in "iu":
                 distances = convert(distances, dtypes.default_float_dtype())
             diffx = shape_ops.diff(distances)
             known = _concrete(diffx)
@@ -356,7 +356,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
         raise TypeError("fnp.gradient: invalid number of arguments")
     if edge_order not in (1, 2):
         raise ValueError("fnp.gradient: 'edge_order' must be 1 or 2")
-    if get_aval(f).dtype.kind != "f":
+    if dtypes.kind(get_aval(f).dtype) != "f":
         f = convert(f, dtypes.default_float_dtype())
     outs = []
     for ax, h in zip(axes, dx):
@@ -438,7 +438,7 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
     if discont is None:
         discont = period / 2
     dtype = result_dtype(dd, period)
-    if dtype.kind in "iu":
+    if dtypes.kind(dtype) in "iu":
         interval_high, rem = divmod(period, 2)
         boundary_ambiguous = rem == 0
     else:
@@ -504,7 +504,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     if first == last:
         first, last = first - 0.5, last + 0.5
     bin_type = np.result_type(first, last, np.zeros(0, get_aval(a).dtype))
-    if bin_type.kind in "iub":
+    if dtypes.kind(bin_type) in "iub":
         bin_type = np.result_type(bin_type, float)
     from .creation import linspace
     # NumPy scalars from the data's min/max are strong (linspace computes in their dtype);

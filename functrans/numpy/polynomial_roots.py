@@ -34,7 +34,7 @@ def roots(p, *, strip_zeros=True):
     aval = get_aval(p)
     if aval.ndim != 1:
         raise ValueError(f"fnp.roots: input must be a rank-1 array, got shape {aval.shape}")
-    if aval.dtype.kind in "biu":
+    if dtypes.kind(aval.dtype) in "biu":
         p = convert(p, dtypes.default_float_dtype())
     n_zero_roots = 0
     if strip_zeros:

@@ -27,9 +27,9 @@ __all__ = ["sum", "prod", "max", "min", "amax", "amin", "all", "any", "mean", "v
 
 def _accumulator_dtype(dtype: np.dtype) -> np.dtype:
     """NumPy's default result dtype of sum/prod/cumsum: small ints widen to the default int."""
-    if dtype.kind == "b" or (dtype.kind == "i" and dtype.itemsize < 8):
+    if dtypes.kind(dtype) == "b" or (dtypes.kind(dtype) == "i" and dtype.itemsize < 8):
         return dtypes.default_int_dtype()
-    if dtype.kind == "u" and dtype.itemsize < 8:
+    if dtypes.kind(dtype) == "u" and dtype.itemsize < 8:
         return dtypes.default_uint_dtype()
     return dtype
 
@@ -66,11 +66,11 @@ def _reduce(name, prim, a, axis, dtype, out, keepdims, initial, where, identity,
     axes = normalize_axes(axis, aval.ndim)
     if dtype is None:
         dtype = default_dtype(aval.dtype)
-        if prim in _BOOL_VERSION and dtype.kind == "b":
+        if prim in _BOOL_VERSION and dtypes.kind(dtype) == "b":
             dtype = dtypes.default_int_dtype()
     else:
         dtype = dtypes.canonicalize_dtype(dtype, what=f"fnp.{name} dtype=")
-    if dtype.kind == "b" and prim in _BOOL_VERSION:
+    if dtypes.kind(dtype) == "b" and prim in _BOOL_VERSION:
         prim, identity = _BOOL_VERSION[prim], bool(identity)
     a = convert(a, dtype)
     if where is not None:
@@ -176,7 +176,7 @@ def _count(name, shape, axes, where, keepdims=False):
 
 
 def _mean_dtype(dtype):
-    if dtype.kind in "biu":
+    if dtypes.kind(dtype) in "biu":
         return dtypes.default_float_dtype()
     return dtype
 
@@ -229,7 +229,7 @@ def _var(name, a, axis, dtype, out, ddof, keepdims, where, mean_, correction, na
     axes = normalize_axes(axis, aval.ndim)
     out_dtype = _mean_dtype(aval.dtype) if dtype is None else \
         dtypes.canonicalize_dtype(dtype, what=f"fnp.{name} dtype=")
-    if out_dtype.kind == "c":
+    if dtypes.kind(out_dtype) == "c":
         # NumPy: the mean of |x - mean|**2, a real number.
         if dtype is not None:
             raise TypeError(f"fnp.{name}: dtype= must be a floating-point dtype for the "
@@ -241,7 +241,7 @@ def _var(name, a, axis, dtype, out, ddof, keepdims, where, mean_, correction, na
         sq = P.add_p.bind1(*(P.mul_p.bind1(p, p) for p in (P.real_p.bind1(c), P.imag_p.bind1(c))))
         return _var(name, sq, axes, None, None, ddof, keepdims, where, 0.0, None, nan_dof,
                     sqrt, squared=True)
-    if out_dtype.kind != "f":
+    if dtypes.kind(out_dtype) != "f":
         raise TypeError(f"fnp.{name}: dtype= must be a floating-point dtype, got {out_dtype} "
                         "(NumPy would truncate the mean and wrap the squares around)")
     comp = _compute_dtype(out_dtype)
@@ -418,7 +418,7 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
 # ---- NaN-ignoring variants -----------------------------------------------------------------------------
 def _nan_to(a, value):
     a = asarray(a)
-    if get_aval(a).dtype.kind != "f":
+    if dtypes.kind(get_aval(a).dtype) != "f":
         return a
     return lax.select(isnan(a), lax.full_like(a, value), a)
 
@@ -445,7 +445,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
 
 def _nan_extreme(reducer, a, axis, out, keepdims, initial, where, fill):
     a = asarray(a)
-    if get_aval(a).dtype.kind != "f":
+    if dtypes.kind(get_aval(a).dtype) != "f":
         return reducer(a, axis, out, keepdims, initial, where)
     m = reducer(_nan_to(a, fill), axis, out, keepdims, initial, where)
     if initial is not None:
@@ -492,14 +492,14 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """
     check_arraylike("nanmean", a)
     a = asarray(a)
-    if get_aval(a).dtype.kind != "f":
+    if dtypes.kind(get_aval(a).dtype) != "f":
         return mean(a, axis, dtype, out, keepdims, where=where)
     return mean(_nan_to(a, 0), axis, dtype, out, keepdims, where=_nan_mask("nanmean", a, where))
 
 
 def _nanvar(name, a, axis, dtype, out, ddof, keepdims, where, mean, correction, sqrt):
     a = asarray(a)
-    if get_aval(a).dtype.kind != "f":  # no NaNs: plain var, as NumPy
+    if dtypes.kind(get_aval(a).dtype) != "f":  # no NaNs: plain var, as NumPy
         return _var(name, a, axis, dtype, out, ddof, keepdims, where, mean, correction, False,
                     sqrt)
     where = _nan_mask(name, a, where)
@@ -533,7 +533,7 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
 def _nanarg(name, fn, a, axis, out, keepdims, fill):
     a = asarray(a)
     result = fn(_nan_to(a, fill), axis, out, keepdims=keepdims)
-    if get_aval(a).dtype.kind != "f":
+    if dtypes.kind(get_aval(a).dtype) != "f":
         return result
     # NumPy raises for all-NaN slices, which traced code cannot do: like JAX, return -1.
     return lax.select(_all_nan(a, axis, keepdims), lax.full_like(result, -1), result)
@@ -622,7 +622,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
         return (avg, lax.full_like(avg, count, d)) if returned else avg
     w = asarray(weights)
     wval = get_aval(w)
-    if aval.dtype.kind in "biu":
+    if dtypes.kind(aval.dtype) in "biu":
         result_dtype = dtypes.promote_types(dtypes.promote_types(aval.dtype, wval.dtype),
                                             dtypes.default_float_dtype())
     else:

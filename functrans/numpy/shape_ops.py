@@ -325,7 +325,7 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         counts = np.asarray(counts)
         if counts.size == 0:
             counts = counts.astype(np.int64)
-        if counts.dtype.kind not in "iu":
+        if dtypes.kind(counts.dtype) not in "iu":
             raise TypeError(f"fnp.repeat: repeats must be integers, got dtype {counts.dtype}")
         if (counts < 0).any():
             raise ValueError("fnp.repeat: repeats may not contain negative values")
@@ -462,7 +462,7 @@ def pad(array, pad_width, mode="constant", *, constant_values=0):
     check_arraylike("pad", array)
     a = asarray(array)
     nd = get_aval(a).ndim
-    if np.asarray(pad_width).dtype.kind not in "iu":
+    if dtypes.kind(np.asarray(pad_width).dtype) not in "iu":
         raise TypeError(f"fnp.pad: `pad_width` must be of integral type, got {pad_width!r}")
     pw = _as_pairs("pad_width", pad_width, nd)
     if (pw < 0).any():
@@ -545,7 +545,7 @@ def _wrap_int_scalars(x, y):
     for i, (v, other) in enumerate(((x, y), (y, x))):
         if type(v) is int and type(other) not in (bool, int, float):
             d = get_aval(asarray(other)).dtype
-            if d.kind in "iu" and not np.iinfo(d).min <= v <= np.iinfo(d).max and (
+            if dtypes.kind(d) in "iu" and not np.iinfo(d).min <= v <= np.iinfo(d).max and (
                     -2**63 <= v < 2**64):
                 wide = np.array(v, np.int64 if v < 2**63 else np.uint64)
                 out[i] = asarray(wide.astype(d))
@@ -582,7 +582,7 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):
         check_arraylike("clip", bound, allow_none=True)
     a = asarray(a)
     aval = get_aval(a)
-    if aval.dtype.kind in "iu" and not aval.weak_type:
+    if dtypes.kind(aval.dtype) in "iu" and not aval.weak_type:
         # As NumPy: Python int bounds beyond the dtype's range clip nothing (no overflow).
         info = np.iinfo(aval.dtype)
         if type(lo) is int and lo <= info.min:

@@ -93,9 +93,9 @@ def sort_complex(a):
     check_arraylike("sort_complex", a)
     a = asarray(a)
     d = get_aval(a).dtype
-    if d.kind != "c":
+    if dtypes.kind(d) != "c":
         # NumPy's rule: 8- and 16-bit integers give complex64, everything else complex128.
-        small = d.kind in "iu" and d.itemsize <= 2
+        small = dtypes.kind(d) in "iu" and d.itemsize <= 2
         a = convert(a, dtypes.canonicalize_dtype(dtypes.complex64 if small else
                                                  dtypes.complex128))
     return sort(a)
@@ -180,7 +180,7 @@ def _nan_last_less(x, y):
     from ._core import broadcast_operands
     x, y = broadcast_operands("searchsorted", [x, y], keep_scalars=False)
     less = P.lt_p.bind1(x, y)
-    if get_aval(x).dtype.kind != "f":
+    if dtypes.kind(get_aval(x).dtype) != "f":
         return less
     x_num = P.eq_p.bind1(x, x)
     y_nan = P.ne_p.bind1(y, y)
@@ -329,7 +329,7 @@ def _unique_sized(ar, return_index, return_inverse, return_counts, equal_nan, si
     if n:
         prev, cur = lax.slice_in_dim(values, 0, n - 1), lax.slice_in_dim(values, 1, n)
         new = P.ne_p.bind1(cur, prev)
-        if equal_nan and aval.dtype.kind == "f":
+        if equal_nan and dtypes.kind(aval.dtype) == "f":
             both_nan = P.and_p.bind1(P.ne_p.bind1(cur, cur), P.ne_p.bind1(prev, prev))
             new = P.and_p.bind1(new, P.not_p.bind1(both_nan))
         mask = lax.concatenate([lax.full((1,), True, dtypes.bool_), new], 0)
@@ -490,7 +490,7 @@ def bincount(x, weights=None, minlength=0, *, length=None):
     from .indexing import _concrete
     check_arraylike("bincount", x)
     x = ravel(x)
-    if get_aval(x).dtype.kind not in "iub":
+    if dtypes.kind(get_aval(x).dtype) not in "iub":
         raise TypeError(f"fnp.bincount: x must be integers, got {get_aval(x).str_short()}")
     if get_aval(x).dtype == dtypes.bool_:
         x = convert(x, dtypes.default_int_dtype())
@@ -616,7 +616,7 @@ def _sorted_slices(name, a, axis, nan):
     keep_shape = tuple(1 if d in axes else s for d, s in enumerate(aval.shape))
     has_nan = None
     count = n
-    if aval.dtype.kind == "f":
+    if dtypes.kind(aval.dtype) == "f":
         if nan:
             count = sum_(P.not_p.bind1(isnan(x)), axis=-1)
         else:
@@ -650,10 +650,10 @@ def _quantile(name, a, q, axis, out, method, keepdims, interpolation, nan):
     weak_q = type(q) in (int, float)
     q = asarray(q)
     qaval = get_aval(q)
-    if qaval.dtype.kind not in "iuf":
+    if dtypes.kind(qaval.dtype) not in "iuf":
         raise TypeError(f"fnp.{name}: q must be a real number, got {qaval.str_short()}")
-    linear_int_q = method == "linear" and qaval.dtype.kind in "iu" and not percent
-    if qaval.dtype.kind != "f":
+    linear_int_q = method == "linear" and dtypes.kind(qaval.dtype) in "iu" and not percent
+    if dtypes.kind(qaval.dtype) != "f":
         q = convert(q, dtypes.default_float_dtype())
     if percent:
         q = P.div_p.bind1(q, lax.ops._convert_weak(100, get_aval(q).dtype))
@@ -734,7 +734,7 @@ def _lerp(a, b, t, dtype):
 
     The difference is taken in the input dtype for floats (as NumPy), in ``dtype`` for
     integers (where NumPy's integer subtraction could wrap around)."""
-    if get_aval(a).dtype.kind != "f":
+    if dtypes.kind(get_aval(a).dtype) != "f":
         a, b = convert(a, dtype), convert(b, dtype)
     diff = convert(P.sub_p.bind1(b, a), dtype)
     a, b = convert(a, dtype), convert(b, dtype)
@@ -760,7 +760,7 @@ def _median(name, a, axis, out, keepdims, nan):
         hi_i = P.div_p.bind1(count, np.asarray(2, idt)[()])
     lo, hi = _take_positions(x, lo_i), _take_positions(x, hi_i)
     dtype = get_aval(x).dtype
-    out_dtype = dtype if dtype.kind == "f" else dtypes.default_float_dtype()
+    out_dtype = dtype if dtypes.kind(dtype) == "f" else dtypes.default_float_dtype()
     # NumPy averages the middle pair with np.mean (float16 accumulates in float32).
     acc = dtypes.float32 if out_dtype == dtypes.float16 else out_dtype
     # np.mean's sums start from +0.0, which turns a -0.0 median into +0.0

@@ -24,7 +24,7 @@ _MISSING = object()
 
 
 def _kind(x) -> str:
-    return get_aval(x).dtype.kind
+    return dtypes.kind(get_aval(x).dtype)
 
 
 def _const(value, like):
@@ -99,7 +99,7 @@ def _in_float64(impl):
     (almost always) correctly rounded, as NumPy's libm-backed loops are."""
     def run(*ops):
         d = get_aval(ops[0]).dtype
-        if d.kind != "f" or d == dtypes.float64:
+        if dtypes.kind(d) != "f" or d == dtypes.float64:
             return impl(*ops)
         wide = dtypes.canonicalize_dtype(dtypes.float64)
         return convert(impl(*[convert(o, wide) if _kind(o) == "f" else o for o in ops]), d)
@@ -251,7 +251,7 @@ degrees = _make(np.degrees, _scale(180 / math.pi))
 def _bitwise_count(x):
     # NumPy counts the bits of |x| (so -1 has one bit), in uint8.
     d = get_aval(x).dtype
-    ux = convert(P.abs_p.bind1(x) if d.kind == "i" else x, np.dtype(f"u{d.itemsize}"))
+    ux = convert(P.abs_p.bind1(x) if dtypes.kind(d) == "i" else x, np.dtype(f"u{d.itemsize}"))
     return P.population_count_p.bind1(ux)
 
 
@@ -501,7 +501,7 @@ def _compare(prim, negative_first):
         dx, dy = get_aval(x).dtype, get_aval(y).dtype
         if dx == dy:
             return prim.bind1(x, y)
-        if dx.kind == "i":
+        if dtypes.kind(dx) == "i":
             neg, r, value = P.lt_p.bind1(x, _const(0, x)), prim.bind1(convert(x, dy), y), \
                 negative_first
         else:
@@ -574,7 +574,7 @@ def _comparison(np_ufunc, prim, negative_first):
         for arr, s, arr_first in ((x1, x2, True), (x2, x1, False)):
             if type(s) is int and dtype is None and out is None and where is None:
                 aval = get_aval(_operand(arr))
-                if aval.dtype.kind in "iu" and not aval.weak_type:
+                if dtypes.kind(aval.dtype) in "iu" and not aval.weak_type:
                     info = np.iinfo(aval.dtype)
                     if not info.min <= s <= info.max:
                         above = s > info.max

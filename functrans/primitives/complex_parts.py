@@ -114,7 +114,7 @@ def _for_complex(prim, complex_rule):
 
     def rule(primals, tangents, **params):
         (x,), (t,) = primals, tangents
-        if get_aval(x).dtype.kind != "c":
+        if dtypes.kind(get_aval(x).dtype) != "c":
             return real_rule(primals, tangents, **params)
         ans = prim.bind1(x, **params)
         if is_zero(t):

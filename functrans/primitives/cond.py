@@ -23,10 +23,11 @@ from ..transforms.autodiff.jvp import Zero, instantiate, is_zero, jvp_jaxpr, jvp
 from ..transforms.autodiff.partial_eval import partial_eval_jaxpr, partial_eval_rules
 from ..transforms.autodiff.transpose import is_undefined, transpose_jaxpr, transpose_rules
 from ..transforms.batching import batch_jaxpr, batching_rules, bdim_at_front
+from functrans.core.dtypes import kind as dtype_kind
 
 
 def _abstract_eval(index, *ops_avals, branches):
-    if index.shape != () or index.dtype.kind not in "iu":
+    if index.shape != () or dtype_kind(index.dtype) not in "iu":
         raise TypeError(f"cond index must be an integer scalar, got {index.str_short()}")
     for i, (a, b) in enumerate(zip(ops_avals, branches[0].in_avals)):
         if a.shape != b.shape or a.dtype != b.dtype:

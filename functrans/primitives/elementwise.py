@@ -50,7 +50,7 @@ def check_dtypes(name: str, avals, kinds: str) -> np.dtype:
         if a.dtype != d0:
             got = ", ".join(x.str_short() for x in avals)
             raise TypeError(f"{name} requires operands of the same dtype, got {got}")
-    if d0.kind not in kinds:
+    if dtypes.kind(d0) not in kinds:
         raise TypeError(f"{name} does not accept dtype {d0}: it requires {_KIND_NAMES[kinds]}")
     return d0
 
@@ -214,7 +214,7 @@ _integer_pow_type = integer_pow_p.abstract_eval
 def _integer_pow_abstract_eval(x, *, y):
     if not isinstance(y, (int, np.integer)):
         raise TypeError(f"integer_pow requires an integer exponent y, got {y!r}")
-    if y < 0 and x.dtype.kind not in "fc":
+    if y < 0 and dtypes.kind(x.dtype) not in "fc":
         raise TypeError(f"integer_pow with a negative exponent ({y}) requires a floating-point "
                         f"operand, got {x.str_short()}")
     return _integer_pow_type(x)
@@ -237,7 +237,7 @@ polygamma_p = binop("polygamma", special_impls.polygamma, F)
 
 
 def _div(x, y):
-    if x.dtype.kind in "fc":
+    if dtypes.kind(x.dtype) in "fc":
         return np.true_divide(x, y)
     # C semantics: truncate toward zero; x / 0 gives 0, as NumPy's integer division does.
     q = np.floor_divide(x, y)
@@ -318,7 +318,7 @@ def _select_n_abstract_eval(which, *cases):
     if which.dtype == BOOL:
         if len(cases) > 2:
             raise TypeError(f"select_n with a boolean selector takes 1 or 2 cases, got {len(cases)}")
-    elif which.dtype.kind not in "iu":
+    elif dtypes.kind(which.dtype) not in "iu":
         raise TypeError(f"select_n selector must be bool or integer, got {which.str_short()}")
     d = check_dtypes("select_n", cases, ANYC)
     return [ShapedArray(shape, d, all(c.weak_type for c in cases))]
@@ -367,7 +367,7 @@ def _convert_impl(x, *, new_dtype, weak_type):
     with np.errstate(all="ignore"):
         if new_dtype == BOOL:
             return [x != 0]
-        if x.dtype.kind == "c" and np.dtype(new_dtype).kind != "c":
+        if dtypes.kind(x.dtype) == "c" and dtypes.kind(np.dtype(new_dtype)) != "c":
             x = x.real  # complex -> real keeps the real part (NumPy warns, JAX does not)
         return [x.astype(new_dtype)]
 
@@ -395,7 +395,7 @@ bitcast_convert_type_p = Primitive(
     "bitcast_convert_type",
     # ascontiguousarray makes 0-d arrays 1-d; the reshape restores the operand's shape.
     impl=lambda x, *, new_dtype: [np.ascontiguousarray(x).view(new_dtype).reshape(x.shape)],
-    abstract_eval=_bitcast_abstract_eval, traits={"elementwise"})
+    abstract_eval=_bitcast_abstract_eval, traits={"elementwise", "narrow_native"})
 
 
 # ==== differentiation rules =======================================================================
@@ -642,7 +642,8 @@ def _convert_jvp(primals, tangents, *, new_dtype, weak_type):
     (x,), (t,) = primals, tangents
     out = convert_element_type_p.bind1(x, new_dtype=new_dtype, weak_type=weak_type)
     # Tangents flow between float and complex dtypes (complex -> real keeps the real part).
-    if is_zero(t) or np.dtype(new_dtype).kind not in "fc" or get_aval(x).dtype.kind not in "fc":
+    if (is_zero(t) or dtypes.kind(np.dtype(new_dtype)) not in "fc"
+            or dtypes.kind(get_aval(x).dtype) not in "fc"):
         return [out], [Zero(get_aval(out))]
     return [out], [convert_element_type_p.bind1(t, new_dtype=new_dtype, weak_type=False)]
 

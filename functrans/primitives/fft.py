@@ -51,7 +51,7 @@ def _fft_abstract_eval(x, *, fft_type, fft_lengths):
                             f"fft_lengths {lengths}")
         shape = lead + lengths[:-1] + (lengths[-1] // 2 + 1,)
         return [ShapedArray(shape, dtypes.complex_dtype(x.dtype))]
-    if x.dtype.kind != "c":
+    if dtypes.kind(x.dtype) != "c":
         raise TypeError(f"fft: {fft_type} requires a complex operand, got {x.str_short()}")
     if fft_type == "IRFFT":
         want = lengths[:-1] + (lengths[-1] // 2 + 1,)

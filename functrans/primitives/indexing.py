@@ -29,7 +29,7 @@ def _index_shape(name, operand, indices, axes):
     if len(set(axes)) != len(axes) or any(not 0 <= a < operand.ndim for a in axes):
         raise ValueError(f"{name}: axes {axes} must be distinct axes of {operand.str_short()}")
     for i in indices:
-        if i.dtype.kind not in "iu":
+        if dtypes.kind(i.dtype) not in "iu":
             raise TypeError(f"{name}: indices must be integer arrays, got {i.str_short()}")
     try:
         batch = np.broadcast_shapes(*[i.shape for i in indices])
@@ -42,12 +42,12 @@ def _index_shape(name, operand, indices, axes):
 
 
 def _default_fill(dtype):
-    if dtype.kind == "f":
+    if dtypes.kind(dtype) == "f":
         return np.nan
-    if dtype.kind == "b":
+    if dtypes.kind(dtype) == "b":
         return True
     info = np.iinfo(dtype)
-    return info.min if dtype.kind == "i" else info.max
+    return info.min if dtypes.kind(dtype) == "i" else info.max
 
 
 def _gather_abstract_eval(operand, *indices, axes, mode, fill_value):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.avals import ShapedArray
+from ..core.dtypes import kind as dtype_kind
 from ..core.trace import Primitive
 from .elementwise import check_dtypes
 from .structural import _check_axes
@@ -17,12 +18,13 @@ from .structural import _check_axes
 
 def _identity(ufunc, dtype):
     """The reduction's identity: what reducing an empty axis gives (XLA semantics)."""
+    k = dtype_kind(dtype)
     if ufunc is np.maximum:
-        return -np.inf if dtype.kind == "f" else (False if dtype.kind == "b" else np.iinfo(dtype).min)
+        return -np.inf if k == "f" else (False if k == "b" else np.iinfo(dtype).min)
     if ufunc is np.minimum:
-        return np.inf if dtype.kind == "f" else (True if dtype.kind == "b" else np.iinfo(dtype).max)
+        return np.inf if k == "f" else (True if k == "b" else np.iinfo(dtype).max)
     if ufunc is np.bitwise_and:
-        return True if dtype.kind == "b" else -1 if dtype.kind == "i" else np.iinfo(dtype).max
+        return True if k == "b" else -1 if k == "i" else np.iinfo(dtype).max
     return {np.add: 0, np.multiply: 1, np.bitwise_or: 0}[ufunc]
 
 
@@ -58,7 +60,7 @@ def _arg_reducer(name, np_fn):
         _check_axes(name, axes, x.ndim)
         if x.shape[axes[0]] == 0:
             raise ValueError(f"{name}: cannot reduce the empty axis {axes[0]} of {x.str_short()}")
-        if np.dtype(index_dtype).kind not in "iu":
+        if dtype_kind(np.dtype(index_dtype)) not in "iu":
             raise TypeError(f"{name}: index_dtype must be an integer dtype, got {index_dtype}")
         check_dtypes(name, [x], "iufb")  # complex numbers are unordered
         shape = tuple(s for i, s in enumerate(x.shape) if i != axes[0])

@@ -205,7 +205,7 @@ def _check_starts(name, x, starts):
         raise TypeError(f"{name}: needs one start index per dimension of {x.str_short()}, got "
                         f"{len(starts)}")
     for s in starts:
-        if s.shape or s.dtype.kind not in "iu":
+        if s.shape or dtypes.kind(s.dtype) not in "iu":
             raise TypeError(f"{name}: start indices must be integer scalars, got {s.str_short()}")
 
 

@@ -15,6 +15,7 @@ The selection in a window picks the first maximal (minimal) element in row-major
 order, padding included (whose tangent is zero); NaN counts as the maximum and the minimum.
 """
 from __future__ import annotations
+from functrans.core.dtypes import kind as dtype_kind
 
 __all__ = ["reduce_window_sum_p", "reduce_window_max_p", "reduce_window_min_p",
            "select_and_gather_add_p", "select_and_scatter_add_p"]
@@ -64,7 +65,7 @@ def identity(kind, dtype):
         return np.zeros((), dtype)[()]
     if dtype == np.bool_:
         return np.bool_(kind == "min")
-    if dtype.kind == "f":
+    if dtype_kind(dtype) == "f":
         return dtype.type(-np.inf if kind == "max" else np.inf)
     info = np.iinfo(dtype)
     return dtype.type(info.min if kind == "max" else info.max)

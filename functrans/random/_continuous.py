@@ -26,7 +26,7 @@ __all__ = ["uniform", "normal", "truncated_normal", "exponential", "laplace", "l
 def float_dtype(name: str, dtype) -> np.dtype:
     d = dtypes.canonicalize_dtype(dtypes.default_float_dtype() if dtype is None else dtype,
                                   what=f"{name}: dtype")
-    if d.kind != "f":
+    if dtypes.kind(d) != "f":
         raise ValueError(f"dtype argument to `{name}` must be a float dtype, got {d}")
     return d
 
@@ -108,11 +108,15 @@ def _c(value, dtype):
 # ---- uniform --------------------------------------------------------------------------------------
 def uniform_bits_to_float(key, shape: tuple, dtype: np.dtype, minval, maxval):
     """JAX's uniform: random mantissa bits with exponent 0 give [1, 2); shift and scale."""
-    info = np.finfo(dtype)
+    info = dtypes.finfo(dtype)
     nbits, nmant = info.bits, info.nmant
     udt = UINT_DTYPES[nbits]
-    bits = random_bits(key, nbits, shape)
-    float_bits = lax.bitwise_or(lax.shift_right_logical(bits, _c(nbits - nmant, udt)),
+    # Types with fewer than 8 mantissa bits (bfloat16, float8) draw 8 random bits, as JAX.
+    rng_bits = 8 if nmant < 8 else nbits
+    bits = random_bits(key, rng_bits, shape)
+    if rng_bits != nbits:
+        bits = lax.convert_element_type(bits, udt)
+    float_bits = lax.bitwise_or(lax.shift_right_logical(bits, _c(rng_bits - nmant, udt)),
                                 np.array(1.0, dtype).view(udt)[()])
     floats = lax.sub(lax.bitcast_convert_type(float_bits, dtype), _c(1.0, dtype))
     if _is_const(minval, 0.0) and _is_const(maxval, 1.0):
@@ -168,7 +172,8 @@ def normal(key, shape=(), dtype=None):
     """
     key = check_key("normal", key)
     shape = canonical_shape("normal", shape)
-    if dtype is not None and dtypes.canonicalize_dtype(dtype, what="normal: dtype").kind == "c":
+    if (dtype is not None
+            and dtypes.kind(dtypes.canonicalize_dtype(dtype, what="normal: dtype")) == "c"):
         # As JAX: independent real and imaginary parts of variance 1/2 (E|z|^2 = 1).
         d = dtypes.canonicalize_dtype(dtype)
         real = dtypes.real_dtype(d)

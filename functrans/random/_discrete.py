@@ -23,7 +23,7 @@ __all__ = ["randint", "bernoulli", "rademacher", "categorical", "permutation", "
 def _int_dtype(name: str, dtype) -> np.dtype:
     d = dtypes.canonicalize_dtype(dtypes.default_int_dtype() if dtype is None else dtype,
                                   what=f"{name}: dtype")
-    if d.kind not in "iu":
+    if dtypes.kind(d) not in "iu":
         raise TypeError(f"{name} only accepts integer dtypes, got {d}")
     return d
 
@@ -47,7 +47,7 @@ def _int_bound(name: str, what: str, v):
                                 "uint64 array instead")
         return np.int64(v) if dtypes.default_int_dtype() == np.int64 else np.int32(v)
     v = fnp.asarray(v)
-    if get_aval(v).dtype.kind not in "iu":
+    if dtypes.kind(get_aval(v).dtype) not in "iu":
         v = lax.convert_element_type(v, dtypes.default_int_dtype())
     return v
 
@@ -137,7 +137,7 @@ def bernoulli(key, p=0.5, shape=None, mode="low"):
     key = check_key("bernoulli", key)
     p = as_array(p)
     dtype = get_aval(p).dtype
-    if dtype.kind != "f":
+    if dtypes.kind(dtype) != "f":
         raise TypeError(f"bernoulli: probability p must have a floating dtype, got {dtype}")
     shape = result_shape("bernoulli", shape, p=p)
     p = lax.convert_element_type(p, dtype)
@@ -177,7 +177,7 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
     key = check_key("categorical", key)
     logits = fnp.asarray(logits)
     laval = get_aval(logits)
-    if laval.dtype.kind != "f":
+    if dtypes.kind(laval.dtype) != "f":
         raise ValueError(f"categorical: logits must have a floating dtype, got {laval.dtype}")
     if laval.ndim == 0:
         raise ValueError("categorical: logits must have at least one dimension")
@@ -242,7 +242,7 @@ def permutation(key, x, axis=0, independent=False):
     aval = get_aval(x)
     axis = _normalize_axis("permutation", axis, aval.ndim or 1)
     if not aval.ndim:
-        if aval.dtype.kind not in "iu":
+        if dtypes.kind(aval.dtype) not in "iu":
             raise TypeError(f"permutation: x must be an integer or at least 1-dimensional, got "
                             f"{aval.str_short()}")
         return _shuffle(key, fnp.arange(operator.index(x)), axis)
@@ -270,7 +270,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
     arr = fnp.asarray(a)
     aval = get_aval(arr)
     if aval.ndim == 0:
-        if aval.dtype.kind not in "iu":
+        if dtypes.kind(aval.dtype) not in "iu":
             raise TypeError(f"choice: a must be an integer or an array, got {aval.str_short()}")
         n_inputs = operator.index(arr)
     else:
@@ -293,7 +293,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
             result = lax.slice_in_dim(perm, 0, n_draws, axis=axis if aval.ndim else 0)
     else:
         p_arr = fnp.asarray(p)
-        if get_aval(p_arr).dtype.kind != "f":
+        if dtypes.kind(get_aval(p_arr).dtype) != "f":
             p_arr = lax.convert_element_type(p_arr, dtypes.default_float_dtype())
         if get_aval(p_arr).shape != (n_inputs,):
             raise ValueError(f"choice: p must be None or a 1-D vector with the same size as "
@@ -324,11 +324,11 @@ def geometric(key, p, shape=None, dtype=None):
     key = check_key("geometric", key)
     dtype = dtypes.canonicalize_dtype(dtypes.default_int_dtype() if dtype is None else dtype,
                                       what="geometric: dtype")
-    if dtype.kind not in "iu":
+    if dtypes.kind(dtype) not in "iu":
         raise ValueError(f"dtype argument to `geometric` must be an int dtype, got {dtype}")
     shape = result_shape("geometric", shape, p=p)
     p = fnp.asarray(p)
-    if get_aval(p).dtype.kind != "f":
+    if dtypes.kind(get_aval(p).dtype) != "f":
         p = lax.convert_element_type(p, dtypes.default_float_dtype())
     pdt = get_aval(p).dtype
     u = _std_uniform(key, shape, pdt)

@@ -300,12 +300,12 @@ def poisson(key, lam, shape=None, dtype=None):
     key = check_key("poisson", key)
     dtype = dtypes.canonicalize_dtype(dtypes.default_int_dtype() if dtype is None else dtype,
                                       what="poisson: dtype")
-    if dtype.kind not in "iu":
+    if dtypes.kind(dtype) not in "iu":
         raise ValueError(f"dtype argument to `poisson` must be an int dtype, got {dtype}")
     shape = result_shape("poisson", None if shape is None else canonical_shape("poisson", shape),
                          lam=lam)
     lam = as_array(lam)
-    fdt = get_aval(lam).dtype if get_aval(lam).dtype.kind == "f" else \
+    fdt = get_aval(lam).dtype if dtypes.kind(get_aval(lam).dtype) == "f" else \
         dtypes.default_float_dtype()
     lam = lax.stop_gradient(lax.convert_element_type(lam, fdt))
     return _per_element(_poisson_one, key, shape, fdt, lam).astype(dtype)

@@ -80,7 +80,7 @@ def canonical_shape(name: str, shape, what: str = "shape") -> tuple:
 def uint_dtype(name: str, dtype) -> np.dtype:
     d = dtypes.canonicalize_dtype(dtypes.default_uint_dtype() if dtype is None else dtype,
                                   what=f"{name}: dtype")
-    if d.kind != "u":
+    if dtypes.kind(d) != "u":
         raise ValueError(f"dtype argument to `{name}` must be an unsigned int dtype, got {d}")
     return d
 
@@ -210,7 +210,7 @@ def _seed_words(name: str, seed):
     if aval.shape:
         raise TypeError(f"{name} accepts a scalar seed, but was given an array of shape "
                         f"{aval.shape}; use functrans.vmap for batching")
-    if aval.dtype.kind not in "iu":
+    if dtypes.kind(aval.dtype) not in "iu":
         raise TypeError(f"{name}: seed must be an integer, got dtype {aval.dtype}")
     # 32-bit and narrower seeds (sign-extended) fill the low word only, as in JAX.
     lo = lax.convert_element_type(seed, U32)

@@ -162,12 +162,13 @@ def _erf_inv64(x, w):
 
 
 def erf_inv(x, dtype):
-    """XLA's erf_inv (float16 is computed in float32, as XLA does); +-1 give +-inf.
+    """XLA's erf_inv (float16, bfloat16 and float8 are computed in float32, as XLA does);
+    +-1 give +-inf.
 
         >>> erf_inv(np.float32(0.5), np.dtype("float32"))
         Array(0.47693628, dtype=float32)
     """
-    if dtype == np.float16:  # XLA computes it in float32
+    if dtype == np.float16 or dtypes.is_narrow_float(dtype):  # XLA computes it in float32
         f32 = np.dtype(np.float32)
         return lax.convert_element_type(erf_inv(lax.convert_element_type(x, f32), f32), dtype)
     w = lax.neg(lax.log1p(lax.mul(x, lax.neg(x))))

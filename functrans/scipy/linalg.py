@@ -16,6 +16,7 @@ from ..core.trace import get_aval
 from ..lax import linalg as lax_linalg
 from ..numpy._core import asarray
 from ..numpy.linalg_decomp import _as_float, _lu_solve, _matrix
+from functrans.core.dtypes import kind as dtype_kind
 
 __all__ = ["solve_triangular", "cho_factor", "cho_solve", "cholesky", "lu", "lu_factor",
            "lu_solve", "expm", "block_diag", "det", "inv", "solve", "svd", "qr", "eigh"]
@@ -154,7 +155,8 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     n = get_aval(lu_).shape[-1]
     sb = get_aval(b).shape
     piv = asarray(piv)
-    if get_aval(piv).shape != get_aval(lu_).shape[:-1] or get_aval(piv).dtype.kind not in "iu":
+    if (get_aval(piv).shape != get_aval(lu_).shape[:-1]
+            or dtype_kind(get_aval(piv).dtype) not in "iu"):
         raise ValueError(f"scipy.linalg.lu_solve: pivots {get_aval(piv).str_short()} do not "
                          f"match the factorization's shape {get_aval(lu_).shape} (integer "
                          f"pivots of shape {get_aval(lu_).shape[:-1]} expected)")

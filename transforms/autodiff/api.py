@@ -26,6 +26,7 @@ from .jvp import Zero, instantiate, jvp_flat, tangent_aval
 from .partial_eval import PartialEvalTrace
 from .tape import vjp_on_tape
 from .transpose import backward_pass
+from functrans.core.dtypes import kind as dtype_kind
 
 
 def _check_tuple(name, x, what):
@@ -55,11 +56,11 @@ def _flatten_fun(fun, in_tree, has_aux, what):
 
 def _is_float(aval) -> bool:
     """Has a tangent space: floating-point or complex (JAX's inexact dtypes)."""
-    return aval.dtype.kind in "fc"
+    return dtype_kind(aval.dtype) in "fc"
 
 
 def _is_complex(aval) -> bool:
-    return aval.dtype.kind == "c"
+    return dtype_kind(aval.dtype) == "c"
 
 
 _HOLO_HINT = ("For holomorphic differentiation, pass holomorphic=True. For differentiation of "

@@ -12,6 +12,7 @@ from functrans.core.trace import get_aval
 from functrans.tree_util import tree_flatten, tree_map
 
 from .api import jvp, vjp
+from functrans.core.dtypes import kind as dtype_kind
 
 # Central differences: truncation error ~ eps**2, rounding error ~ unit roundoff / eps.
 _DEFAULT_EPS = {np.dtype("float16"): 3e-2, np.dtype("float32"): 3e-3, np.dtype("float64"): 1e-5}
@@ -21,7 +22,7 @@ _DEFAULT_TOL = {np.dtype("float16"): 5e-2, np.dtype("float32"): 2e-2, np.dtype("
 def _wide(x):
     """``x`` as float64, or complex128 when complex (differences and sums in full precision)."""
     x = np.asarray(x)
-    return x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+    return x.astype(np.complex128 if dtype_kind(x.dtype) == "c" else np.float64)
 
 
 def _as_float_tree(args):
@@ -32,7 +33,7 @@ def _dtype_of(tree):
     leaves = tree_flatten(tree)[0]
     # complex64 has float32 parts: tolerances follow the parts' precision.
     kinds = [np.dtype(np.finfo(get_aval(x).dtype).dtype) for x in leaves
-             if get_aval(x).dtype.kind in "fc"]
+             if dtype_kind(get_aval(x).dtype) in "fc"]
     return min(kinds, key=lambda d: d.itemsize) if kinds else np.dtype("float64")
 
 
@@ -40,7 +41,7 @@ def _random_like(tree, rng):
     def draw(x):
         a = get_aval(x)
         v = rng.standard_normal(a.shape)
-        if a.dtype.kind == "c":  # directions off the real axis too
+        if dtype_kind(a.dtype) == "c":  # directions off the real axis too
             v = v + 1j * rng.standard_normal(a.shape)
         return Array(v.astype(a.dtype))
     return tree_map(draw, tree)

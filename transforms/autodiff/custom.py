@@ -24,6 +24,7 @@ from functrans.tree_util import (tree_flatten, tree_leaves, tree_map, tree_struc
 
 from .jvp import SymbolicZero, Zero, instantiate, is_zero, jvp_rules
 from .transpose import transpose_rules
+from functrans.core.dtypes import kind as dtype_kind
 
 
 def _resolve_args(fun, args, kwargs):
@@ -71,7 +72,7 @@ def _check_outputs(what, kind, got_tree, want_tree, got, want_avals):
                         f"pytree structure as the function ({want_tree}), got {got_tree}")
     for i, (x, a) in enumerate(zip(got, want_avals)):
         xa = x.aval if type(x) is SymbolicZero else get_aval(x)
-        if xa.shape != a.shape or (a.dtype.kind == "f" and xa.dtype != a.dtype):
+        if xa.shape != a.shape or (dtype_kind(a.dtype) == "f" and xa.dtype != a.dtype):
             raise TypeError(f"{what}: the custom {kind} rule returned {xa.str_short()} at output "
                             f"leaf {i}, but the function's output there is {a.str_short()}")
 
@@ -300,7 +301,7 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals):
     leaves = _cotangent_leaves(bwd, tuple(result))
     out = []
     for i, (c, a) in enumerate(zip(leaves, bwd.in_avals)):
-        if c is None or type(c) is SymbolicZero or a.dtype.kind != "f":
+        if c is None or type(c) is SymbolicZero or dtype_kind(a.dtype) != "f":
             out.append(Zero(a))
             continue
         ca = get_aval(c)

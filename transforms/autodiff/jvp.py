@@ -19,6 +19,7 @@ from functrans.core.trace import (Trace, Tracer, _state, concrete_of, current_tr
                                   new_trace)
 
 from .. import ops
+from functrans.core.dtypes import kind as dtype_kind
 
 jvp_rules: dict = {}
 
@@ -75,7 +76,7 @@ def is_zero(t) -> bool:
 
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
     """Tangents of floats (and complex numbers) have the primal's dtype; integers/bools only have zero tangents."""
-    return aval.strip_weak_type() if aval.dtype.kind in "fc" else aval
+    return aval.strip_weak_type() if dtype_kind(aval.dtype) in "fc" else aval
 
 
 def instantiate(t, aval=None):
@@ -159,7 +160,7 @@ class JVPTrace(Trace):
         out = []
         for p, t in zip(primals_out, tangents_out):
             dtype = p._value.dtype if type(p) is Array else get_aval(p).dtype
-            if dtype.kind not in "fc":
+            if dtype_kind(dtype) not in "fc":
                 t = Zero(get_aval(p))  # integer and boolean outputs are not differentiable
             out.append(JVPTracer(self, p, t))
         return out

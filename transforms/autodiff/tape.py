@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from functrans.core import dtypes
 from functrans.core.array import Array
 from functrans.core.check import check_jaxpr
 from functrans.core.config import config
@@ -32,7 +33,7 @@ from functrans.core.ir import Literal
 from functrans.core.staging import StagingTrace, hoist_tracer_consts
 from functrans.core.trace import (EVAL_TRACE, Trace, Tracer, check_impl_outputs,
                                   concrete_of, context_free_rule, current_trace, get_aval,
-                                  new_trace, set_current_trace, to_numpy)
+                                  impl_via_float32, new_trace, set_current_trace, to_numpy)
 
 from .jvp import Zero, add_tangents, instantiate, jvp_flat, tangent_aval
 from .partial_eval import PartialEvalTrace
@@ -67,7 +68,9 @@ class Program:
             for v in eqn.outputs:
                 slots[v] = new_slot()
                 outs.append(slots[v])
-            self.steps.append((eqn.prim, ins, eqn.params, outs, [v.aval for v in eqn.outputs]))
+            narrow = any(dtypes.is_narrow_float(x.aval.dtype) for x in eqn.inputs)
+            self.steps.append((eqn.prim, ins, eqn.params, outs, [v.aval for v in eqn.outputs],
+                               narrow))
         self.outs = [ref(x) for x in jaxpr.outvars]
         self.regs = regs
 
@@ -76,8 +79,11 @@ class Program:
         regs = self.regs.copy()
         regs[self.first_in:self.first_in + len(args)] = args
         check = config.check_jaxprs
-        for prim, ins, params, outs, avals in self.steps:
-            res = prim.impl(*[regs[i] for i in ins], **params)
+        for prim, ins, params, outs, avals, narrow in self.steps:
+            if narrow:  # bfloat16/float8: computed in float32 (see impl_via_float32)
+                res = impl_via_float32(prim, [regs[i] for i in ins], params, avals)
+            else:
+                res = prim.impl(*[regs[i] for i in ins], **params)
             if check:
                 check_impl_outputs(prim, res, avals)
             for s, o, a in zip(outs, res, avals):

@@ -16,11 +16,12 @@ from functrans.core.ir import Literal
 from functrans.core.trace import nan_error, nan_source
 
 from .call import jit_p
+from functrans.core.dtypes import kind as dtype_kind
 
 
 def has_nan(value) -> bool:
     v = np.asarray(value)
-    return v.dtype.kind == "f" and bool(np.isnan(v).any())
+    return dtype_kind(v.dtype) == "f" and bool(np.isnan(v).any())
 
 
 def checked_call(executable, jaxpr, args, name) -> list:

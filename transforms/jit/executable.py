@@ -6,13 +6,15 @@ compiled to one Numba kernel (or, when it holds collectives or a shard_map, to c
 segments around them). With ``config.jit_tiered`` (the default) a program's first call runs
 on the interpreter while the kernel compiles in the background, unless interpreting it could
 be slow (see tiered.py).
-Programs with float16 values run on the reference interpreter instead (each primitive's
-NumPy impl): Numba has no float16 arithmetic on CPU.
+Programs with float16, bfloat16 or float8 values run on the reference interpreter instead
+(each primitive's NumPy impl; the narrow types through float32): Numba has no arithmetic in
+these types on CPU.
 """
 from __future__ import annotations
 
 from functrans.core.check import check_jaxpr
 from functrans.core.config import config
+from functrans.core.dtypes import float16, is_narrow_float
 from functrans.core.devices import Backend, cpu_devices, register_backend
 from functrans.core.eval import eval_jaxpr
 from functrans.core.ir import walk_jaxprs
@@ -25,13 +27,13 @@ from .segmented import Segmented, host_inputs, host_outputs, jaxpr_needs_host
 from .tiered import Tiered, interpreted_cost, worth_interpreting
 
 
-def _has_float16(jaxpr) -> bool:
+def _has_half_or_narrow(jaxpr) -> bool:
     avals = [v.aval for v in jaxpr.invars + jaxpr.constvars]
     for eqn in jaxpr.eqns:
         avals += [v.aval for v in eqn.outputs]
-        if any(_has_float16(j) for j in walk_jaxprs(eqn.params)):
+        if any(_has_half_or_narrow(j) for j in walk_jaxprs(eqn.params)):
             return True
-    return any(a.dtype.kind == "f" and a.dtype.itemsize == 2 for a in avals)
+    return any(a.dtype == float16 or is_narrow_float(a.dtype) for a in avals)
 
 
 class Interpreted:
@@ -57,7 +59,7 @@ def executable_for(jaxpr, name):
 def _compile(jaxpr, name):
     if jaxpr_needs_host(jaxpr):  # collectives, nested shard_map: see segmented.py
         return Segmented(jaxpr, name, _compile)
-    if _has_float16(jaxpr):
+    if _has_half_or_narrow(jaxpr):
         return Interpreted(jaxpr)
     tiered = config.jit_tiered and worth_interpreting(jaxpr)
     if config.jit_codegen != "native":

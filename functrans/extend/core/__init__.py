@@ -30,6 +30,7 @@ from functrans.extend.linear_util import DebugInfo
 
 from . import primitives  # noqa: F401
 from ._primitive import Primitive, no_effects
+from functrans.core.dtypes import kind as dtype_kind
 
 __all__ = ["ClosedJaxpr", "DebugInfo", "Effect", "Effects", "Jaxpr", "JaxprEqn", "Literal",
            "Primitive", "Var", "array_types", "check_jaxpr", "concrete_or_error",
@@ -194,7 +195,7 @@ def primal_dtype_to_tangent_dtype(primal_dtype):
         True
     """
     dtype = np.dtype(primal_dtype)
-    return dtype if dtype.kind in "fc" else float0
+    return dtype if dtype_kind(dtype) in "fc" else float0
 
 
 def valid_jaxtype(x) -> bool:
