@@ -178,3 +178,27 @@ def test_log_compiles_logs_each_compile_and_checking_leaks_checks(caplog):
     assert ft.lax.cond(True, lambda x: x + 1, lambda x: x, operand=2) == 3
     with pytest.raises(TypeError, match="no positional operands"):
         ft.lax.cond(True, lambda x: x, lambda x: x, 1, operand=2)
+
+
+def test_xla_flags_device_count_is_read_when_the_devices_start(decoys):
+    # As JAX reads XLA_FLAGS when its backend starts: chex's set_n_cpu_devices sets it after
+    # `import jax`, and jax._src.xla_bridge._backends says whether it is too late.
+    out = _run("""
+        import os
+        import jax
+        before = dict(jax._src.xla_bridge._backends)
+        os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=3"
+        n = jax.device_count()
+        print(before, sorted(jax._src.xla_bridge._backends), n,
+              jax.pmap(lambda v: v * 2)(jax.numpy.arange(3.0)).tolist(), sep="|")
+    """, decoys, env={"FUNCTRANS_NUM_CPU_DEVICES": ""})
+    assert out.strip() == "{}|['cpu']|3|[0.0, 2.0, 4.0]"
+
+
+def test_a_jitted_function_has_the_signature_of_the_function_it_wraps():
+    import inspect
+
+    def f(x, y=2, *, z):
+        return x
+
+    assert str(inspect.signature(ft.jit(f), follow_wrapped=False)) == "(x, y=2, *, z)"

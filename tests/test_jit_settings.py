@@ -246,7 +246,7 @@ def test_device_and_backend_act_in_the_decorator_form():
             return x * k
 
         np.testing.assert_array_equal(scaled(np.ones(2), 3), [3.0, 3.0])
-        with pytest.raises(RuntimeError, match="unknown backend 'tpu'"):
+        with pytest.raises(RuntimeError, match="Unknown backend 'tpu'"):
             ft.jit(backend="tpu")
         with pytest.raises(ValueError, match="is not a device of backend 'cuda'"):
             ft.jit(fnp.sin, device=dev, backend="cuda")

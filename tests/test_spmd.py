@@ -378,10 +378,10 @@ def test_exception_in_one_shard_names_it_and_releases_the_others():
 
 def test_jit_backend_and_device():
     from functools import partial
-    with pytest.raises(RuntimeError, match=r"unknown backend 'rocm'; the available backends "
+    with pytest.raises(RuntimeError, match=r"Unknown backend 'rocm'; the available backends "
                                            r"are \['cpu'"):
         ft.jit(fnp.sin, backend="rocm")
-    with pytest.raises(RuntimeError, match="unknown backend 'tpu'"):
+    with pytest.raises(RuntimeError, match="Unknown backend 'tpu'"):
         partial(ft.jit, backend="tpu")(fnp.sin)
     f = partial(ft.jit, backend="cpu")(lambda x: x * 2)
     assert_close(f(np.ones(2)), 2 * np.ones(2))

@@ -21,6 +21,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
+import re
 import sys
 
 __all__ = ["install", "installed", "JAX_API_VERSION", "MODULES"]
@@ -122,7 +123,8 @@ def install() -> None:
 
     Call it before the first ``import jax``; it raises ``RuntimeError`` if real JAX is
     imported already. It also applies JAX's default of 32-bit values (``JAX_ENABLE_X64``
-    turns 64-bit values on, as in JAX).
+    turns 64-bit values on, as in JAX), and JAX's CPU device count
+    (``XLA_FLAGS=--xla_force_host_platform_device_count=N``) when the devices are first used.
     """
     if installed():
         return
@@ -131,6 +133,20 @@ def install() -> None:
         raise RuntimeError("JAX is imported already in this process; call "
                            "functrans.as_jax.install() before the first `import jax`")
     from functrans import config
+    from functrans.core import devices
     config.update("enable_x64", os.environ.get("JAX_ENABLE_X64", "").lower()
                   in ("1", "true", "yes", "on"))
+    devices.before_first_use.append(_apply_xla_device_count)
     sys.meta_path.insert(0, _finder)
+
+
+_XLA_DEVICE_COUNT = re.compile(r"--xla_force_host_platform_device_count=(\d+)")
+
+
+def _apply_xla_device_count() -> None:
+    # JAX programs ask for N CPU devices with XLA_FLAGS (read when JAX's backend starts: at
+    # the first device query or computation); FUNCTRANS_NUM_CPU_DEVICES still wins.
+    found = _XLA_DEVICE_COUNT.search(os.environ.get("XLA_FLAGS", ""))
+    if found and not os.environ.get("FUNCTRANS_NUM_CPU_DEVICES"):
+        from functrans import config
+        config.update("num_cpu_devices", int(found.group(1)))

@@ -30,7 +30,7 @@ _NOT_JAX = frozenset({"core", "primitives", "transforms", "placement", "spmd", "
 def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
-    if name in PUBLIC or f"jax.{name}" in MODULES:
+    if name in PUBLIC or f"jax.{name}" in MODULES or name == "_src":
         return importlib.import_module(f"jax.{name}")
     if name not in _NOT_JAX:
         try:

@@ -54,7 +54,19 @@ class _Processes:
 processes = _Processes()
 
 
+before_first_use: list = []
+"""Callables run once, just before the CPU devices are first made (``functrans.as_jax`` reads
+JAX's ``XLA_FLAGS`` device count there, as JAX reads it when its backend starts)."""
+
+
+def initialized() -> bool:
+    """Whether the CPU devices have been made (a device was asked for, or a program ran)."""
+    return "key" in _cache
+
+
 def _cpu_devices() -> list:
+    while before_first_use and not initialized():
+        before_first_use.pop(0)()
     n_local = int(config.num_cpu_devices)
     counts = processes.local_device_counts if processes.count > 1 else (n_local,)
     key = (counts, processes.index)
@@ -117,7 +129,7 @@ def check_backend(backend) -> str:
     for backends this machine cannot run."""
     name = config.default_backend if backend is None else getattr(backend, "platform", backend)
     if name not in _BACKENDS:
-        raise RuntimeError(f"unknown backend {name!r}; the available backends are "
+        raise RuntimeError(f"Unknown backend {name!r}; the available backends are "
                            f"{available_backends()}")
     why = _why_unavailable(_BACKENDS[name])
     if why:

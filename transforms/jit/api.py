@@ -11,6 +11,7 @@ transformation the ``jit`` primitive is bound so that transformation applies::
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 from collections import OrderedDict
 
@@ -72,6 +73,12 @@ class Jitted:
 
     def __get__(self, obj, objtype=None):  # methods: bind like a function would
         return self if obj is None else functools.partial(self, obj)
+
+    @property
+    def __signature__(self):
+        # The wrapped function's, as for JAX's jitted functions (`__get__` would otherwise
+        # make `inspect` take this object for a builtin method descriptor).
+        return inspect.signature(self.fun)
 
     def __call__(self, *args, **kwargs):
         # Hot path: array/scalar leaves in plain containers, evaluated eagerly, seen before.
