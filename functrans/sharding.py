@@ -5,8 +5,8 @@
     >>> [s.data.tolist() for s in x.addressable_shards]
     [[0.0, 1.0], [2.0, 3.0]]
 """
-from .core.mesh import (Mesh, NamedSharding, P, PartitionSpec, Sharding,  # noqa: F401
-                        SingleDeviceSharding, make_mesh)
+from .core.mesh import (AbstractMesh, Mesh, NamedSharding, P, PartitionSpec,  # noqa: F401
+                        Sharding, SingleDeviceSharding, make_mesh)
 
-__all__ = ["Mesh", "NamedSharding", "P", "PartitionSpec", "Sharding", "SingleDeviceSharding",
-           "make_mesh"]
+__all__ = ["AbstractMesh", "Mesh", "NamedSharding", "P", "PartitionSpec", "Sharding",
+           "SingleDeviceSharding", "make_mesh"]

@@ -286,13 +286,31 @@ def test_batch_matmul_errors_as_in_jax():
         lax.batch_matmul(np.ones((1, 2, 2)), np.ones((2, 2)))
 
 
-def test_out_sharding_is_accepted_as_none_only():
+def test_out_sharding_is_accepted_when_it_asks_for_an_unsplit_value():
     a = np.ones((2, 2))
+    unsplit = ft.typeof(a).sharding  # JAX: NamedSharding(AbstractMesh(()), P(None, None))
+    assert unsplit.mesh.empty and not unsplit.mesh.are_all_axes_explicit
+    assert tuple(unsplit.spec) == (None, None) and unsplit.shard_shape((2, 2)) == (2, 2)
     for fn in (fnp.dot, fnp.matmul, lambda x, y, **kw: fnp.einsum("ij,jk", x, y, **kw),
                lambda x, y, **kw: lax.dot_general(x, y, _DN, **kw)):
         np.testing.assert_array_equal(fn(a, a, out_sharding=None), a @ a)
+        np.testing.assert_array_equal(fn(a, a, out_sharding=unsplit), a @ a)
         with pytest.raises(NotImplementedError, match="out_sharding"):
             fn(a, a, out_sharding="x")
+
+
+def test_creation_and_sampling_take_out_sharding_and_place_concrete_results():
+    import inspect
+    assert "out_sharding" in inspect.signature(ft.random.normal).parameters
+    key = ft.random.PRNGKey(0)
+    np.testing.assert_array_equal(ft.random.normal(key, (3,), out_sharding=None),
+                                  ft.random.normal(key, (3,)))
+    mesh = ft.sharding.make_mesh((1,), ("x",))
+    split = ft.sharding.NamedSharding(mesh, ft.sharding.P("x"))
+    placed = fnp.zeros((4,), out_sharding=split)
+    assert placed.sharding == split and placed.tolist() == [0.0] * 4
+    with pytest.raises(NotImplementedError, match="traced values carry no sharding"):
+        ft.jit(lambda v: fnp.ones_like(v, out_sharding=split))(fnp.ones(4))
 
 
 # ---- lax.broadcast_shapes ------------------------------------------------------------------------

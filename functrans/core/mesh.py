@@ -113,6 +113,74 @@ class Mesh:
     def __repr__(self):
         return f"Mesh({self.shape}, devices={[d.id for d in self.devices.flat]})"
 
+    @property
+    def abstract_mesh(self) -> "AbstractMesh":
+        """The mesh's axis sizes and names, without its devices."""
+        return AbstractMesh(tuple(self._shape.values()), self.axis_names)
+
+    @property
+    def empty(self) -> bool:
+        return False
+
+    @property
+    def are_all_axes_explicit(self) -> bool:
+        return False
+
+
+class AbstractMesh:
+    """A mesh's axis sizes and names without its devices (``jax.sharding.AbstractMesh``): what
+    the sharding of an abstract value names. The empty one, ``AbstractMesh((), ())``, is the
+    mesh of every value that is not split over devices in the global view, which is every
+    functrans value outside ``shard_map``/``pmap`` (see ``ShapedArray.sharding``).
+
+    >>> AbstractMesh((2,), ("x",)).shape, AbstractMesh((), ()).empty
+    ({'x': 2}, True)
+    """
+
+    def __init__(self, axis_sizes=(), axis_names=(), axis_types=None):
+        self.axis_sizes, self.axis_names = tuple(axis_sizes), tuple(axis_names)
+        if len(self.axis_sizes) != len(self.axis_names):
+            raise ValueError(f"AbstractMesh: {len(self.axis_sizes)} axis sizes but "
+                             f"{len(self.axis_names)} axis names")
+        self.axis_types = tuple(axis_types) if axis_types is not None else \
+            ("Auto",) * len(self.axis_names)
+
+    @property
+    def shape(self) -> dict:
+        return dict(zip(self.axis_names, self.axis_sizes))
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.axis_sizes)
+
+    @property
+    def empty(self) -> bool:
+        return not self.axis_names
+
+    @property
+    def are_all_axes_explicit(self) -> bool:
+        # functrans's meshes have no explicit (typed) axes; JAX's empty mesh says False too.
+        return bool(self.axis_types) and all(str(t).endswith("Explicit")
+                                             for t in self.axis_types)
+
+    @property
+    def abstract_mesh(self) -> "AbstractMesh":
+        return self
+
+    def __eq__(self, other):
+        return isinstance(other, AbstractMesh) and (self.axis_sizes, self.axis_names) == (
+            other.axis_sizes, other.axis_names)
+
+    def __hash__(self):
+        return hash((self.axis_sizes, self.axis_names))
+
+    def __repr__(self):
+        axes = ", ".join(f"'{n}': {k}" for n, k in self.shape.items())
+        return f"AbstractMesh(({axes}), axis_types={self.axis_types})"
+
+
+EMPTY_MESH = AbstractMesh((), ())
+
 
 def make_mesh(axis_shapes, axis_names, devices=None) -> Mesh:
     """A mesh of the first ``prod(axis_shapes)`` devices.
@@ -193,7 +261,7 @@ class NamedSharding(Sharding):
     """An array split over a mesh as ``spec`` says (replicated over unnamed mesh axes)."""
 
     def __init__(self, mesh: Mesh, spec: PartitionSpec = PartitionSpec()):
-        if not isinstance(mesh, Mesh):
+        if not isinstance(mesh, (Mesh, AbstractMesh)):
             raise TypeError(f"NamedSharding: expected a Mesh, got {type(mesh).__name__}")
         self.mesh, self.spec = mesh, PartitionSpec(*spec)
         for names in canonical_spec(self.spec, len(self.spec), "NamedSharding"):
@@ -204,9 +272,26 @@ class NamedSharding(Sharding):
 
     @property
     def device_set(self) -> set:
-        return set(self.mesh.devices.flat)
+        return set(self._concrete_mesh().devices.flat)
+
+    def _concrete_mesh(self) -> Mesh:
+        if isinstance(self.mesh, AbstractMesh):
+            raise ValueError(f"{self!r} names an abstract mesh, which has no devices: "
+                             "place values with a Mesh of devices")
+        return self.mesh
+
+    def shard_shape(self, shape) -> tuple:
+        spec = canonical_spec(self.spec, len(shape), "NamedSharding")
+        sizes = self.mesh.shape
+        check_divisible(shape, spec, sizes, "NamedSharding")
+        return tuple(d // math.prod(sizes[n] for n in names) for d, names in zip(shape, spec))
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return all(not names for names in canonical_spec(self.spec, len(self.spec), ""))
 
     def devices_indices_map(self, shape) -> dict:
+        self._concrete_mesh()
         spec = canonical_spec(self.spec, len(shape), "NamedSharding")
         sizes = self.mesh.shape
         check_divisible(shape, spec, sizes, "NamedSharding")
@@ -237,5 +322,5 @@ def default_sharding() -> SingleDeviceSharding:
     return SingleDeviceSharding(default_device())
 
 
-__all__ = ["Mesh", "PartitionSpec", "P", "NamedSharding", "SingleDeviceSharding", "Sharding",
-           "make_mesh"]
+__all__ = ["AbstractMesh", "Mesh", "PartitionSpec", "P", "NamedSharding",
+           "SingleDeviceSharding", "Sharding", "make_mesh"]

@@ -345,13 +345,16 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None, *, dimension_numb
 
 
 def check_no_out_sharding(name, out_sharding):
-    """JAX's ``out_sharding=`` is accepted as None only (results are placed by device_put).
+    """JAX's ``out_sharding=`` is accepted when it asks for what the result is (None, or no
+    dimension split on the empty mesh: ``jax.typeof(x).sharding``); results are placed
+    elsewhere by device_put.
 
     >>> check_no_out_sharding("dot", None)
     """
-    if out_sharding is not None:
-        raise NotImplementedError(f"lax.{name}: out_sharding is not supported; place the "
-                                  "result with functrans.device_put instead")
+    from ..core.out_sharding import is_unsplit
+    if not is_unsplit(out_sharding):
+        raise NotImplementedError(f"lax.{name}: out_sharding={out_sharding!r} is not "
+                                  "supported; place the result with functrans.device_put")
 
 
 def batch_matmul(lhs, rhs, precision=None):

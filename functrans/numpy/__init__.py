@@ -38,3 +38,9 @@ newaxis = None
 from .ml_dtypes_names import TYPES as _NARROW_TYPES  # noqa: E402  (fnp.bfloat16, ...)
 
 globals().update(_NARROW_TYPES)
+
+from ..core.out_sharding import accept_out_sharding as _accept_out_sharding  # noqa: E402
+
+_accept_out_sharding(globals(), (
+    "array", "asarray", "zeros", "ones", "empty", "full", "arange", "zeros_like", "ones_like",
+    "full_like", "reshape", "broadcast_to", "dot", "matmul", "tensordot", "einsum"))

@@ -47,3 +47,13 @@ __all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "clone", "
            "randint", "bernoulli", "rademacher", "categorical", "permutation", "choice",
            "geometric", "gamma", "loggamma", "beta", "dirichlet", "chisquare", "t", "f",
            "poisson", "binomial", "multinomial", "multivariate_normal", "orthogonal"]
+
+from ..core.out_sharding import accept_out_sharding as _accept_out_sharding  # noqa: E402
+
+# JAX's samplers take out_sharding= (optax passes it when the sampler accepts it).
+_accept_out_sharding(globals(), [n for n in (
+    "ball", "bernoulli", "beta", "bits", "categorical", "cauchy", "chisquare", "dirichlet",
+    "exponential", "f", "gamma", "generalized_normal", "geometric", "gumbel", "laplace",
+    "loggamma", "logistic", "lognormal", "maxwell", "multivariate_normal", "normal",
+    "orthogonal", "pareto", "permutation", "poisson", "rademacher", "randint", "rayleigh", "t",
+    "triangular", "truncated_normal", "uniform", "wald") if n in globals()])
