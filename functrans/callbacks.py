@@ -12,6 +12,7 @@ import numpy as np
 
 from .core import dtypes
 from .core.avals import ShapedArray
+from .primitives.io_callback import IOCallback, io_callback_p
 from .primitives.pure_callback import VMAP_METHODS, PureCallback, pure_callback_p
 from .tree_util import tree_flatten, tree_unflatten
 
@@ -43,15 +44,52 @@ def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_meth
     if sharding is not None:
         raise NotImplementedError("pure_callback: sharding= is not supported; the callback "
                                   "runs on the host with whole arrays")
-    specs, out_tree = tree_flatten(result_shape_dtypes)
-    out_avals = []
-    for i, s in enumerate(specs):
-        if not (hasattr(s, "shape") and hasattr(s, "dtype")):
-            raise TypeError(f"pure_callback: result_shape_dtypes leaf {i} must have .shape and "
-                            f".dtype (e.g. ft.ShapeDtypeStruct), got {type(s).__name__}")
-        dtype = dtypes.canonicalize_dtype(np.dtype(s.dtype), what="pure_callback result dtype")
-        out_avals.append(ShapedArray(tuple(s.shape), dtype))
+    out_avals, out_tree = _result_avals("pure_callback", result_shape_dtypes)
     flat, in_tree = tree_flatten((args, kwargs))
     cb = PureCallback(callback, in_tree, out_tree, out_avals)
     outs = pure_callback_p.bind(*flat, callback=cb, vmap_method=vmap_method)
     return tree_unflatten(out_tree, outs)
+
+
+def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=False, **kwargs):
+    """Call the impure ``callback(*args, **kwargs)`` on arrays and return its results as
+    arrays (``jax.experimental.io_callback``).
+
+    ``result_shape_dtypes`` is a pytree of objects with ``shape`` and ``dtype`` (or None for
+    no results); the results are checked against it. Unlike :func:`pure_callback` the call is
+    an effect: it runs every time the program reaches it, even if its results are unused, and
+    calls are never merged. functrans runs a program's steps in order, so every callback is
+    ordered; ``ordered=True`` additionally refuses ``vmap`` (as in JAX), which otherwise calls
+    the callback once per batch element, in order. Differentiating through it raises.
+
+    >>> seen = []
+    >>> def record(x):
+    ...     seen.append(int(x))
+    ...     return x + 1
+    >>> ft.jit(lambda x: io_callback(record, ft.ShapeDtypeStruct((), "int32"), x))(
+    ...     fnp.int32(4)), seen
+    (Array(5, dtype=int32), [4])
+    """
+    if not callable(callback):
+        raise TypeError(f"io_callback: expected a callable, got {type(callback).__name__}")
+    if sharding is not None:
+        raise NotImplementedError("io_callback: sharding= is not supported; the callback "
+                                  "runs on the host with whole arrays")
+    out_avals, out_tree = _result_avals("io_callback", result_shape_dtypes)
+    flat, in_tree = tree_flatten((args, kwargs))
+    cb = IOCallback(callback, in_tree, out_tree, out_avals)
+    outs = io_callback_p.bind(*flat, callback=cb, ordered=bool(ordered))
+    return tree_unflatten(out_tree, outs)
+
+
+def _result_avals(api, result_shape_dtypes):
+    """The flat ShapedArrays ``result_shape_dtypes`` declares, and its tree."""
+    specs, out_tree = tree_flatten(result_shape_dtypes)
+    out_avals = []
+    for i, s in enumerate(specs):
+        if not (hasattr(s, "shape") and hasattr(s, "dtype")):
+            raise TypeError(f"{api}: result_shape_dtypes leaf {i} must have .shape and "
+                            f".dtype (e.g. ft.ShapeDtypeStruct), got {type(s).__name__}")
+        dtype = dtypes.canonicalize_dtype(np.dtype(s.dtype), what=f"{api} result dtype")
+        out_avals.append(ShapedArray(tuple(s.shape), dtype))
+    return out_avals, out_tree

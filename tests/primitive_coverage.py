@@ -11,6 +11,7 @@ TESTED_ELSEWHERE = {
     "custom_jvp_call": "test_custom_rules", "custom_vjp_call": "test_custom_rules",
     "custom_lin": "test_custom_rules", "checkpoint": "test_custom_rules", "jit": "test_jit_api",
     "shard_map": "test_spmd", "debug_callback": "test_spmd", "pure_callback": "test_callbacks",
+    "io_callback": "test_io_callback",
     "custom_vmap_call": "test_custom_batching",
 }
 # vmap replaces collectives by ordinary primitives while tracing; on devices they exchange

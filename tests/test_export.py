@@ -122,10 +122,10 @@ def test_deserialized_program_compiles_to_the_same_kernel():
 # params are strings and tuples): test_collectives_serialize checks that directly.
 # custom_lin only appears in linearized programs that are transposed, never compiled, and holds
 # a Python rule: writing it raises UnserializableError (test_unserializable_things).
-# debug_callback and pure_callback hold Python code and shard_map a mesh of this machine's devices: refused by
-# name (test_programs_with_callbacks_or_device_meshes_are_refused).
+# debug_callback, pure_callback and io_callback hold Python code and shard_map a mesh of this
+# machine's devices: refused by name (test_programs_with_callbacks_or_device_meshes_are_refused).
 NOT_IN_EXPORTED_PROGRAMS = COLLECTIVES | {"custom_lin", "debug_callback", "pure_callback",
-                                          "shard_map", "check"}
+                                          "io_callback", "shard_map", "check"}
 
 
 def _control_flow_programs():
@@ -598,6 +598,10 @@ def test_programs_with_callbacks_or_device_meshes_are_refused():
     host = ft.jit(lambda x: ft.pure_callback(np.sin, x, x))
     with pytest.raises(UnserializableError, match="pure_callback.*PureCallback"):
         ft.export.export(host)(1.0).serialize()
+    from functrans.experimental import io_callback
+    impure = ft.jit(lambda x: io_callback(np.sin, x, x))
+    with pytest.raises(UnserializableError, match="io_callback.*IOCallback"):
+        ft.export.export(impure)(1.0).serialize()
     with ft.config.override(num_cpu_devices=2):
         pmapped = ft.jit(ft.pmap(lambda x: lax.psum(x, "i"), "i"))
         with pytest.raises(UnserializableError, match="shard_map.*Mesh"):

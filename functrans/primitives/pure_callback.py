@@ -26,6 +26,7 @@ class PureCallback:
     """The user's function, its argument structure and its declared results (flat avals)."""
 
     __slots__ = ("fn", "in_tree", "out_tree", "out_avals", "name")
+    api = "pure_callback"  # the public function's name, for errors
 
     def __init__(self, fn, in_tree, out_tree, out_avals, name=None):
         self.fn, self.in_tree, self.out_tree = fn, in_tree, out_tree
@@ -34,23 +35,26 @@ class PureCallback:
 
     def __call__(self, flat):
         """Run on NumPy values; the results checked against the declared shapes/dtypes."""
-        args, kwargs = tree_unflatten(self.in_tree, flat)
+        args, kwargs = tree_unflatten(self.in_tree, self._arguments(flat))
         result = self.fn(*args, **kwargs)
         leaves, tree = tree_flatten(result)
         if tree != self.out_tree:
-            raise TypeError(f"pure_callback: {self.name} returned a value of structure {tree}, "
+            raise TypeError(f"{self.api}: {self.name} returned a value of structure {tree}, "
                             f"but result_shape_dtypes declares {self.out_tree}")
         outs = []
         for i, (v, aval) in enumerate(zip(leaves, self.out_avals)):
             v = np.asarray(v)
             if v.shape != aval.shape:
-                raise TypeError(f"pure_callback: {self.name} returned shape {v.shape} for result "
+                raise TypeError(f"{self.api}: {self.name} returned shape {v.shape} for result "
                                 f"{i}, but result_shape_dtypes declares {aval.str_short()}")
             if v.dtype != aval.dtype and not np.can_cast(v.dtype, aval.dtype, "same_kind"):
-                raise TypeError(f"pure_callback: {self.name} returned dtype {v.dtype} for result "
+                raise TypeError(f"{self.api}: {self.name} returned dtype {v.dtype} for result "
                                 f"{i}, but result_shape_dtypes declares {aval.str_short()}")
             outs.append(np.asarray(v, aval.dtype))
         return outs
+
+    def _arguments(self, flat):
+        return flat  # pure_callback's function gets NumPy arrays
 
     def __repr__(self):
         return self.name

@@ -35,8 +35,8 @@ no_effects: frozenset = frozenset()
 # functrans's own primitives that have several outputs in JAX too (JAX's multiple_results).
 _MULTIPLE_RESULTS = frozenset({
     "cond", "while", "scan", "jit", "custom_jvp_call", "custom_vjp_call", "custom_lin",
-    "checkpoint", "shard_map", "pure_callback", "debug_callback", "custom_vmap_call", "sort",
-    "eig", "eigh", "lu", "qr", "svd"})
+    "checkpoint", "shard_map", "pure_callback", "io_callback", "debug_callback",
+    "custom_vmap_call", "sort", "eig", "eigh", "lu", "qr", "svd"})
 
 
 class Primitive:
