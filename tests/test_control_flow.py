@@ -106,6 +106,20 @@ def test_cond_switch_and_while_values():
     np.testing.assert_allclose(ft.jit(whiley)(0.7), c, rtol=1e-10)
 
 
+def test_cond_old_five_argument_form():
+    # cond(pred, true_operand, true_fun, false_operand, false_fun), JAX's deprecated form
+    # (blackjax's NUTS uses it): each branch gets its own operand, under jit and grad too.
+    def f(p, x):
+        return lax.cond(p, (x, 2.0 * x), lambda t: t[0] * t[1], x, lambda v: -v)
+    np.testing.assert_allclose(f(True, 3.0), 18.0)
+    np.testing.assert_allclose(f(False, 3.0), -3.0)
+    np.testing.assert_allclose(ft.jit(f)(True, 3.0), 18.0)
+    np.testing.assert_allclose(ft.grad(f, argnums=1)(True, 3.0), 12.0)
+    np.testing.assert_allclose(ft.grad(f, argnums=1)(False, 3.0), -1.0)
+    with pytest.raises(TypeError, match="must be callable, got int and int"):
+        lax.cond(True, 1, 2, 3)
+
+
 @pytest.mark.parametrize("f, args", [
     (lambda x: lax.fori_loop(0, 4, body, x), (0.4,)),
     (lambda x: lax.scan(scan_step, x, fnp.array([0.1, 0.5, -0.3]))[0], (0.7,)),

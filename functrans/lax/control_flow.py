@@ -115,7 +115,21 @@ def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
 
     >>> lax.cond(True, lambda x: x + 1, lambda x: x - 1, 10)
     Array(11, dtype=int64, weak_type=True)
+
+    JAX's deprecated five-argument form ``cond(pred, true_operand, true_fun, false_operand,
+    false_fun)``, which libraries still use (blackjax's NUTS), works too:
+
+    >>> lax.cond(False, 10, lambda x: x + 1, 20, lambda x: x - 1)
+    Array(19, dtype=int64, weak_type=True)
     """
+    if not (callable(true_fun) and callable(false_fun)):
+        if callable(false_fun) and len(operands) == 2 and callable(operands[1]):
+            # The old form: each branch takes its own operand; both are passed to each.
+            x_true, f_true, x_false, f_false = true_fun, false_fun, *operands
+            return cond(pred, lambda x, _: f_true(x), lambda _, x: f_false(x),
+                        x_true, x_false)
+        raise TypeError("cond: true_fun and false_fun must be callable, got "
+                        f"{type(true_fun).__name__} and {type(false_fun).__name__}")
     if operand is not _NO_OPERAND:
         if operands:
             raise TypeError("if 'operand' keyword is passed then no positional operands can "
