@@ -202,3 +202,36 @@ def test_a_jitted_function_has_the_signature_of_the_function_it_wraps():
         return x
 
     assert str(inspect.signature(ft.jit(f), follow_wrapped=False)) == "(x, y=2, *, z)"
+
+
+def test_jax_src_dispatch_and_dtypes_as_equinox_uses_them(decoys):
+    # equinox swaps dispatch.wait_for_tokens out of atexit (so it must be registered there) and
+    # catches jax._src.dtypes.TypePromotionError where a promotion is refused.
+    out = _run("""
+        import atexit
+        import jax
+        import jax._src.dispatch
+        from jax._src.dtypes import TypePromotionError
+        atexit.unregister(jax._src.dispatch.wait_for_tokens)
+        print(jax._src.dispatch.wait_for_tokens(),
+              TypePromotionError is jax.dtypes.TypePromotionError,
+              issubclass(TypePromotionError, ValueError), sep="|")
+        try:
+            jax._src.dtypes.no_such_name
+        except AttributeError as e:
+            print(e)
+    """, decoys)
+    lines = out.splitlines()
+    assert lines[0] == "None|True|True"
+    assert "jax._src.dtypes' has no attribute 'no_such_name'" in lines[1]
+
+
+def test_dispatch_registers_wait_for_tokens_at_exit_as_jax_does(monkeypatch):
+    import atexit
+    import importlib
+
+    dispatch = importlib.import_module("functrans.as_jax.jax_src.dispatch")
+    registered = []
+    monkeypatch.setattr(atexit, "register", registered.append)
+    importlib.reload(dispatch)
+    assert registered == [dispatch.wait_for_tokens]
