@@ -41,7 +41,8 @@ from . import ad_checkpoint, dtypes, errors, stages, test_util, typing  # noqa: 
 # jax.checkpoint takes policies: ad_checkpoint's checkpoint/remat replace the plain ones.
 from .ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401,E402
 from ._contexts import (checking_leaks, disable_jit, ensure_compile_time_eval,  # noqa: F401,E402
-                        log_compiles, named_scope)
+                        log_compiles, named_scope, numpy_dtype_promotion,
+                        numpy_rank_promotion)
 from .sharding import NamedSharding, P, make_mesh  # noqa: F401,E402  (jax.NamedSharding, ...)
 from ._toplevel import (device_get, effects_barrier, jacobian,  # noqa: F401,E402
                         linear_transpose, typeof)

@@ -16,7 +16,8 @@ import contextlib
 from .core.config import config
 from .core.trace import EVAL_TRACE, Trace, Tracer, current_trace, set_current_trace
 
-__all__ = ["disable_jit", "ensure_compile_time_eval", "named_scope"]
+__all__ = ["disable_jit", "ensure_compile_time_eval", "named_scope", "numpy_dtype_promotion",
+           "numpy_rank_promotion"]
 
 
 class _CompileTimeEvalTrace(Trace):
@@ -112,3 +113,32 @@ def log_compiles(enable: bool = True):
         yield
     finally:
         config.update("jax_log_compiles", old)
+
+
+@contextlib.contextmanager
+def numpy_dtype_promotion(mode: str):
+    """Promote dtypes in ``mode`` while inside (JAX's ``jax_numpy_dtype_promotion``).
+    functrans always promotes implicitly (JAX's ``"standard"`` mode; see
+    :mod:`functrans.dtypes`), so that is the only mode accepted; ``"strict"`` (refusing
+    implicit promotion) raises ``ValueError``.
+
+    >>> with ft.numpy_dtype_promotion("standard"):
+    ...     (fnp.ones(2, "float32") + 1.0).dtype
+    dtype('float32')
+    """
+    with config.override(jax_numpy_dtype_promotion=mode):
+        yield
+
+
+@contextlib.contextmanager
+def numpy_rank_promotion(mode: str):
+    """Broadcast arrays of different ranks in ``mode`` while inside (JAX's
+    ``jax_numpy_rank_promotion``). functrans always broadcasts as NumPy does (JAX's
+    ``"allow"``), the only mode accepted; ``"warn"`` and ``"raise"`` raise ``ValueError``.
+
+    >>> with ft.numpy_rank_promotion("allow"):
+    ...     (fnp.ones((2, 3)) + fnp.ones(3)).shape
+    (2, 3)
+    """
+    with config.override(jax_numpy_rank_promotion=mode):
+        yield

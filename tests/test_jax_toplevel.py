@@ -398,6 +398,21 @@ def test_disable_jit_runs_jitted_functions_eagerly():
         f(fnp.ones(()))
 
 
+def test_promotion_modes_accept_what_functrans_does_and_refuse_the_others():
+    # equinox's norms and attention wrap their arithmetic in numpy_dtype_promotion("standard").
+    with ft.numpy_dtype_promotion("standard"), ft.numpy_rank_promotion("allow"):
+        assert ft.config.jax_numpy_dtype_promotion == "standard"
+        y = fnp.ones((2, 3), "float32") + fnp.arange(3, dtype="int8")
+        assert y.dtype == np.float32 and y.shape == (2, 3)
+    with pytest.raises(ValueError, match="jax_numpy_dtype_promotion='strict'"):
+        with ft.numpy_dtype_promotion("strict"):
+            pass
+    with pytest.raises(ValueError, match="jax_numpy_rank_promotion='raise'"):
+        with ft.numpy_rank_promotion("raise"):
+            pass
+    assert ft.config.jax_numpy_dtype_promotion == "standard"
+
+
 def test_effects_barrier_waits_for_background_work():
     done = []
 
