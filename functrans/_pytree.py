@@ -28,7 +28,8 @@ def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func:
     """Register ``nodetype`` as a pytree node.
 
     ``flatten_func(node) -> (children, aux_data)``; ``unflatten_func(aux_data, children) -> node``.
-    ``aux_data`` must be hashable: it is part of the tree structure (and of jit cache keys).
+    ``aux_data`` is part of the tree structure (and of jit cache keys): structures are equal
+    when their aux data compare equal (``==``); as in JAX it need not be hashable.
     ``flatten_with_keys_func(node) -> ([(key, child), ...], aux_data)`` names the children in
     key paths; without it the ``i``-th child's key is ``FlattenedIndexKey(i)``.
 
@@ -255,7 +256,7 @@ class PyTreeDef:
 
     def __hash__(self):
         if self._hash is None:
-            self._hash = hash((self.node_type, _hashable(self.aux), self._children))
+            self._hash = hash((self.node_type, _aux_hash(self.aux), self._children))
         return self._hash
 
     def __repr__(self):
@@ -278,12 +279,14 @@ class PyTreeDef:
         return f"CustomNode({name}, [{', '.join(kids)}])"
 
 
-def _hashable(aux):
+def _aux_hash(aux) -> int:
+    # Aux data that cannot be hashed (equinox's wrapped functions carry their __dict__) is
+    # left out of the hash, as JAX leaves all of it out: equal structures still hash equally,
+    # and equality compares it with ==.
     try:
-        hash(aux)
-        return aux
+        return hash(aux)
     except TypeError:
-        raise TypeError(f"pytree aux data must be hashable, got {aux!r}") from None
+        return 0
 
 
 _LEAF = PyTreeDef(None, None, ())

@@ -287,12 +287,15 @@ def test_unflatten_checks_leaf_count():
         tu.tree_unflatten(tu.tree_structure((1, 2)), [1, 2, 3])
 
 
-def test_unhashable_aux_data_is_reported():
+def test_unhashable_aux_data_is_compared_not_hashed_as_in_jax():
     class Bag:
-        pass
-    tu.register_pytree_node(Bag, lambda b: ((), [1]), lambda aux, c: Bag())
-    with pytest.raises(TypeError, match="hashable"):
-        hash(tu.tree_structure(Bag()))
+        def __init__(self, aux):
+            self.aux = aux
+    tu.register_pytree_node(Bag, lambda b: ((), b.aux), lambda aux, c: Bag(aux))
+    one, same, other = (tu.tree_structure(Bag([1])), tu.tree_structure(Bag([1])),
+                        tu.tree_structure(Bag([2])))
+    assert one == same and hash(one) == hash(same) and one != other
+    assert {one: "a"}[same] == "a" and other not in {one: "a"}
 
 
 # ---- key paths ---------------------------------------------------------------------------------
@@ -544,8 +547,15 @@ def test_register_static():
     class Unhashable:
         __hash__ = None
 
-    with pytest.raises(TypeError, match="pytree aux data must be hashable"):
-        hash(tu.tree_structure(Unhashable()))
+    # As in JAX, unhashable aux data is compared, not hashed: structures holding it hash, and
+    # jit takes them (equal ones, by ==, share a trace).
+    calls = []
+    g = ft.jit(lambda x, u: calls.append(u) or x + 1.0)
+    u = Unhashable()
+    assert hash(tu.tree_structure(u)) == hash(tu.tree_structure(Unhashable()))
+    assert tu.tree_structure(u) == tu.tree_structure(u) != tu.tree_structure(Unhashable())
+    assert float(g(1.0, u)) == 2.0 and float(g(2.0, u)) == 3.0 and calls == [u]
+    assert float(g(1.0, Unhashable())) == 2.0 and len(calls) == 2
 
 
 def test_register_dataclass_paths_and_field_checks():
