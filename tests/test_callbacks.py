@@ -125,3 +125,19 @@ def test_the_callback_receives_writable_numpy_copies():
     np.testing.assert_array_equal(x, np.zeros(3))
     np.testing.assert_array_equal(out, np.ones(3))
     assert pure_callback_p.host_only
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_a_failing_callback_raises_jax_runtime_error_naming_its_exception(jit):
+    # As JAX: the computation fails with a runtime error whose message carries the callback's
+    # exception and traceback (equinox's error_if finds its exception's name there).
+    def host(v):
+        raise KeyError("boom")
+
+    f = lambda x: ft.pure_callback(host, x, x, vmap_method="sequential")  # noqa: E731
+    for g in (f, ft.vmap(f)):
+        g = ft.jit(g) if jit else g
+        with pytest.raises(ft.errors.JaxRuntimeError,
+                           match=r"(?s)callback host raised KeyError.*KeyError: 'boom'") as info:
+            g(fnp.ones(2))
+        assert isinstance(info.value.__cause__, KeyError)

@@ -98,3 +98,13 @@ def test_bad_calls_and_results_raise_clearly():
         ft.jit(lambda: io_callback(lambda: np.zeros(3, np.float32), spec))()
     with pytest.raises(NotImplementedError, match="sharding"):
         io_callback(lambda: None, None, sharding=object())
+
+
+def test_a_failing_callback_raises_jax_runtime_error():
+    def host(x):
+        raise ValueError("disk full")
+
+    with pytest.raises(ft.errors.JaxRuntimeError, match=r"io_callback: the callback host "
+                       r"raised ValueError: disk full") as info:
+        ft.jit(lambda x: io_callback(host, None, x))(fnp.float32(1.0))
+    assert isinstance(info.value.__cause__, ValueError)

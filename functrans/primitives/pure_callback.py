@@ -2,7 +2,8 @@
 
 The function must be pure (its results depend only on its arguments): unused calls may be
 removed and equal ones merged. jit runs it on the host between compiled kernels; vmap follows
-``vmap_method`` as JAX does; differentiation raises (wrap it in ``custom_jvp``/``custom_vjp``)::
+``vmap_method`` as JAX does; differentiation raises (wrap it in ``custom_jvp``/``custom_vjp``);
+an exception in the callback fails the computation with ``JaxRuntimeError`` (as in JAX)::
 
     >>> f = lambda x: ft.pure_callback(np.sin, ft.ShapeDtypeStruct(x.shape, x.dtype), x)
     >>> ft.jit(f)(fnp.zeros(2))
@@ -10,9 +11,12 @@ removed and equal ones merged. jit runs it on the host between compiled kernels;
 """
 from __future__ import annotations
 
+import traceback
+
 import numpy as np
 
 from ..core.avals import ShapedArray
+from ..core.errors import JaxRuntimeError
 from ..core.trace import Primitive, get_aval
 from ..transforms.autodiff.jvp import Zero, is_zero, jvp_rules
 from ..transforms import ops
@@ -36,7 +40,17 @@ class PureCallback:
     def __call__(self, flat):
         """Run on NumPy values; the results checked against the declared shapes/dtypes."""
         args, kwargs = tree_unflatten(self.in_tree, self._arguments(flat))
-        result = self.fn(*args, **kwargs)
+        try:
+            result = self.fn(*args, **kwargs)
+        except JaxRuntimeError:
+            raise  # a nested callback's failure (vmap's per-element loop), reported already
+        except Exception as e:
+            # As in JAX, a failing callback fails the computation with a runtime error whose
+            # message carries the callback's traceback (equinox's error_if looks for its
+            # exception's name there); the original is chained as the cause.
+            raise JaxRuntimeError(
+                f"{self.api}: the callback {self.name} raised {type(e).__name__}: {e}\n"
+                + "".join(traceback.format_exception(e))) from e
         leaves, tree = tree_flatten(result)
         if tree != self.out_tree:
             raise TypeError(f"{self.api}: {self.name} returned a value of structure {tree}, "
