@@ -783,3 +783,22 @@ def test_a_library_primitive_written_against_jax(tmp_path):
     run = subprocess.run([sys.executable, "-m", "functrans.as_jax", str(tmp_path / "prog.py")],
                          env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-3000:]
+
+
+def test_trace_main_tells_a_transformations_tracers_from_others():
+    # equinox's filter_jvp keeps the outputs whose tracer._trace.main is the jvp's own
+    # (find_top_trace(...).main inside the function differentiated).
+    seen = {}
+
+    def f(x, c):
+        main = xcore.find_top_trace([x]).main
+        y = x * 2.0
+        seen["own"] = isinstance(y, ad.JVPTracer) and y._trace.main is main
+        seen["closed_over"] = isinstance(c, ad.JVPTracer) and c._trace.main is main
+        return y
+
+    def outer(c):
+        return ft.jvp(lambda x: f(x, c), (1.0,), (1.0,))[1]
+
+    assert float(ft.jvp(outer, (3.0,), (1.0,))[0]) == 2.0
+    assert seen == {"own": True, "closed_over": False}

@@ -90,6 +90,17 @@ class Trace:
         finally:
             _state.trace = prev
 
+    @property
+    def main(self) -> "Trace":
+        """What tells this transformation's tracers from others' (JAX's ``trace.main``, its
+        tag; equinox compares ``tracer._trace.main``): the trace itself, as functrans makes
+        one trace per transformation applied.
+
+            >>> EVAL_TRACE.main is EVAL_TRACE
+            True
+        """
+        return self
+
     def check_foreign(self, x: "Tracer") -> None:
         """Called when this trace meets another trace's tracer: fine if that one is alive."""
         if not x._trace.alive:
