@@ -456,6 +456,18 @@ def test_result_type(args):
     assert fnp.result_type(*args) == np.result_type(*args)
 
 
+def test_result_type_takes_descriptions_of_arrays_as_their_dtypes():
+    # As jax.numpy.result_type: a ShapeDtypeStruct or ShapedArray stands for its dtype (not
+    # weak), as the array it describes would.
+    from functrans import ShapeDtypeStruct
+    from functrans.core.avals import ShapedArray
+    assert fnp.result_type(ShapeDtypeStruct((2,), "float32")) == np.float32
+    assert fnp.result_type(ShapeDtypeStruct((), "int8"), fnp.ones(2, "int16")) == np.int16
+    assert fnp.result_type(ShapedArray((3,), np.dtype("uint8")), 1) == np.uint8
+    with pytest.raises(Exception, match="object array"):
+        fnp.result_type(object())
+
+
 @given(T.all_dtypes(), T.all_dtypes())
 def test_dtype_predicates(a, b):
     assert fnp.promote_types(a, b) == np.promote_types(a, b)

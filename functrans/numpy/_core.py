@@ -314,6 +314,11 @@ def result_dtype(*args) -> np.dtype:
     for a in args:
         if isinstance(a, (np.dtype, type, str)) and not type(a) in _PY_SCALARS:
             pairs.append((dtypes.canonicalize_dtype(a), False))
+        elif (not isinstance(a, (Array, Tracer, np.ndarray, np.generic))
+              and isinstance(getattr(a, "dtype", None), np.dtype)):
+            # A description of an array (ShapeDtypeStruct, ShapedArray): its dtype, as JAX
+            # takes it (equinox compares results with their ShapeDtypeStructs this way).
+            pairs.append((dtypes.canonicalize_dtype(a.dtype), False))
         else:
             aval = get_aval(_operand(a))
             pairs.append((aval.dtype, aval.weak_type))
