@@ -77,7 +77,8 @@ def eval_shape(fun, *args, **kwargs):
 def named_call(fun, *, name: str | None = None):
     """``fun`` under the name ``name`` (default: its own): traced, it appears in the jaxpr as
     a ``jit`` call with that name (jit inlines it, so compiled code is unchanged); evaluated
-    eagerly, it simply runs ``fun``.
+    eagerly, or given arguments that are not arrays (functions: equinox passes loop bodies),
+    it simply runs ``fun``, as JAX's ``named_call`` always does (it only names).
 
     >>> inner = ft.named_call(lambda x: x * 2, name="double")
     >>> print(ft.make_jaxpr(lambda x: inner(x) + 1)(1.0))
@@ -106,7 +107,17 @@ def named_call(fun, *, name: str | None = None):
 
     @functools.wraps(fun)
     def call(*args, **kwargs):
-        if _state.trace is EVAL_TRACE:
+        if _state.trace is EVAL_TRACE or not _all_values(tree_flatten((args, kwargs))[0]):
             return fun(*args, **kwargs)
         return staged(*args, **kwargs)
     return call
+
+
+def _all_values(leaves) -> bool:
+    """Whether every leaf can be a traced argument (an array, a scalar, a tracer)."""
+    for x in leaves:
+        try:
+            get_aval(x)
+        except (TypeError, ValueError):  # (UnsupportedDtypeError is a TypeError)
+            return False
+    return True

@@ -185,6 +185,18 @@ def test_named_call_keeps_its_name_in_traced_programs():
         ft.named_call(lambda x: x, name=3)
 
 
+def test_named_call_takes_arguments_that_are_not_arrays():
+    # equinox names lax.while_loop, passing the loop's functions: JAX's named_call only names,
+    # so any argument is fine; such a call is inlined (it cannot be a jit argument).
+    loop = ft.named_call(ft.lax.while_loop, name="loop")
+    run = lambda x: loop(lambda c: c < 5.0, lambda c: c + 1.0, x)  # noqa: E731
+    assert float(ft.jit(run)(0.5)) == 5.5
+    assert [e.prim.name for e in ft.make_jaxpr(run)(0.5).eqns] == ["while"]
+    tangent = ft.jvp(lambda x: loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2.0),
+                                    (0, x))[1], (1.0,), (1.0,))[1]
+    assert float(tangent) == 8.0
+
+
 @pytest.mark.parametrize("x64", [True, False])
 def test_device_put_of_single_values(x64):
     with ft.config.override(enable_x64=x64):
