@@ -125,6 +125,30 @@ def test_custom_vjp_values_and_pytree_residuals():
                                np.eye(3) * 1.0)
 
 
+def test_custom_vjp_python_scalar_residuals_reach_bwd_as_python_values():
+    # As in JAX (literals): equinox's bwd rules use residual bools as filter masks.
+    seen = []
+
+    @ft.custom_vjp
+    def f(x):
+        return x * 2.0
+
+    def fwd(x):
+        return x * 2.0, (True, 3, 2.5, x)
+
+    def bwd(res, g):
+        seen.append(tuple(type(r) for r in res[:3]))
+        flag, n, scale, x = res
+        return (g * n * scale * x if flag else g,)
+
+    f.defvjp(fwd, bwd)
+    assert float(ft.grad(f)(2.0)) == 15.0
+    assert float(ft.jit(ft.grad(f))(2.0)) == 15.0
+    assert float(ft.grad(lambda x: ft.jit(f)(x))(2.0)) == 15.0
+    assert seen == [(bool, int, float)] * 3
+    np.testing.assert_allclose(ft.vmap(ft.grad(f))(fnp.arange(3.0)), [0.0, 7.5, 15.0])
+
+
 def test_custom_vjp_under_vmap_sums_shared_argument_cotangents():
     @ft.custom_vjp
     def scale(w, x):

@@ -254,6 +254,9 @@ class CustomVJPPrimal:
         return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed})"
 
 
+_PYTHON_SCALARS = (bool, int, float, complex)
+
+
 def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, num_consts):
     _closure_check(fwd.what, tangents, num_consts)
     args, targs = primals[num_consts:], tangents[num_consts:]
@@ -267,9 +270,13 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, num_consts):
     out, out_tree = tree_flatten(res[0])
     _check_outputs(fwd.what, "VJP fwd", out_tree, fwd.out_tree, out, call_jaxpr.out_avals)
     res_leaves, res_tree = tree_flatten(res[1])
+    # Python scalar residuals reach the bwd rule as they are (JAX keeps them as literals;
+    # equinox's bwd rules filter pytrees with residual bools), so they are not operands.
+    python_res = {i: r for i, r in enumerate(res_leaves) if type(r) in _PYTHON_SCALARS}
+    res_leaves = [r for i, r in enumerate(res_leaves) if i not in python_res]
     lin = _Rule(fwd.bwd, res_tree=res_tree, in_tree=fwd.in_tree, out_tree=fwd.out_tree,
                 nondiff=fwd.nondiff, what=fwd.what, symbolic_zeros=symbolic,
-                in_avals=[get_aval(a) for a in args])
+                in_avals=[get_aval(a) for a in args], python_res=python_res)
     t_out = custom_lin_p.bind(*res_leaves, *[instantiate(t) for t in targs],
                               num_res=len(res_leaves), bwd=lin,
                               out_avals=tuple(a.strip_weak_type() for a in call_jaxpr.out_avals))
@@ -294,7 +301,11 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals):
     cts = [(SymbolicZero(ct.aval) if symbolic else instantiate(ct)) if is_zero(ct) else ct
            for ct in cts]
     ct_tree = tree_unflatten(bwd.out_tree, cts)
-    result = bwd.fn(*bwd.nondiff, tree_unflatten(bwd.res_tree, list(res)), ct_tree)
+    res = iter(res)
+    python_res = getattr(bwd, "python_res", {})
+    res = [python_res[i] if i in python_res else next(res)
+           for i in range(bwd.res_tree.num_leaves)]
+    result = bwd.fn(*bwd.nondiff, tree_unflatten(bwd.res_tree, res), ct_tree)
     if not isinstance(result, (tuple, list)):
         raise TypeError(f"{bwd.what}: the custom VJP bwd rule must return a tuple with one "
                         f"cotangent per argument, got {type(result).__name__}")
