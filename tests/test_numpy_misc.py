@@ -526,3 +526,21 @@ def test_numerical_input_errors():
         fnp.gradient(np.ones(2), edge_order=2)
     with pytest.raises(TypeError, match="gcd does not support inputs of types.*float64"):
         fnp.gcd(np.ones(2), np.ones(2))
+
+
+def test_save_and_load_round_trip_arrays_as_jax_numpy_does(tmp_path):
+    path = tmp_path / "x.npy"
+    fnp.save(path, fnp.arange(6.0, dtype="float32").reshape(2, 3))
+    back = fnp.load(path)
+    assert type(back) is fnp.ndarray and back.dtype == np.float32
+    np.testing.assert_array_equal(back, np.arange(6.0).reshape(2, 3))
+    assert np.load(path).dtype == np.float32  # a plain .npy file: NumPy reads it
+    if hasattr(fnp, "bfloat16"):  # NumPy stores bfloat16 as raw V2 values; load restores it
+        fnp.save(path, fnp.asarray([1.5, -2.0], fnp.bfloat16))
+        assert np.load(path).dtype == np.dtype("V2")
+        assert fnp.load(path).dtype == fnp.bfloat16 and fnp.load(path).tolist() == [1.5, -2.0]
+    np.save(path, np.array(["a", "b"]))  # not a dtype functrans computes with: NumPy's value
+    assert type(fnp.load(path)) is np.ndarray
+    fnp.savez(tmp_path / "z.npz", a=fnp.ones(2))
+    with fnp.load(tmp_path / "z.npz") as archive:
+        np.testing.assert_array_equal(archive["a"], np.ones(2))

@@ -13,6 +13,7 @@ from ..core.array import Array as ndarray  # noqa: F401
 from ._core import array, asarray  # noqa: F401
 from .creation import *  # noqa: F401,F403
 from .editing import *  # noqa: F401,F403
+from .file_io import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .joining import *  # noqa: F401,F403
 from .histograms import *  # noqa: F401,F403
