@@ -182,6 +182,19 @@ def test_programs_share_kernels_with_each_other():
 
 
 # ---- loops on all cores ---------------------------------------------------------------------------
+@pytest.mark.parametrize("reduce", ["sum", "prod", "max", "min", "all", "any"])
+def test_reductions_over_no_axes_are_their_operand(reduce):
+    # jnp.mean(x, axis=()) in equinox's BatchNorm: a reduction over no axes (it once gave the
+    # native generator an accumulator it never allocated).
+    x = np.array([[-0.0, 1.5], [2.0, -3.0]], np.float32)
+    x = x != 0 if reduce in ("all", "any") else x
+    f = ft.jit(lambda a: getattr(fnp, reduce)(a, axis=()))
+    got = f(x)
+    assert got.dtype == getattr(np, reduce)(x, axis=()).dtype
+    np.testing.assert_array_equal(got, x)
+    assert np.signbit(got.ravel()[0]) == np.signbit(x.ravel()[0])  # -0.0 stays -0.0
+
+
 SIZES = [PARALLEL_MIN, PARALLEL_MIN + 1, 1_000_000, 3 * PARALLEL_MIN + 4097]
 
 

@@ -178,6 +178,10 @@ def _is_one(x, producer) -> bool:
     return p is not None and p.prim.name == "broadcast_in_dim" and _is_literal(p.inputs[0], 1)
 
 
+_REDUCERS = frozenset({"reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
+                       "reduce_or"})
+
+
 def _simplify_one(eqn, producer):
     """A replacement atom, a rewritten equation, or None."""
     name, out, p, inputs = eqn.prim.name, eqn.outputs[0], eqn.params, eqn.inputs
@@ -215,6 +219,8 @@ def _simplify_one(eqn, producer):
             if reshape is not None:
                 return eqn.replace(prim=reshape, inputs=[src],
                                    params={"new_sizes": out.aval.shape})
+    if name in _REDUCERS and not p["axes"] and _same_type_as_out(inputs[0], out):
+        return inputs[0]  # a reduction over no axes is its operand (jnp.sum(x, axis=()))
     if name in ("reshape", "broadcast_in_dim", "convert_element_type", "squeeze", "rev") \
             and _same_type_as_out(inputs[0], out):
         if name == "rev" and p["dimensions"]:
