@@ -1,0 +1,50 @@
+"""``with_sharding_constraint``: ask for a value's sharding (``jax.lax.with_sharding_constraint``).
+
+functrans places values as ``device_put`` does: a concrete array gets the sharding (its
+buffer shared with its shards); inside a transformation (jit, grad, vmap) a traced value has
+no sharding (functrans's jit computes whole arrays), so the constraint leaves it as it is,
+as ``device_put`` does there. Values never change.
+
+    >>> x = with_sharding_constraint(fnp.arange(4.0), ft.sharding.SingleDeviceSharding(
+    ...     ft.devices()[0]))
+    >>> x.sharding == ft.sharding.SingleDeviceSharding(ft.devices()[0])
+    True
+"""
+from __future__ import annotations
+
+from ..core.devices import Device
+from ..core.mesh import PartitionSpec, Sharding, SingleDeviceSharding
+from ..placement import device_put
+from ..tree_util import broadcast_prefix, tree_flatten, tree_unflatten
+
+__all__ = ["with_sharding_constraint"]
+
+
+def with_sharding_constraint(x, shardings):
+    """``x`` (a pytree of arrays) with ``shardings``: one ``Sharding`` (or ``Device``) for
+    every leaf, or a pytree prefix of ``x`` of them. A bare ``PartitionSpec`` needs a mesh,
+    which functrans has no context for: pass ``NamedSharding(mesh, spec)``.
+
+    >>> mesh = ft.sharding.Mesh(np.array(ft.devices()[:2]), ("i",))
+    >>> y = with_sharding_constraint(fnp.ones(4), ft.sharding.NamedSharding(mesh, P("i")))
+    >>> [s.data.shape for s in y.addressable_shards]
+    [(2,), (2,)]
+    >>> ft.jit(lambda v: with_sharding_constraint(v * 2, ft.devices()[0]))(fnp.ones(2))
+    Array([2., 2.], dtype=float64)
+    """
+    leaves, tree = tree_flatten(x)
+    if isinstance(shardings, PartitionSpec):  # (a tuple: it must not broadcast as a pytree)
+        specs = [shardings] * len(leaves)
+    else:
+        specs = broadcast_prefix(shardings, x, what="with_sharding_constraint shardings")
+    out = []
+    for i, (leaf, s) in enumerate(zip(leaves, specs)):
+        if isinstance(s, Device):
+            s = SingleDeviceSharding(s)
+        elif s is not None and (isinstance(s, PartitionSpec) or not isinstance(s, Sharding)):
+            raise TypeError(
+                f"with_sharding_constraint: leaf {i} of shardings is a {type(s).__name__} "
+                f"({s!r:.60}); expected a Sharding such as NamedSharding(mesh, spec) (a bare "
+                "PartitionSpec needs a mesh) or a Device")
+        out.append(device_put(leaf, s))
+    return tree_unflatten(tree, out)
