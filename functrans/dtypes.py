@@ -49,6 +49,12 @@ class prng_key(extended):
     """
 
 
+if getattr(_core._ml_dtypes, "bfloat16", None) is not None:
+    bfloat16 = _core._ml_dtypes.bfloat16
+    """JAX's ``jax.dtypes.bfloat16``: ``ml_dtypes.bfloat16`` (present when ``ml_dtypes`` is
+    installed), the same type as ``functrans.numpy.bfloat16``."""
+    __all__.append("bfloat16")
+
 TypePromotionError = _core.TypePromotionError
 """Promotion refused: functrans promotes as NumPy 2 does (JAX's "standard" mode), except that
 the float8 types meet no other floating type, as in JAX."""

@@ -129,6 +129,14 @@ def test_result_type_of_traced_values_and_bad_input():
         dtypes.result_type(object)
 
 
+def test_dtypes_bfloat16_is_the_numpy_namespaces_when_ml_dtypes_is_installed():
+    pytest.importorskip("ml_dtypes")
+    # equinox's deserialisation checks isinstance(x, jax.dtypes.bfloat16).
+    assert dtypes.bfloat16 is fnp.bfloat16 and "bfloat16" in dtypes.__all__
+    assert np.asarray(fnp.asarray([1.5], dtypes.bfloat16)).dtype == dtypes.bfloat16
+    assert dtypes.finfo(dtypes.bfloat16).bits == 16
+
+
 def test_finfo_iinfo_itemsize_and_scalar_types():
     for d in ("float16", "float32", "float64", "complex64"):
         assert dtypes.finfo(d).eps == np.finfo(d).eps and dtypes.finfo(d).bits == np.finfo(d).bits
