@@ -1,4 +1,6 @@
-"""Looking inside running programs: ``debug.print`` and ``debug.callback``, as in JAX.
+"""Looking inside running programs: ``debug.print``, ``debug.callback`` and
+``debug.breakpoint`` (an interactive prompt on the caller's frames: ``functrans._debugger``),
+as in JAX.
 
 They work eagerly and under jit, vmap (once per batch element), grad (on primal values),
 control flow, and in the shards of pmap/shard_map (every shard, in shard order)::
@@ -13,6 +15,7 @@ import sys
 
 import numpy as np
 
+from ._debugger import breakpoint  # noqa: F401  (jax.debug.breakpoint)
 from .primitives.callback import Callback, debug_callback_p
 from .tree_util import tree_flatten
 
