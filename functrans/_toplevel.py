@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .core import background
 from .core.api_util import abstractify, flatten_fun, fun_name
+from .core.avals import ShapedArray
 from .core.staging import hoist_tracer_consts, trace_to_jaxpr
 from .core.trace import Tracer, get_aval
 from .transforms.autodiff import jacrev
@@ -80,9 +81,10 @@ def _dtypes_ok(dtypes) -> bool:
 
 def linear_transpose(fun, *primals, reduce_axes=()):
     """The transpose of the linear function ``fun``: a function mapping a cotangent of
-    ``fun``'s output to the tuple of cotangents of its arguments. ``primals`` (arrays or
-    :class:`ShapeDtypeStruct` s) give the arguments' shapes and dtypes only; the result is a
-    pytree (a :class:`functrans.tree_util.Partial` holding ``fun``'s constants).
+    ``fun``'s output to the tuple of cotangents of its arguments. ``primals`` (arrays,
+    :class:`ShapeDtypeStruct` s or ShapedArrays) give the arguments' shapes and dtypes only;
+    the result is a pytree (a :class:`functrans.tree_util.Partial` holding ``fun``'s
+    constants).
 
     >>> f_t = ft.linear_transpose(lambda x, y: 0.5 * x - 0.5 * y,
     ...                           ft.ShapeDtypeStruct((), "float32"), fnp.float32(0.0))
@@ -93,7 +95,9 @@ def linear_transpose(fun, *primals, reduce_axes=()):
         raise NotImplementedError("reduce_axes argument to transpose is deprecated")
     what = f"linear_transpose({fun_name(fun)})"
     leaves, in_tree = tree_flatten(primals)
-    in_avals = [abstractify(x, f"{what}: primal leaf {i}") for i, x in enumerate(leaves)]
+    # Only types matter: ShapedArrays are taken as they are (equinox passes them).
+    in_avals = [x if isinstance(x, ShapedArray) else abstractify(x, f"{what}: primal leaf {i}")
+                for i, x in enumerate(leaves)]
     flat, out_tree = flatten_fun(fun, in_tree)
     jaxpr = trace_to_jaxpr(flat, in_avals, name=what)
     jaxpr, hoisted = hoist_tracer_consts(jaxpr)  # values of enclosing transformations

@@ -331,6 +331,17 @@ def test_linear_transpose_is_a_pytree_usable_under_jit():
     np.testing.assert_array_equal(out[0], [1.0, 2.0, 3.0])
 
 
+def test_linear_transpose_takes_shaped_arrays_for_the_primal_types():
+    # equinox's noinline transposes with ShapedArrays standing for the primals, as JAX allows.
+    from functrans.core.avals import ShapedArray
+    f_t = ft.linear_transpose(lambda x, y: x * 3.0 - y.sum(),
+                              ShapedArray((), np.dtype("float32")),
+                              ShapedArray((2,), np.dtype("float32")))
+    ct_x, ct_y = f_t(fnp.float32(2.0))
+    assert float(ct_x) == 6.0 and ct_y.dtype == np.float32
+    np.testing.assert_array_equal(ct_y, [-2.0, -2.0])
+
+
 def test_linear_transpose_errors():
     s = ft.ShapeDtypeStruct((), "float32")
     f_t = ft.linear_transpose(lambda x: x * 2.0, s)
