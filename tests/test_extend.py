@@ -802,3 +802,54 @@ def test_trace_main_tells_a_transformations_tracers_from_others():
 
     assert float(ft.jvp(outer, (3.0,), (1.0,))[0]) == 2.0
     assert seen == {"own": True, "closed_over": False}
+
+
+def test_a_lowering_that_only_emits_python_callbacks_runs_them_on_the_host():
+    # equinox's noinline lowers to mlir.emit_python_callback: jit runs the callbacks as host
+    # steps (pure ones as pure_callback, ones with side effects as io_callback), chained as
+    # the rule chains them.
+    calls = []
+
+    def double(v):
+        calls.append("double")
+        return [np.asarray(v) * 2]
+
+    def add(a, b):
+        calls.append("add")
+        return (np.asarray(a) + np.asarray(b),)
+
+    def rule(ctx, x, y):
+        (d,), _, keep = mlir.emit_python_callback(ctx, double, None, [x], ctx.avals_in[:1],
+                                                   ctx.avals_out, has_side_effect=False)
+        ctx.module_context.add_keepalive(keep)
+        out, _, _ = mlir.emit_python_callback(ctx, add, None, [d, y], ctx.avals_in,
+                                              ctx.avals_out, has_side_effect=True)
+        return out
+
+    p = xcore.Primitive("host_double_add")
+    p.def_impl(lambda x, y: np.asarray(x) * 2 + np.asarray(y))
+    p.def_abstract_eval(lambda a, b: a)
+    mlir.register_lowering(p, rule)
+    f = ft.jit(lambda x, y: p.bind(x, y) - 1.0)
+    np.testing.assert_array_equal(f(np.arange(3.0), np.ones(3)), [0.0, 2.0, 4.0])
+    assert calls == ["double", "add"]
+    expanded = str(expand_lowerings(ft.make_jaxpr(p.bind)(np.arange(3.0), np.ones(3))))
+    assert "pure_callback" in expanded and "io_callback" in expanded
+    # The side-effecting callback runs even when the result is unused.
+    calls.clear()
+    ft.jit(lambda x, y: (p.bind(x, y), x)[1])(np.arange(3.0), np.ones(3))
+    assert calls == ["double", "add"]
+
+
+def test_emit_python_callback_outside_a_lowering_or_with_tokens_is_refused():
+    with pytest.raises(NotImplementedError, match="functrans has no MLIR"):
+        mlir.emit_python_callback(object(), print, None, [], [], [], has_side_effect=True)
+    p = xcore.Primitive("ordered_callback")
+    p.def_impl(lambda x: x)
+    p.def_abstract_eval(lambda a: a)
+    mlir.register_lowering(p, lambda ctx, x: mlir.emit_python_callback(
+        ctx, lambda v: [v], object(), [x], ctx.avals_in, ctx.avals_out,
+        has_side_effect=True, returns_token=True)[0])
+    with pytest.raises(NotImplementedError, match="'ordered_callback'.*MLIR") as info:
+        ft.jit(p.bind)(1.0)
+    assert "tokens" in str(info.value.__cause__)

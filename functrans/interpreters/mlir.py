@@ -5,8 +5,9 @@ libraries: ``register_lowering(p, lower_fun(fun, multiple_results=...))`` with `
 with ``jax.numpy``/``lax`` operations (often the primitive's impl). Under ``jit`` each
 equation of ``p`` is then replaced by ``fun``'s traced program, which compiles natively. A
 primitive with no lowering runs its Python impl on the host between compiled parts of the
-program. Any other lowering rule (one that builds MLIR) raises ``NotImplementedError`` when a
-program using the primitive is compiled::
+program. A rule that only calls ``emit_python_callback`` runs its callbacks on the host
+(``functrans.interpreters._callback_lowering``). Any other lowering rule (one that builds
+MLIR) raises ``NotImplementedError`` when a program using the primitive is compiled::
 
     >>> from functrans.extend.core import Primitive
     >>> clip_p = Primitive("clip01")
@@ -21,9 +22,10 @@ program using the primitive is compiled::
 from __future__ import annotations
 
 from functrans.extend.core._primitive import core_primitive
+from functrans.interpreters._callback_lowering import CallbackLowering, emit_python_callback
 from functrans.transforms.jit.lowerings import InlineLowering, lowering_rules
 
-__all__ = ["lower_fun", "register_lowering"]
+__all__ = ["emit_python_callback", "lower_fun", "register_lowering"]
 
 _PLATFORMS = ("cpu", "cuda", "rocm", "tpu", "gpu")
 
@@ -58,6 +60,8 @@ def register_lowering(prim, rule, platform=None, inline=True, cacheable=True) ->
     if not callable(rule):
         raise TypeError(f"register_lowering: the rule for '{prim}' must be callable, got "
                         f"{type(rule).__name__}")
+    if not isinstance(rule, InlineLowering):  # an MLIR rule: run when a program compiles
+        rule = CallbackLowering(rule)
     platforms = ("cuda", "rocm") if platform == "gpu" else (platform,)
     table = lowering_rules.setdefault(core_primitive(prim), {})
     for p in platforms:
@@ -66,5 +70,5 @@ def register_lowering(prim, rule, platform=None, inline=True, cacheable=True) ->
 
 def __getattr__(name):
     raise AttributeError(f"module 'jax.interpreters.mlir' has no attribute {name!r}: functrans "
-                         "has no MLIR; it provides register_lowering and lower_fun (lowerings "
-                         "written as functions of array operations)")
+                         "has no MLIR; it provides register_lowering, lower_fun (lowerings "
+                         "written as functions of array operations) and emit_python_callback")
