@@ -160,14 +160,16 @@ LAYER_VALUES = {
     "hessian_diag": [6.024086, -5.438023, -4.489033],
     "while_grad": [1.6105101],
     "dropout_kept": [45.0],
+    "noinline_grad": [7.573239],
+    "noinline_vmap": [0.0, 1.682942, 1.818595],
 }
 
 
 def test_layers_transformations_errors_and_serialisation_match_jax():
     # Norms, attention, BatchNorm with its state, embeddings, a GRU under lax.scan, pooling;
     # filter_jit of a bound method, filter_jvp, filter_hessian, the checkpointed while loop's
-    # gradient, error_if raising EquinoxRuntimeError under filter_jit, and a serialisation
-    # round trip.
+    # gradient, error_if raising EquinoxRuntimeError under filter_jit, a serialisation round
+    # trip, and noinline (a host call) under jit, grad and vmap.
     out = run_as_jax("""
         import json, os, tempfile
         import jax, jax.numpy as jnp
@@ -217,6 +219,11 @@ def test_layers_transformations_errors_and_serialisation_match_jax():
         res["serialise"] = bool(eqx.tree_equal(back, attn))
         kept = eqx.nn.Dropout(0.5)(jnp.ones(100), key=ks[5]) > 0
         res["dropout_kept"] = [float(kept.sum())]
+        g = eqxi.noinline(lambda a, b: jnp.sin(a) * b)  # a host call under jit
+        res["noinline_grad"] = [float(jax.jit(jax.grad(lambda a: g(a, jnp.array(3.0)) ** 2))(
+            jnp.array(0.5)))]
+        res["noinline_vmap"] = jax.jit(jax.vmap(lambda a, b: g(a, b), in_axes=(0, None)))(
+            jnp.arange(3.0), jnp.array(2.0)).tolist()
         print(json.dumps(res))
     """)
     res = json.loads(out.strip().splitlines()[-1])
