@@ -235,3 +235,49 @@ def test_dispatch_registers_wait_for_tokens_at_exit_as_jax_does(monkeypatch):
     monkeypatch.setattr(atexit, "register", registered.append)
     importlib.reload(dispatch)
     assert registered == [dispatch.wait_for_tokens]
+
+
+def test_jax_src_core_dtypes_and_layout_as_flax_uses_them(decoys):
+    # flax.linen.fp8_ops imports jax._src.core and defines its own extended dtype at import;
+    # flax.core.spmd imports jax.experimental.layout.Format. earray is not provided, which
+    # fp8_ops handles by catching the ImportError.
+    out = _run("""
+        import dataclasses
+        import numpy as np
+        from jax._src import core, dtypes
+        from jax.experimental.layout import Format, Layout
+
+        class meta(dtypes.extended):
+            pass
+
+        @dataclasses.dataclass(frozen=True)
+        class meta_dtype(dtypes.ExtendedDType):
+            float_dtype: dtypes.DType
+            type: type = meta
+            name = "meta"
+
+        m = meta_dtype(np.dtype("float32"))
+        a = core.ShapedArray((2,), np.float32)
+        print(core.physical_aval(a) is a, dtypes.issubdtype(m.type, dtypes.extended),
+              dtypes.supports_inf(np.float32), dtypes.supports_inf(np.int8),
+              Format(Layout((0,)), None) == Format(Layout((0,)), None), sep="|")
+        try:
+            from jax._src import earray
+        except ImportError as e:
+            print(type(e).__name__)
+        try:
+            Format("row-major")
+        except TypeError as e:
+            print(e)
+    """, decoys)
+    lines = out.splitlines()
+    assert lines[0] == "True|True|True|False|True"
+    assert lines[1] == "ImportError"
+    assert "Layout or None" in lines[2]
+
+
+def test_supports_inf_knows_the_float8_formats_without_infinities():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from functrans.as_jax.jax_src.dtypes import supports_inf
+    assert supports_inf(ml_dtypes.float8_e5m2) and supports_inf(ml_dtypes.bfloat16)
+    assert not supports_inf(ml_dtypes.float8_e4m3fn)

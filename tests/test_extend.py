@@ -853,3 +853,24 @@ def test_emit_python_callback_outside_a_lowering_or_with_tokens_is_refused():
     with pytest.raises(NotImplementedError, match="'ordered_callback'.*MLIR") as info:
         ft.jit(p.bind)(1.0)
     assert "tokens" in str(info.value.__cause__)
+
+
+def test_source_info_util_exclusion_makes_recorded_lines_the_callers(tmp_path):
+    # A library registered with register_exclusion is skipped: the equation it binds is
+    # recorded at its caller's line (flax registers its own directory this way).
+    from functrans.extend import source_info_util
+    lib = tmp_path / "srclib_mod.py"
+    lib.write_text("import functrans.numpy as fnp\ndef double(x):\n    return x * 2.0\n")
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("srclib_mod", lib)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+
+    def eqn_file(f):
+        return ft.make_jaxpr(f)(1.0).jaxpr.eqns[0].source.filename
+
+    assert eqn_file(mod.double) == str(lib)
+    source_info_util.register_exclusion(str(lib))
+    assert eqn_file(mod.double) == __file__
+    here = source_info_util.current()
+    assert here.filename == __file__ and here.function.startswith("test_source_info")

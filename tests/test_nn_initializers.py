@@ -123,3 +123,12 @@ def test_bad_mode_and_distribution():
         init.variance_scaling(1.0, "fan_sum", "normal")
     with pytest.raises(ValueError, match="invalid distribution"):
         init.variance_scaling(1.0, "fan_in", "cauchy")
+
+
+def test_every_initializer_is_an_initializer_and_other_callables_are_not():
+    # jax.nn.initializers.Initializer is the (runtime-checkable) protocol libraries annotate
+    # with (flax.typing); its factories' results satisfy it.
+    from functrans.nn.initializers import Initializer
+    assert isinstance(init.zeros, Initializer)
+    assert isinstance(init.glorot_uniform(), Initializer)
+    assert not isinstance(3, Initializer)

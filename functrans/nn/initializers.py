@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import operator
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -24,7 +25,21 @@ from ..core import dtypes
 __all__ = ["zeros", "ones", "constant", "uniform", "normal", "truncated_normal",
            "variance_scaling", "glorot_uniform", "glorot_normal", "xavier_uniform",
            "xavier_normal", "lecun_uniform", "lecun_normal", "he_uniform", "he_normal",
-           "kaiming_uniform", "kaiming_normal", "orthogonal", "delta_orthogonal"]
+           "kaiming_uniform", "kaiming_normal", "orthogonal", "delta_orthogonal",
+           "Initializer"]
+
+
+@runtime_checkable
+class Initializer(Protocol):
+    """The type of what every factory here returns: ``init(key, shape, dtype=...)``
+    (libraries annotate their parameters with it).
+
+        >>> isinstance(zeros, Initializer)
+        True
+    """
+
+    def __call__(self, key: Any, shape: Any, dtype: Any = None) -> Any:
+        ...
 
 
 def _dtype(dtype):

@@ -1,0 +1,32 @@
+"""``jax._src.core``: JAX's private core module, which libraries import for names that
+``jax.core`` also has (flax's fp8 ops: ``ShapedArray``, ``physical_aval``): the same objects
+as :mod:`functrans.as_jax.jax_core`. A name it lacks is a clear ``AttributeError``.
+
+    >>> from functrans.as_jax.jax_src import core
+    >>> core.ShapedArray((2,), "float32").shape
+    (2,)
+"""
+from __future__ import annotations
+
+from functrans.as_jax.jax_core import *  # noqa: F401,F403
+from functrans.core.avals import ShapedArray
+
+
+def physical_aval(aval):
+    """The abstract value of the buffer that holds ``aval``. functrans's values all have
+    NumPy dtypes, held as they are, so this is ``aval`` itself.
+
+        >>> a = ShapedArray((2,), "float32")
+        >>> physical_aval(a) is a
+        True
+    """
+    if not isinstance(aval, ShapedArray):
+        raise TypeError(f"physical_aval takes a ShapedArray, got {type(aval).__name__}")
+    return aval
+
+
+def __getattr__(name: str):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise AttributeError(f"module 'jax._src.core' has no attribute {name!r}: functrans "
+                         "provides only the names jax.core has here")
