@@ -195,6 +195,30 @@ def test_reductions_over_no_axes_are_their_operand(reduce):
     assert np.signbit(got.ravel()[0]) == np.signbit(x.ravel()[0])  # -0.0 stays -0.0
 
 
+def test_products_with_a_scalar_operand_are_multiplications():
+    # The gradient of 0.5 * dot(p, p) (HMC's kinetic energy) is dot_general(0.5, p): a
+    # literal operand the native product kernel cannot take. It becomes a mul, so a sampler's
+    # while loop around it stays native instead of going whole to the Numba backend.
+    from functrans.transforms.passes import optimize
+
+    def energy_grad_loop(p):
+        g = ft.grad(lambda q: 0.5 * fnp.dot(q, q))
+        return lax.while_loop(lambda c: c[1] < 3, lambda c: (g(c[0]) * 1.5, c[1] + 1), (p, 0))[0]
+
+    p = np.array([0.5, -2.0, 3.0], np.float32)
+    jf = ft.jit(energy_grad_loop)
+    np.testing.assert_array_equal(jf(p), p * np.float32(1.5) ** 3)
+    exe = _program(jf, p)
+    assert exe.native_fraction == 1.0 and all(type(r) is Driver for r in exe.runs)
+    s = np.float32(-2.0)
+    prod = ft.make_jaxpr(lambda a, b: fnp.dot(a, b))
+    for args in [(s, p), (p, s)]:
+        eqns = optimize(prod(*args).jaxpr).eqns
+        assert [e.prim.name for e in eqns] == ["mul"], eqns
+        np.testing.assert_array_equal(ft.jit(fnp.dot)(*args), p * s)
+    np.testing.assert_array_equal(ft.jit(fnp.dot)(np.int32(2), p), 2 * p)
+
+
 SIZES = [PARALLEL_MIN, PARALLEL_MIN + 1, 1_000_000, 3 * PARALLEL_MIN + 4097]
 
 

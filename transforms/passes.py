@@ -219,6 +219,8 @@ def _simplify_one(eqn, producer):
             if reshape is not None:
                 return eqn.replace(prim=reshape, inputs=[src],
                                    params={"new_sizes": out.aval.shape})
+    if name == "dot_general":
+        return _scalar_dot(eqn)
     if name in _REDUCERS and not p["axes"] and _same_type_as_out(inputs[0], out):
         return inputs[0]  # a reduction over no axes is its operand (jnp.sum(x, axis=()))
     if name in ("reshape", "broadcast_in_dim", "convert_element_type", "squeeze", "rev") \
@@ -227,6 +229,22 @@ def _simplify_one(eqn, producer):
             return None
         return inputs[0]
     return None
+
+
+def _scalar_dot(eqn):
+    """``dot_general`` of a rank-0 operand (no contracting or batch dimensions are possible)
+    is an elementwise product: ``mul``, which fuses with its neighbours. Gradients of
+    ``0.5 * dot(p, p)`` (the kinetic energy of HMC samplers) produce it, with the scalar a
+    literal. Only when both operands already have the result's dtype, so nothing converts."""
+    lhs, rhs = eqn.inputs[:2]
+    out = eqn.outputs[0]
+    if len(eqn.inputs) != 2 or (lhs.aval.ndim and rhs.aval.ndim):
+        return None
+    if lhs.aval.dtype != out.aval.dtype or rhs.aval.dtype != out.aval.dtype:
+        return None
+    if lhs.aval.weak_type and rhs.aval.weak_type and not out.aval.weak_type:
+        return None  # mul would give a weakly typed result
+    return eqn.replace(prim=all_primitives()["mul"], params={})
 
 
 def fold_constants(jaxpr: Jaxpr) -> Jaxpr:
