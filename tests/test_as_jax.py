@@ -281,3 +281,20 @@ def test_supports_inf_knows_the_float8_formats_without_infinities():
     from functrans.as_jax.jax_src.dtypes import supports_inf
     assert supports_inf(ml_dtypes.float8_e5m2) and supports_inf(ml_dtypes.bfloat16)
     assert not supports_inf(ml_dtypes.float8_e4m3fn)
+
+
+def test_jax_src_checkify_is_the_public_checkify(decoys):
+    # flax.nnx imports jax._src.checkify for checkify and its annotation names.
+    out = _run("""
+        import jax.numpy as jnp
+        from jax._src import checkify as checkify_lib
+        from jax.experimental import checkify
+
+        def f(x):
+            checkify.check(x > 0, "x must be positive")
+            return x
+
+        err, _ = checkify_lib.checkify(f, checkify_lib.user_checks)(jnp.float32(-1.0))
+        print(checkify_lib.checkify is checkify.checkify, err.get(), sep="|")
+    """, decoys)
+    assert out.splitlines()[0].startswith("True|x must be positive")

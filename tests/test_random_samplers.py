@@ -200,3 +200,25 @@ def test_gamma_grad_by_implicit_reparameterization():
 def test_argument_errors(call, err, match):
     with pytest.raises(err, match=match):
         call()
+
+
+def test_generalized_normal_and_ball_sample_their_distributions():
+    # N = 20,000 samples. generalized_normal with p = 2 is normal with variance 1/2; p = 1 is
+    # a Laplace, E|x| = 1: both estimates have standard error under 0.01, so 0.05 is over 5
+    # standard errors. Points of the unit L_p ball in d dims lie inside it, and the fraction
+    # within radius 1/2 is 2**-d (binomial standard error 0.003; tolerance 0.015).
+    from functrans import random as fr
+    x = np.asarray(fr.generalized_normal(fr.key(0), 2.0, (20000,)))
+    assert abs(x.var() - 0.5) < 0.05
+    x = np.asarray(fr.generalized_normal(fr.key(1), 1.0, (20000,)))
+    assert abs(np.abs(x).mean() - 1.0) < 0.05
+    b = np.asarray(fr.ball(fr.key(2), 2, shape=(20000,)))
+    r = np.linalg.norm(b, axis=-1)
+    assert b.shape == (20000, 2) and r.max() < 1 and abs((r < 0.5).mean() - 0.25) < 0.015
+    b = np.asarray(fr.ball(fr.key(3), 3, p=1, shape=(20000,), dtype="float32"))
+    r = np.abs(b).sum(-1)
+    assert b.dtype == np.float32 and r.max() < 1 and abs((r < 0.5).mean() - 0.125) < 0.015
+    with pytest.raises(ValueError, match="d must be positive"):
+        fr.ball(fr.key(0), 0)
+    with pytest.raises(ValueError, match="p must be a scalar"):
+        fr.generalized_normal(fr.key(0), np.ones(2))

@@ -26,8 +26,8 @@ Typed key arrays (``jax.random.key``'s special dtype) are not supported: :func:`
 the same raw ``uint32[2]`` data as :func:`PRNGKey`, and :func:`key_data` /
 :func:`wrap_key_data` are validating identities. Samplers that need loops (``gamma``,
 ``beta``, ``dirichlet``, ``poisson``, ``binomial``, ...; see ``_loops``) and the matrix samplers
-(``multivariate_normal``, ``orthogonal``) sample the right distributions but are not
-bit-identical to JAX.
+(``multivariate_normal``, ``orthogonal``), and ``generalized_normal`` and ``ball`` (built on
+gamma) sample the right distributions but are not bit-identical to JAX.
 """
 from ._continuous import (cauchy, double_sided_maxwell, exponential, gumbel, laplace,  # noqa: F401
                           logistic, lognormal, maxwell, normal, pareto, rayleigh, triangular,
@@ -36,6 +36,7 @@ from ._discrete import (bernoulli, categorical, choice, geometric, permutation, 
                         rademacher, randint)
 from ._loops import (beta, binomial, chisquare, dirichlet, f, gamma, loggamma,  # noqa: F401
                      multinomial, poisson, t)
+from ._generalized import ball, generalized_normal  # noqa: F401
 from ._matrix import multivariate_normal, orthogonal  # noqa: F401
 from ._prng import (PRNGKey, bits, clone, fold_in, key, key_data, key_impl,  # noqa: F401
                     split, threefry2x32, wrap_key_data)
@@ -46,7 +47,8 @@ __all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "clone", "
            "rayleigh", "weibull_min", "maxwell", "double_sided_maxwell", "triangular", "wald",
            "randint", "bernoulli", "rademacher", "categorical", "permutation", "choice",
            "geometric", "gamma", "loggamma", "beta", "dirichlet", "chisquare", "t", "f",
-           "poisson", "binomial", "multinomial", "multivariate_normal", "orthogonal"]
+           "poisson", "binomial", "multinomial", "multivariate_normal", "orthogonal",
+           "generalized_normal", "ball"]
 
 from ..core.out_sharding import accept_out_sharding as _accept_out_sharding  # noqa: E402
 
