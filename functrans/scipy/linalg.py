@@ -19,7 +19,7 @@ from ..numpy.linalg_decomp import _as_float, _lu_solve, _matrix
 from functrans.core.dtypes import kind as dtype_kind
 
 __all__ = ["solve_triangular", "cho_factor", "cho_solve", "cholesky", "lu", "lu_factor",
-           "lu_solve", "expm", "block_diag", "det", "inv", "solve", "svd", "qr", "eigh"]
+           "lu_solve", "expm", "block_diag", "toeplitz", "det", "inv", "solve", "svd", "qr", "eigh"]
 
 
 def _trans(name, trans):
@@ -201,6 +201,29 @@ def block_diag(*arrs):
         rows.append(fnp.pad(a.astype(dtype), ((0, 0), (start, total - start - w))))
         start += w
     return fnp.concatenate(rows, axis=0)
+
+
+def toeplitz(c, r=None):
+    """Toeplitz matrix with first column ``c`` and first row ``r`` (``r[0]`` is ignored;
+    default ``conj(c)``). Leading dimensions of ``c`` and ``r`` broadcast as batch dimensions.
+
+    >>> toeplitz(fnp.array([1.0, 2.0, 3.0]), fnp.array([1.0, 4.0]))
+    Array([[1., 4.],
+           [2., 1.],
+           [3., 2.]], dtype=float64)
+    """
+    c = fnp.atleast_1d(asarray(c))
+    r = fnp.conj(c) if r is None else fnp.atleast_1d(asarray(r))
+    n, m = c.shape[-1], r.shape[-1]
+    batch = np.broadcast_shapes(c.shape[:-1], r.shape[:-1])
+    dtype = fnp.result_type(c, r)
+    c = fnp.broadcast_to(c, batch + (n,)).astype(dtype)
+    r = fnp.broadcast_to(r, batch + (m,)).astype(dtype)
+    # Entry (i, j) depends on i - j only: index one vector holding r[m-1], ..., r[1], c[0],
+    # ..., c[n-1] at (m - 1) + i - j.
+    values = fnp.concatenate([fnp.flip(r[..., 1:], axis=-1), c], axis=-1)
+    index = (m - 1) + np.arange(n)[:, None] - np.arange(m)[None, :]
+    return values[..., index]
 
 
 def det(a, overwrite_a=False, check_finite=True):

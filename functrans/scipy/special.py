@@ -19,7 +19,7 @@ from ..numpy._core import asarray, convert, inexact_dtype, promote
 
 __all__ = ["logsumexp", "erf", "erfc", "erfinv", "gammaln", "digamma", "expit", "logit",
            "xlogy", "xlog1py", "entr", "ndtr", "ndtri", "log_ndtr", "softmax", "log_softmax",
-           "gamma", "betaln", "multigammaln", "sinc", "exp1", "polygamma", "zeta", "gammainc",
+           "gamma", "betaln", "multigammaln", "sinc", "exp1", "expi", "polygamma", "zeta", "gammainc",
            "gammaincc", "betainc"]
 
 
@@ -352,6 +352,39 @@ def exp1(x):
     out = fnp.where(x <= 1, series, fraction)
     out = fnp.where(x == 0, np.inf, fnp.where(x == np.inf, 0.0, out))
     return fnp.where((x < 0) | fnp.isnan(x), np.nan, out)
+
+
+def expi(x):
+    """Exponential integral ``Ei(x) = -integral_{-x}^inf exp(-t) / t dt`` for real ``x``
+    (``-E1(-x)`` for negative x; the power series up to 40, the asymptotic series beyond).
+
+    >>> expi(fnp.array([-1.0, 0.5, 2.0]))
+    Array([-0.21938393,  0.4542199 ,  4.95423436], dtype=float64)
+    """
+    x = _float(x)
+    negative = -exp1(fnp.where(x < 0, -x, 1.0))
+    # Ei = gamma + log x + sum_k x^k / (k k!): all terms positive, no cancellation; 160 terms
+    # make the tail below rounding at x = 40.
+    small = fnp.where((x > 0) & (x <= 40), x, 1.0)
+    t, terms = fnp.ones_like(small), []
+    for k in range(1, 161):
+        t = t * small / k
+        terms.append(t / k)
+    s = terms[-1]
+    for term in reversed(terms[:-1]):  # smallest first
+        s = s + term
+    series = np.euler_gamma + fnp.log(small) + s
+    # Ei ~ exp(x) / x * sum_k k! / x^k beyond 40 (25 terms: the next is below 1e-17)
+    big = fnp.where(x > 40, x, 41.0)
+    a, total = fnp.ones_like(big), fnp.ones_like(big)
+    for k in range(1, 26):
+        a = a * k / big
+        total = total + a
+    asymptotic = fnp.exp(big) / big * total
+    out = fnp.where(x < 0, negative, fnp.where(x <= 40, series, asymptotic))
+    out = fnp.where(x == 0, -np.inf, fnp.where(x == -np.inf, 0.0, out))
+    out = fnp.where(x == np.inf, np.inf, out)
+    return fnp.where(fnp.isnan(x), np.nan, out)
 
 
 def softmax(x, axis=None):

@@ -1,0 +1,29 @@
+"""jax.scipy functions numpyro imports: linalg.toeplitz and special.expi, against SciPy."""
+import numpy as np
+import pytest
+import scipy.linalg as sl
+import scipy.special as ss
+
+import functrans as ft
+from functrans.scipy.linalg import toeplitz
+from functrans.scipy.special import expi
+
+
+def test_toeplitz_matches_scipy_and_batches():
+    c, r = np.arange(1.0, 4.0), np.array([9.0, 5.0, 6.0, 7.0])
+    np.testing.assert_array_equal(toeplitz(c, r), sl.toeplitz(c, r))
+    np.testing.assert_array_equal(toeplitz(c), sl.toeplitz(c))
+    batched = toeplitz(np.stack([c, 2 * c]), r)  # leading dimensions are batch dimensions
+    np.testing.assert_array_equal(batched[1], sl.toeplitz(2 * c, r))
+    # linear in c: the gradient of the sum counts each c[k]'s occurrences
+    np.testing.assert_array_equal(ft.grad(lambda c: toeplitz(c, r).sum())(c), [3.0, 2.0, 1.0])
+
+
+def test_expi_matches_scipy():
+    x = np.array([-50.0, -3.0, -1.0, -1e-3, 1e-5, 0.5, 2.0, 10.0, 39.9, 40.1, 100.0, 700.0])
+    np.testing.assert_allclose(expi(x), ss.expi(x), rtol=1e-13)
+    np.testing.assert_array_equal(expi(np.array([0.0, np.inf, -np.inf, np.nan])),
+                                  [-np.inf, np.inf, 0.0, np.nan])
+    # Ei'(x) = exp(x) / x
+    np.testing.assert_allclose(ft.grad(expi)(2.0), np.exp(2.0) / 2.0, rtol=1e-12)
+    np.testing.assert_allclose(ft.jit(expi)(x), ss.expi(x), rtol=1e-13)
