@@ -27,3 +27,17 @@ def test_expi_matches_scipy():
     # Ei'(x) = exp(x) / x
     np.testing.assert_allclose(ft.grad(expi)(2.0), np.exp(2.0) / 2.0, rtol=1e-12)
     np.testing.assert_allclose(ft.jit(expi)(x), ss.expi(x), rtol=1e-13)
+
+
+@pytest.mark.parametrize("name", ["i0e", "i1e", "i0", "i1"])
+def test_modified_bessel_matches_scipy(name):
+    import functrans.scipy.special as fs
+    x = np.array([-31.0, -29.9, -3.0, -1.0, -1e-3, 0.0, 1e-5, 0.5, 2.0, 10.0, 29.9, 30.1, 45.0])
+    if name.endswith("e"):
+        x = np.concatenate([x, [-700.0, 700.0, 1e5]])
+    ours, ref = getattr(fs, name), getattr(ss, name)
+    np.testing.assert_allclose(ours(x), ref(x), rtol=2e-14, atol=1e-300)
+    assert np.isnan(ours(np.array([np.nan]))[0])
+    # i0e'(x) = i1e(x) - sign(x) i0e(x)
+    if name == "i0e":
+        np.testing.assert_allclose(ft.grad(ours)(1.5), ss.i1e(1.5) - ss.i0e(1.5), rtol=1e-12)
