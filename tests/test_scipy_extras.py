@@ -74,3 +74,29 @@ def test_gaussian_kde_resample_moments_and_bad_input():
         gaussian_kde(x, bw_method="bogus")
     with pytest.raises(ValueError, match="weights"):
         gaussian_kde(x, weights=np.ones(3))
+
+
+def test_minimize_bfgs_rosenbrock_jit_vmap_and_bad_input():
+    import functrans.numpy as fnp
+    from functrans.scipy.optimize import minimize
+
+    def rosen(x):
+        return fnp.sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+    r = minimize(rosen, np.zeros(4), method="BFGS")
+    assert bool(r.success) and int(r.status) == 0
+    # gtol 1e-5 on the gradient: near the minimum the Hessian's smallest eigenvalue is ~0.4,
+    # so x is within ~1e-4 of (1, 1, 1, 1)
+    np.testing.assert_allclose(r.x, np.ones(4), atol=1e-4)
+    assert np.max(np.abs(r.jac)) <= 1e-5
+    rj = ft.jit(lambda x0: minimize(rosen, x0, method="BFGS"))(np.zeros(4))
+    np.testing.assert_allclose(rj.x, r.x, atol=1e-10)
+    xs = ft.vmap(lambda a: minimize(lambda x: fnp.sum((x - a) ** 2), fnp.zeros(2),
+                                    method="BFGS").x)(np.arange(3.0))
+    np.testing.assert_allclose(xs, np.repeat(np.arange(3.0)[:, None], 2, 1), atol=1e-8)
+    # iteration limit: status 1
+    assert int(minimize(rosen, np.zeros(4), method="BFGS", options={"maxiter": 2}).status) == 1
+    with pytest.raises(ValueError, match="BFGS"):
+        minimize(rosen, np.zeros(4), method="Nelder-Mead")
+    with pytest.raises(ValueError, match="one-dimensional"):
+        minimize(rosen, np.zeros((2, 2)), method="BFGS")
