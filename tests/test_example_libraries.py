@@ -178,3 +178,21 @@ def test_tiny_cnn_trains_and_jit_matches_eager():
     for a, b in zip(ft.tree_util.tree_leaves(get_params(jitted)),
                     ft.tree_util.tree_leaves(get_params(eager))):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+def test_sm3_matches_jax_values():
+    # golden values: the same five steps with jax.example_libraries.optimizers.sm3 on JAX 0.10.2
+    # (float32); momentum 0.9, step 0.1, gradient sin(3x) + x
+    from functrans.example_libraries import optimizers as opt
+    import functrans.numpy as fnp
+    init, update, get = opt.sm3(0.1, momentum=0.9)
+    s = init(fnp.array([[1.0, -2.0, 0.5], [0.3, 0.0, 2.0]], dtype=fnp.float32))
+    for i in range(5):
+        s = update(i, fnp.sin(3 * get(s)) + get(s), s)
+    expected = [[0.9038699865341187, -1.9068745374679565, 0.41016244888305664],
+                [0.2099040448665619, 0.0, 1.9068745374679565]]
+    np.testing.assert_allclose(get(s), expected, rtol=1e-6)
+    s = init(fnp.array(2.0, dtype=fnp.float32))  # a scalar parameter
+    for i in range(3):
+        s = update(i, get(s) * 2, s)
+    np.testing.assert_allclose(get(s), 1.9537659883499146, rtol=1e-6)

@@ -26,7 +26,7 @@ from ..tree_util import register_pytree_node, tree_flatten, tree_leaves, tree_ma
 __all__ = ["Optimizer", "OptimizerState", "optimizer", "constant", "exponential_decay",
            "inverse_time_decay", "polynomial_decay", "piecewise_constant", "make_schedule",
            "sgd", "momentum", "nesterov", "adagrad", "rmsprop", "rmsprop_momentum", "adam",
-           "adamax", "l2_norm", "clip_grads", "JoinPoint", "unpack_optimizer_state",
+           "adamax", "sm3", "l2_norm", "clip_grads", "JoinPoint", "unpack_optimizer_state",
            "pack_optimizer_state"]
 
 
@@ -310,6 +310,45 @@ def adamax(step_size, b1=0.9, b2=0.999, eps=1e-8):
         return x - corrected * m / (u + eps), m, u
     return (lambda x0: (x0, fnp.zeros_like(x0), fnp.zeros_like(x0))), update, \
         (lambda s: s[0])
+
+
+@optimizer
+def sm3(step_size, momentum=0.9):
+    """SM3 (Anil et al., "Memory-Efficient Adaptive Optimization"): Adagrad-like scaling from
+    one accumulator per axis (a vector per dimension instead of one value per entry), with
+    momentum.
+
+    >>> init, update, get = sm3(0.1, momentum=0.0)
+    >>> get(update(0, fnp.array([3.0, -4.0]), init(fnp.array([1.0, 1.0]))))
+    Array([0.9, 1.1], dtype=float64)
+    """
+    step_size = make_schedule(step_size)
+
+    def init(x0):
+        x0 = fnp.asarray(x0)
+        # a scalar keeps one scalar accumulator; an array one vector per axis
+        vs = [fnp.zeros((), x0.dtype)] if x0.ndim == 0 else \
+            [fnp.zeros(n, x0.dtype) for n in x0.shape]
+        return x0, fnp.zeros_like(x0), vs
+
+    def update(i, g, state):
+        x, m, vs = state
+        ndim = g.ndim
+        # each entry's second-moment estimate: the smallest of its axes' accumulators
+        spread = [v if ndim == 0 else
+                  fnp.expand_dims(v, tuple(a for a in range(ndim) if a != axis))
+                  for axis, v in enumerate(vs)]
+        accum = spread[0]
+        for v in spread[1:]:
+            accum = fnp.minimum(accum, v)
+        accum = accum + fnp.square(g)
+        scale = fnp.where(accum > 0, 1.0 / fnp.sqrt(fnp.where(accum > 0, accum, 1.0)), 0.0)
+        m = (1.0 - momentum) * (g * scale) + momentum * m
+        x = x - step_size(i) * m
+        vs = [accum] if ndim == 0 else \
+            [accum.max(axis=tuple(a for a in range(ndim) if a != axis)) for axis in range(ndim)]
+        return x, m, vs
+    return init, update, (lambda s: s[0])
 
 
 # ---- utilities -------------------------------------------------------------------------------
