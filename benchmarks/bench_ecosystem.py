@@ -1,0 +1,183 @@
+"""JAX's libraries' programs, unchanged, on functrans (``python -m functrans.as_jax``) against
+JAX, each framework in its own fresh process.
+
+Each program is one JAX script: a jitted training step of a library's model, called until
+its first compiled result (``block_until_ready``), then timed at steady state (median of
+blocked steps). functrans runs it with the pinned libraries the tests install
+(tests/ecosystem.py); JAX runs it with ``--jax-python`` (default: the
+``FUNCTRANS_BENCH_JAX_PYTHON`` environment variable), whose environment must have the same
+libraries installed. Programs whose library a framework cannot import show the error.
+
+    python benchmarks/bench_ecosystem.py [--programs optax_mlp,equinox_mlp,flax_cnn]
+        [--steps 50] [--jax-python PATH]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
+
+_MARK = "BENCH-ECOSYSTEM-RESULT "
+
+# Each program defines `step(state) -> (state, loss)` and `state`; the harness below times it.
+PROGRAMS = {
+    "optax_mlp": """
+        import jax, jax.numpy as jnp, optax
+        sizes = [784, 512, 512, 10]
+        keys = jax.random.split(jax.random.PRNGKey(0), len(sizes))
+        params = [(jax.random.normal(k, (m, n)) * (1 / m) ** 0.5, jnp.zeros(n))
+                  for k, m, n in zip(keys, sizes[:-1], sizes[1:])]
+        x = jax.random.normal(keys[-1], (128, 784))
+        y = jax.nn.one_hot(jnp.arange(128) % 10, 10)
+
+        def loss_fn(p):
+            h = x
+            for w, b in p[:-1]:
+                h = jax.nn.relu(h @ w + b)
+            w, b = p[-1]
+            return optax.softmax_cross_entropy(h @ w + b, y).mean()
+
+        opt = optax.chain(optax.clip_by_global_norm(1.0),
+                          optax.adamw(optax.warmup_cosine_decay_schedule(0.0, 1e-3, 10, 1000)))
+
+        @jax.jit
+        def step(state):
+            p, s = state
+            loss, g = jax.value_and_grad(loss_fn)(p)
+            updates, s = opt.update(g, s, p)
+            return (optax.apply_updates(p, updates), s), loss
+
+        state = (params, opt.init(params))
+    """,
+    "equinox_mlp": """
+        import jax, jax.numpy as jnp, equinox as eqx, optax
+        key = jax.random.PRNGKey(0)
+        model = eqx.nn.MLP(64, 10, 256, 3, key=key)
+        x = jax.random.normal(key, (128, 64))
+        y = jnp.arange(128) % 10
+        opt = optax.adam(1e-3)
+
+        @eqx.filter_jit
+        def step(state):
+            m, s = state
+            def loss_fn(m):
+                logits = jax.vmap(m)(x)
+                return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+            loss, g = eqx.filter_value_and_grad(loss_fn)(m)
+            updates, s = opt.update(g, s, eqx.filter(m, eqx.is_array))
+            return (eqx.apply_updates(m, updates), s), loss
+
+        state = (model, opt.init(eqx.filter(model, eqx.is_array)))
+    """,
+    "flax_cnn": """
+        import jax, jax.numpy as jnp, flax.linen as nn, optax
+
+        class CNN(nn.Module):
+            @nn.compact
+            def __call__(self, x):
+                x = nn.relu(nn.Conv(16, (3, 3))(x))
+                x = nn.avg_pool(x, (2, 2), (2, 2))
+                x = nn.relu(nn.Conv(32, (3, 3))(x))
+                x = nn.avg_pool(x, (2, 2), (2, 2))
+                return nn.Dense(10)(x.reshape(x.shape[0], -1))
+
+        model = CNN()
+        x = jax.random.normal(jax.random.PRNGKey(1), (32, 28, 28, 1))
+        y = jnp.arange(32) % 10
+        params = model.init(jax.random.PRNGKey(0), x)
+        opt = optax.sgd(0.05, momentum=0.9)
+
+        @jax.jit
+        def step(state):
+            p, s = state
+            def loss_fn(p):
+                logits = model.apply(p, x)
+                return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+            loss, g = jax.value_and_grad(loss_fn)(p)
+            updates, s = opt.update(g, s, p)
+            return (optax.apply_updates(p, updates), s), loss
+
+        state = (params, opt.init(params))
+    """,
+}
+
+HARNESS = """
+import json, statistics, time
+t0 = time.perf_counter()
+{program}
+state, loss = step(state)
+jax.block_until_ready((state, loss))
+first = time.perf_counter() - t0
+for _ in range(3):
+    state, loss = step(state)
+jax.block_until_ready(state)
+times = []
+for _ in range({steps}):
+    t = time.perf_counter()
+    state, loss = step(state)
+    jax.block_until_ready((state, loss))
+    times.append(time.perf_counter() - t)
+print("{mark}" + json.dumps({{"first": first, "step": statistics.median(times),
+                             "loss": float(loss)}}))
+"""
+
+
+def run_program(name: str, framework: str, steps: int, jax_python: str | None) -> dict:
+    """Time ``name`` in a fresh process of ``framework`` ("functrans" or "jax")."""
+    code = HARNESS.format(program=textwrap.dedent(PROGRAMS[name]), steps=steps, mark=_MARK)
+    with tempfile.TemporaryDirectory() as tmp:
+        script = os.path.join(tmp, "program.py")
+        with open(script, "w") as f:
+            f.write(code)
+        env = dict(os.environ)
+        if framework == "functrans":
+            from ecosystem import library_dir
+            env["PYTHONPATH"] = os.pathsep.join([library_dir()] + sys.path)
+            env["FUNCTRANS_CACHE_DIR"] = os.path.join(tmp, "cache")  # cold: an empty cache
+            cmd = [sys.executable, "-m", "functrans.as_jax", script]
+        else:
+            cmd = [jax_python, script]
+        run = subprocess.run(cmd, env=env, cwd=tmp, capture_output=True, text=True,
+                             timeout=900)
+    for line in run.stdout.splitlines():
+        if line.startswith(_MARK):
+            return json.loads(line[len(_MARK):])
+    last = (run.stderr.strip().splitlines() or ["no output"])[-1]
+    return {"error": last[:100]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--programs", default=",".join(PROGRAMS))
+    parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--jax-python", default=os.environ.get("FUNCTRANS_BENCH_JAX_PYTHON"))
+    args = parser.parse_args()
+    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"Python {platform.python_version()}")
+    print(f"{'program':<14} {'functrans first':>16} {'JAX first':>10} {'functrans step':>15} "
+          f"{'JAX step':>10} {'step ratio':>11}")
+    for name in args.programs.split(","):
+        ft = run_program(name, "functrans", args.steps, None)
+        jx = run_program(name, "jax", args.steps, args.jax_python) if args.jax_python \
+            else {"error": "no --jax-python"}
+        if "error" in ft:
+            print(f"{name:<14} functrans: {ft['error']}")
+            continue
+        row = f"{name:<14} {ft['first']:>15.2f}s "
+        if "error" in jx:
+            print(row + f"{'-':>10} {ft['step'] * 1e3:>13.2f}ms   (JAX: {jx['error']})")
+            continue
+        print(row + f"{jx['first']:>9.2f}s {ft['step'] * 1e3:>13.2f}ms {jx['step'] * 1e3:>8.2f}ms "
+              f"{ft['step'] / jx['step']:>10.2f}x   (loss {ft['loss']:.4f} / {jx['loss']:.4f})")
+
+
+if __name__ == "__main__":
+    main()
