@@ -25,6 +25,18 @@ def physical_aval(aval):
     return aval
 
 
+def trace_state_clean() -> bool:
+    """Whether no transformation is tracing in this thread (values are computed eagerly):
+    numpyro checks it before caching functions that could close over tracers.
+
+        >>> import functrans as ft
+        >>> trace_state_clean(), bool(ft.jit(lambda x: x * 0 + trace_state_clean())(1))
+        (True, False)
+    """
+    from functrans.core.trace import EVAL_TRACE, current_trace
+    return current_trace() is EVAL_TRACE
+
+
 def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
