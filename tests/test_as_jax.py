@@ -298,3 +298,21 @@ def test_jax_src_checkify_is_the_public_checkify(decoys):
         print(checkify_lib.checkify is checkify.checkify, err.get(), sep="|")
     """, decoys)
     assert out.splitlines()[0].startswith("True|x must be positive")
+
+
+def test_trace_state_clean_is_false_under_every_transformation():
+    # numpyro's MCMC caches its compiled functions only when this says no trace is active
+    from functrans.as_jax.jax_src.core import trace_state_clean
+    seen = []
+
+    def f(x):
+        seen.append(trace_state_clean())
+        return x * 2.0
+
+    assert trace_state_clean()
+    f(1.0)
+    ft.jit(f)(1.0)
+    ft.grad(f)(1.0)
+    ft.vmap(f)(fnp.ones(2))
+    assert seen == [True, False, False, False]
+    assert trace_state_clean()
