@@ -119,3 +119,19 @@ def test_bitcasts_see_the_narrow_bits():
 def test_narrow_integers_are_refused_by_name():
     with pytest.raises(ft.UnsupportedDtypeError, match="int4"):
         fnp.asarray(np.zeros(2, ml_dtypes.int4))
+
+
+def test_control_flow_and_callbacks_see_the_narrow_values():
+    # Their bodies are programs typed for bfloat16 (each of whose equations computes through
+    # float32); a callback gets the values as they are, as in JAX.
+    x = fnp.ones(2, BF16)
+
+    def f(v):
+        return lax.cond(v[0] > 0, lambda a: a * fnp.asarray(2, BF16), lambda a: a, v)
+
+    for out in (f(x), ft.jit(f)(x), ft.grad(lambda v: fnp.sum(f(v)))(x),
+                lax.fori_loop(0, 1, lambda i, a: a * 2, x)):
+        assert out.dtype == BF16 and np.asarray(out, F32).tolist() == [2.0, 2.0]
+    seen = []
+    ft.pure_callback(lambda a: seen.append(a.dtype) or a, ft.ShapeDtypeStruct((2,), BF16), x)
+    assert seen == [BF16]

@@ -271,7 +271,8 @@ _FLOAT32 = np.dtype(np.float32)
 def impl_via_float32(prim, vals, params, out_avals) -> list:
     """``prim.impl`` where a value is bfloat16 or float8: as JAX does on CPU, the operation
     computes in float32 and its results are rounded to their narrow types (one rounding per
-    operation). Primitives with the ``"narrow_native"`` trait (bitcasts) see the values as
+    operation). Primitives with the ``"narrow_native"`` trait (bitcasts) and those whose
+    params hold programs or functions (control flow, calls, callbacks) see the values as
     they are.
 
         >>> import ml_dtypes
@@ -280,10 +281,16 @@ def impl_via_float32(prim, vals, params, out_avals) -> list:
         >>> impl_via_float32(add_p, [x, x], {}, [ShapedArray((2,), x.dtype)])[0].dtype
         dtype(bfloat16)
     """
-    if "narrow_native" not in prim.traits:
+    if "narrow_native" not in prim.traits and not _holds_code(params):
         vals = [v.astype(_FLOAT32) if getattr(v, "dtype", None) in _NARROW else v for v in vals]
     return [o if np.asarray(o).dtype == a.dtype else np.asarray(o).astype(a.dtype)
             for o, a in zip(prim.impl(*vals, **params), out_avals)]
+
+
+def _holds_code(params) -> bool:
+    # Control flow, calls and callbacks run programs typed for the narrow values (whose own
+    # equations compute through float32) or user code that expects them as they are.
+    return any(True for _ in walk_jaxprs(params)) or any(callable(v) for v in params.values())
 
 
 def check_impl_outputs(prim, outs, out_avals):
