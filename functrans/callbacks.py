@@ -36,19 +36,11 @@ def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_meth
     >>> ft.vmap(g)(fnp.arange(3.0))
     Array([0., 2., 4.], dtype=float64)
     """
-    if not callable(callback):
-        raise TypeError(f"pure_callback: expected a callable, got {type(callback).__name__}")
     if vmap_method is not None and vmap_method not in VMAP_METHODS:
         raise ValueError(f"pure_callback: vmap_method must be one of "
                          f"{', '.join(map(repr, VMAP_METHODS))} or None, got {vmap_method!r}")
-    if sharding is not None:
-        raise NotImplementedError("pure_callback: sharding= is not supported; the callback "
-                                  "runs on the host with whole arrays")
-    out_avals, out_tree = _result_avals("pure_callback", result_shape_dtypes)
-    flat, in_tree = tree_flatten((args, kwargs))
-    cb = PureCallback(callback, in_tree, out_tree, out_avals)
-    outs = pure_callback_p.bind(*flat, callback=cb, vmap_method=vmap_method)
-    return tree_unflatten(out_tree, outs)
+    return _bind("pure_callback", pure_callback_p, PureCallback, callback, result_shape_dtypes,
+                 args, kwargs, sharding, vmap_method=vmap_method)
 
 
 def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=False, **kwargs):
@@ -70,16 +62,21 @@ def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=Fal
     ...     fnp.int32(4)), seen
     (Array(5, dtype=int32), [4])
     """
+    return _bind("io_callback", io_callback_p, IOCallback, callback, result_shape_dtypes,
+                 args, kwargs, sharding, ordered=bool(ordered))
+
+
+def _bind(api, prim, wrapper, callback, result_shape_dtypes, args, kwargs, sharding, **params):
+    """Check a callback call, bind ``prim`` on its flattened arguments, rebuild its results."""
     if not callable(callback):
-        raise TypeError(f"io_callback: expected a callable, got {type(callback).__name__}")
+        raise TypeError(f"{api}: expected a callable, got {type(callback).__name__}")
     if sharding is not None:
-        raise NotImplementedError("io_callback: sharding= is not supported; the callback "
-                                  "runs on the host with whole arrays")
-    out_avals, out_tree = _result_avals("io_callback", result_shape_dtypes)
+        raise NotImplementedError(f"{api}: sharding= is not supported; the callback runs on "
+                                  "the host with whole arrays")
+    out_avals, out_tree = _result_avals(api, result_shape_dtypes)
     flat, in_tree = tree_flatten((args, kwargs))
-    cb = IOCallback(callback, in_tree, out_tree, out_avals)
-    outs = io_callback_p.bind(*flat, callback=cb, ordered=bool(ordered))
-    return tree_unflatten(out_tree, outs)
+    cb = wrapper(callback, in_tree, out_tree, out_avals)
+    return tree_unflatten(out_tree, prim.bind(*flat, callback=cb, **params))
 
 
 def _result_avals(api, result_shape_dtypes):
