@@ -38,6 +38,8 @@ from . import export  # noqa: F401,E402  (after jit: it builds on jit)
 from . import testing  # noqa: F401,E402
 from . import experimental  # noqa: F401,E402
 from . import ad_checkpoint, dtypes, errors, stages, test_util, typing  # noqa: F401,E402
+from . import ref  # noqa: F401,E402
+from .ref import Ref, freeze, new_ref  # noqa: F401,E402
 # jax.checkpoint takes policies: ad_checkpoint's checkpoint/remat replace the plain ones.
 from .ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401,E402
 from ._contexts import (checking_leaks, disable_jit, ensure_compile_time_eval,  # noqa: F401,E402

@@ -57,7 +57,19 @@ def typeof(x):
 
     >>> ft.typeof(1.0), ft.typeof(np.int8(1))
     (ShapedArray(f64[], weak_type=True), ShapedArray(i8[]))
+
+    A :class:`~functrans.ref.Ref` 's type is an ``AbstractRef``; typed keys' dtype is their
+    key dtype:
+
+    >>> ft.typeof(ft.new_ref(1.0)), ft.typeof(ft.random.key(0)).dtype
+    (Ref{f64[]}, key<fry>)
     """
+    from .random import KeyArray
+    from .ref import Ref
+    if isinstance(x, Ref):
+        return x.aval
+    if isinstance(x, KeyArray):
+        return x.aval
     try:
         return get_aval(x)
     except TypeError:

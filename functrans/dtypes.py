@@ -10,8 +10,8 @@
 
 functrans's dtypes are NumPy's (bool, integers, float16/32/64, complex64/128) and, when the
 ``ml_dtypes`` package is installed, ``bfloat16`` and the float8 types (computed through
-float32, as JAX does on CPU). PRNG keys are raw ``uint32[2]`` arrays, so no value has the
-extended dtype :class:`prng_key` (as with JAX's ``random.PRNGKey`` keys).
+float32, as JAX does on CPU). Typed PRNG key arrays (``random.key``) have the extended dtype
+``key<fry>``, a subtype of :class:`prng_key`; raw ``random.PRNGKey`` keys are ``uint32[2]``.
 """
 from __future__ import annotations
 
@@ -39,14 +39,47 @@ class extended(np.generic):
 
 
 class prng_key(extended):
-    """Abstract scalar type of typed PRNG key arrays (``jax.random.key``'s dtype).
-
-    functrans's keys are raw ``uint32[2]`` arrays, which are not of this type (as JAX's raw
-    ``PRNGKey`` keys are not):
+    """Abstract scalar type of typed PRNG key arrays (``random.key``'s dtype). Raw
+    ``random.PRNGKey`` keys are plain ``uint32`` arrays, not of this type (as in JAX):
 
     >>> issubdtype(ft.random.key(0).dtype, prng_key)
+    True
+    >>> issubdtype(ft.random.PRNGKey(0).dtype, prng_key)
     False
     """
+
+
+class KeyDtype:
+    """The dtype of typed key arrays of one PRNG implementation (``key<fry>`` for
+    threefry2x32): a subtype of :class:`prng_key`, with the item size of its raw data.
+
+    >>> ft.random.key(0).dtype
+    key<fry>
+    >>> ft.random.key(0).dtype.itemsize
+    8
+    """
+
+    __slots__ = ("impl", "name", "itemsize")
+    type = prng_key
+    kind = "V"
+
+    def __init__(self, impl: str, short: str, itemsize: int):
+        self.impl, self.name, self.itemsize = impl, f"key<{short}>", itemsize
+
+    def __repr__(self):
+        return self.name
+
+    __str__ = __repr__
+
+    def __eq__(self, other):
+        return isinstance(other, KeyDtype) and other.impl == self.impl
+
+    def __hash__(self):
+        return hash(("KeyDtype", self.impl))
+
+
+THREEFRY_KEY = KeyDtype("threefry2x32", "fry", 8)
+"""The dtype of ``random.key`` 's keys."""
 
 
 if getattr(_core._ml_dtypes, "bfloat16", None) is not None:
@@ -155,6 +188,8 @@ def _held_dtype(x):
 
 
 def _dtype_arg(x) -> np.dtype:
+    if isinstance(x, KeyDtype) or isinstance(getattr(x, "dtype", None), KeyDtype):
+        return x if isinstance(x, KeyDtype) else x.dtype
     if isinstance(x, (Array, np.ndarray, np.generic)):
         return get_aval(x).dtype
     d = _held_dtype(x)

@@ -112,8 +112,10 @@ def narrow_issubdtype(a, b) -> bool:
 
 
 def short_name(dtype: np.dtype) -> str:
-    """The jaxpr spelling of a dtype: ``f32``, ``i64``, ``u8``, ``bool``."""
-    return _SHORT[dtype]
+    """The jaxpr spelling of a dtype: ``f32``, ``i64``, ``u8``, ``bool`` (extended dtypes
+    such as typed keys' ``key<fry>`` spell themselves)."""
+    short = _SHORT.get(dtype)
+    return str(dtype) if short is None else short
 
 
 def default_float_dtype() -> np.dtype:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes as _ft_dtypes
 from ..core import dtypes
 from ..core.array import Array
 from ..core.trace import Tracer, get_aval
@@ -102,6 +103,9 @@ def issubdtype(arg1, arg2) -> bool:
     >>> issubdtype("int8", fnp.integer), issubdtype(fnp.ones(2), fnp.floating)
     (True, True)
     """
+    if any(isinstance(getattr(x, "dtype", x), _ft_dtypes.KeyDtype) or x is _ft_dtypes.prng_key
+           or x is _ft_dtypes.extended for x in (arg1, arg2)):
+        return _ft_dtypes.issubdtype(arg1, arg2)  # typed keys' extended dtype
     a, b = _dtype_of(arg1), _dtype_of(arg2)
     if dtypes.is_narrow_float(a):
         return dtypes.narrow_issubdtype(a, b)  # NumPy does not know bfloat16 is a float

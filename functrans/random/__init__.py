@@ -1,6 +1,8 @@
 """``functrans.random``: a functional PRNG bit-identical to ``jax.random``'s defaults.
 
-Keys are raw ``uint32[2]`` arrays (JAX's "legacy" keys). Every function takes a key and is
+Keys are typed key arrays (:func:`key`: dtype ``key<fry>``, see ``_keys``) or raw
+``uint32[2]`` arrays (:func:`PRNGKey`, JAX's "legacy" keys); every function accepts both, and
+``split``/``fold_in`` return keys of the kind they were given. Every function takes a key and is
 deterministic in it; derive fresh keys with :func:`split` or :func:`fold_in` instead of reusing
 one. The generator is JAX's threefry2x32 with ``jax_threefry_partitionable=True`` (JAX's current
 default), written as ``lax`` operations, so sampling works unchanged under ``make_jaxpr``,
@@ -22,9 +24,7 @@ differ in the last bits), so ``categorical`` indices match except at near-ties. 
 sampling with a concrete key hashes with a compiled kernel (same bits as the ``lax``
 composite, which transformations see).
 
-Typed key arrays (``jax.random.key``'s special dtype) are not supported: :func:`key` returns
-the same raw ``uint32[2]`` data as :func:`PRNGKey`, and :func:`key_data` /
-:func:`wrap_key_data` are validating identities. Samplers that need loops (``gamma``,
+Samplers that need loops (``gamma``,
 ``beta``, ``dirichlet``, ``poisson``, ``binomial``, ...; see ``_loops``) and the matrix samplers
 (``multivariate_normal``, ``orthogonal``), and ``generalized_normal`` and ``ball`` (built on
 gamma) sample the right distributions but are not bit-identical to JAX.
@@ -38,6 +38,7 @@ from ._loops import (beta, binomial, chisquare, dirichlet, f, gamma, loggamma,  
                      multinomial, poisson, t)
 from ._generalized import ball, generalized_normal  # noqa: F401
 from ._matrix import multivariate_normal, orthogonal  # noqa: F401
+from ._keys import KeyArray  # noqa: F401
 from ._prng import (PRNGKey, bits, clone, fold_in, key, key_data, key_impl,  # noqa: F401
                     split, threefry2x32, wrap_key_data)
 

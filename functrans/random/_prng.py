@@ -24,6 +24,7 @@ from .. import lax
 from ..core import dtypes
 from ..core.array import Array
 from ..core.trace import EVAL_TRACE, Tracer, current_trace, get_aval
+from ._keys import KeyArray
 
 U32 = np.dtype(np.uint32)
 UINT_DTYPES = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: U32, 64: np.dtype(np.uint64)}
@@ -37,7 +38,13 @@ def _is_array(x) -> bool:
 
 
 def check_key(name: str, key, *, allow_batched: bool = False):
-    """Validate a raw key (``uint32[2]``, or ``uint32[..., 2]`` when batched) and return it."""
+    """Validate a key (raw ``uint32[2]`` or a typed key; ``[..., 2]`` / any shape when
+    batched) and return its raw data."""
+    if isinstance(key, KeyArray):
+        if key.shape and not allow_batched:
+            raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
+                             f"{key.shape}; use functrans.vmap to map over keys")
+        key = key._data
     if not _is_array(key):
         raise TypeError(f"{name}: key must be a uint32[2] key array (from PRNGKey, key, split or "
                         f"fold_in), got {type(key).__name__}: {key!r:.60}")
@@ -239,22 +246,20 @@ def PRNGKey(seed, *, impl=None):
 
 
 def key(seed, *, impl=None):
-    """Same as :func:`PRNGKey`: functrans has no typed key arrays, keys are raw ``uint32[2]``.
-
-    ``jax.random.key`` returns a scalar of a special key dtype; functrans returns the same bits
-    as a plain array, which is what ``jax.random.key_data(jax.random.key(seed))`` gives.
-    :func:`key_data` and :func:`wrap_key_data` are identities kept for API compatibility.
+    """A typed key: a scalar of dtype ``key<fry>`` holding the same bits as
+    :func:`PRNGKey` (which :func:`key_data` returns).
 
         >>> random.key(3)
-        Array([0, 3], dtype=uint32)
+        Array((), dtype=key<fry>) overlaying:
+        [0 3]
     """
     check_impl("key", impl)
     from ..numpy import asarray
-    return asarray(_seed_words("key", seed))
+    return KeyArray(asarray(_seed_words("key", seed)))
 
 
 def key_data(keys):
-    """The ``uint32`` data of (a batch of) keys: the keys themselves, after validation.
+    """The ``uint32[..., 2]`` data of (an array of) keys; raw keys are returned as they are.
 
         >>> random.key_data(random.key(3))
         Array([0, 3], dtype=uint32)
@@ -263,13 +268,21 @@ def key_data(keys):
 
 
 def wrap_key_data(key_bits_array, *, impl=None):
-    """Keys from their ``uint32[..., 2]`` data: the data itself, after validation.
+    """Typed keys from their ``uint32[..., 2]`` data (the inverse of :func:`key_data`).
 
-        >>> random.wrap_key_data(fnp.array([0, 3], dtype="uint32"))
-        Array([0, 3], dtype=uint32)
+        >>> random.wrap_key_data(fnp.array([0, 3], dtype="uint32")).shape
+        ()
     """
     check_impl("wrap_key_data", impl)
-    return check_key("wrap_key_data", key_bits_array, allow_batched=True)
+    if isinstance(key_bits_array, KeyArray):
+        raise TypeError("wrap_key_data: the argument is already a typed key array "
+                        f"({key_bits_array.dtype}); pass its random.key_data")
+    return KeyArray(check_key("wrap_key_data", key_bits_array, allow_batched=True))
+
+
+def _like(key, raw):
+    """``raw`` keys typed as ``key`` was (typed keys in, typed keys out)."""
+    return KeyArray(raw) if isinstance(key, KeyArray) else raw
 
 
 def key_impl(keys) -> str:
@@ -286,32 +299,32 @@ def clone(key):
     """Identity (JAX uses it to mark deliberate key reuse).
 
         >>> k = random.key(0)
-        >>> bool((random.clone(k) == k).all())
+        >>> bool(random.clone(k) == k)
         True
     """
     return key
 
 
 def split(key, num=2):
-    """Split ``key`` into ``num`` new keys (``num`` may be a shape): result ``uint32[*num, 2]``.
+    """Split ``key`` into ``num`` new keys (``num`` may be a shape): typed keys of shape
+    ``num`` for a typed key, ``uint32[*num, 2]`` for a raw one.
 
-        >>> random.split(random.key(0))
+        >>> random.split(random.PRNGKey(0))
         Array([[1797259609, 2579123966],
                [ 928981903, 3453687069]], dtype=uint32)
         >>> random.split(random.key(0), (2, 3)).shape
-        (2, 3, 2)
+        (2, 3)
     """
-    key = check_key("split", key)
-    return split_key(key, canonical_shape("split", num, "num"))
+    return _like(key, split_key(check_key("split", key), canonical_shape("split", num, "num")))
 
 
 def fold_in(key, data):
     """A new key derived from ``key`` and the 32-bit integer ``data`` (wrapped to uint32).
 
-        >>> random.fold_in(random.key(0), 1)
+        >>> random.fold_in(random.PRNGKey(0), 1)
         Array([ 928981903, 3453687069], dtype=uint32)
     """
-    key = check_key("fold_in", key)
+    typed, key = key, check_key("fold_in", key)
     if type(data) is int:
         if not 0 <= data < 2**32:
             raise OverflowError(f"fold_in: data={data} is out of bounds for uint32")
@@ -325,9 +338,9 @@ def fold_in(key, data):
     if k is not None and d is not None:
         from ._kernels import hash_counters
         b0, b1 = hash_counters(k, 1, offset=int(d))
-        return Array._wrap(np.concatenate([b0, b1]))
+        return _like(typed, Array._wrap(np.concatenate([b0, b1])))
     k0, k1 = _key_words(key)
-    return _stack_last(*threefry2x32(k0, k1, _u32(0), data))
+    return _like(typed, _stack_last(*threefry2x32(k0, k1, _u32(0), data)))
 
 
 def bits(key, shape=(), dtype=None):

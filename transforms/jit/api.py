@@ -35,6 +35,7 @@ from .debug_nans import checked_call
 from .donation import donation, warn_unusable_donations
 from .executable import executable_for  # noqa: F401  (importing it registers the CPU backend)
 from .fast_path import runner as fast_runner
+from .shardings import check_shardings, place
 from .tiered import Tiered
 
 
@@ -356,8 +357,9 @@ class Compiled:
         return self._exe.text if self._exe.text is not None else str(self._exe.jaxpr)
 
 
-def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
-        donate_argnames=None, keep_unused=False, device=None, backend=None, inline=False):
+def jit(fun=None, *, in_shardings=None, out_shardings=None, static_argnums=None,
+        static_argnames=None, donate_argnums=None, donate_argnames=None, keep_unused=False,
+        device=None, backend=None, inline=False):
     """Compile ``fun``: trace it once per argument signature and run compiled code.
 
     A new signature's first call returns after tracing: the program runs on the interpreter
@@ -375,8 +377,9 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
     ``transforms/jit/donation.py``). ``inline=True`` makes calls made while tracing an
     enclosing function (another ``jit``, ``make_jaxpr``, ``vmap``...) record the function's
     equations in place instead of one ``jit`` equation. ``keep_unused`` has no effect
-    (unused arguments are always kept). Usable as ``@jit`` or
-    ``@partial(jit, static_argnums=...)``.
+    (unused arguments are always kept). ``in_shardings``/``out_shardings`` place the
+    (positional) arguments and the results (see ``transforms/jit/shardings.py``). Usable as
+    ``@jit`` or ``@partial(jit, static_argnums=...)``.
 
     >>> ft.jit(lambda x: x + 1)(1.0)
     Array(2., dtype=float64, weak_type=True)
@@ -387,10 +390,38 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
                         f"{type(device).__name__}")
     if device is not None and backend is not None and device.platform != backend:
         raise ValueError(f"jit: device {device} is not a device of backend {backend!r}")
+    in_shardings = check_shardings(in_shardings, "in_shardings")
+    out_shardings = check_shardings(out_shardings, "out_shardings")
     if fun is None:
-        return functools.partial(jit, static_argnums=static_argnums,
+        return functools.partial(jit, in_shardings=in_shardings, out_shardings=out_shardings,
+                                 static_argnums=static_argnums,
                                  static_argnames=static_argnames, donate_argnums=donate_argnums,
                                  donate_argnames=donate_argnames, keep_unused=keep_unused,
                                  device=device, backend=backend, inline=inline)
+    if in_shardings is not None or out_shardings is not None:
+        return PlacedJitted(fun, static_argnums, static_argnames, backend, device,
+                            donate_argnums, donate_argnames, inline,
+                            in_shardings=in_shardings, out_shardings=out_shardings)
     return Jitted(fun, static_argnums, static_argnames, backend, device, donate_argnums,
                   donate_argnames, inline)
+
+
+class PlacedJitted(Jitted):
+    """A jitted function with ``in_shardings``/``out_shardings`` (see ``shardings.py``)."""
+
+    def __init__(self, *args, in_shardings, out_shardings):
+        super().__init__(*args)
+        self.in_shardings, self.out_shardings = in_shardings, out_shardings
+        self._plain = False  # (the fast path skips placement)
+
+    def __call__(self, *args, **kwargs):
+        eager = _state.trace is EVAL_TRACE
+        if eager and self.in_shardings is not None:
+            static = set(self.static_argnums)
+            dynamic = [a for i, a in enumerate(args) if i not in static]
+            placed = iter(place(tuple(dynamic), self.in_shardings, "in_shardings"))
+            args = tuple(a if i in static else next(placed) for i, a in enumerate(args))
+        out = super().__call__(*args, **kwargs)
+        if eager and self.out_shardings is not None:
+            out = place(out, self.out_shardings, "out_shardings")
+        return out

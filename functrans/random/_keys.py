@@ -1,0 +1,152 @@
+"""Typed PRNG key arrays: ``random.key``'s keys, whose elements are whole keys.
+
+A key array of shape ``S`` holds raw threefry2x32 data of shape ``S + (2,)`` (``uint32``) and
+reports shape ``S`` and dtype ``key<fry>``, as JAX's typed keys do. For transformations it is
+a pytree node around that data, so ``jit``, ``vmap``, ``grad``, ``scan``, ``pmap`` ... carry
+keys in and out of programs as the ``uint32`` arrays they hold (``vmap``'s axes count over
+the key dimensions, which lead the data's). Raw keys (``random.PRNGKey``) stay plain arrays;
+every sampler accepts both.
+
+    >>> k = random.key(0)
+    >>> k.shape, k.dtype
+    ((), key<fry>)
+    >>> random.split(k, 3).shape
+    (3,)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _pytree
+from ..core.array import _ArrayMeta
+from ..core.avals import ShapedArray
+from ..core.trace import Tracer
+from ..dtypes import THREEFRY_KEY
+
+
+class KeyArray:
+    """An array of typed PRNG keys (see the module docstring); build one with
+    ``random.key`` or ``random.wrap_key_data``, read its data with ``random.key_data``.
+
+    >>> ks = random.split(random.key(1), 4)
+    >>> ks[1:].shape, ks.reshape(2, 2).shape, random.key_data(ks).shape
+    ((3,), (2, 2), (4, 2))
+    """
+
+    __slots__ = ("_data",)
+    __array_priority__ = 101
+    dtype = THREEFRY_KEY
+
+    def __init__(self, data):
+        # No validation: transformations rebuild nodes around placeholders (axis specs,
+        # abstract values); the key functions validate their data.
+        self._data = data
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self._data.shape[:-1])
+
+    @property
+    def aval(self):
+        """The abstract value (``jax.typeof(keys)``): the key shape with the key dtype."""
+        aval = object.__new__(ShapedArray)  # (its constructor takes NumPy dtypes only)
+        aval.shape, aval.dtype, aval.weak_type, aval._hash = self.shape, self.dtype, False, None
+        return aval
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of an unsized key array (shape ())")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d key array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __getitem__(self, index):
+        # A trailing full slice keeps each key's two words whatever the index holds.
+        index = index if isinstance(index, tuple) else (index,)
+        return KeyArray(self._data[index + (slice(None),)])
+
+    def reshape(self, *shape, order="C"):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return KeyArray(self._data.reshape(*shape, 2, order=order))
+
+    def transpose(self, *axes):
+        axes = tuple(axes[0]) if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
+        axes = axes or tuple(reversed(range(self.ndim)))
+        return KeyArray(self._data.transpose(*[a % self.ndim for a in axes], self.ndim))
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    def ravel(self):
+        return self.reshape(-1)
+
+    flatten = ravel
+
+    def squeeze(self, axis=None):
+        from .. import numpy as fnp
+        axis = tuple(a % self.ndim for a in ((axis,) if isinstance(axis, int) else axis)) \
+            if axis is not None else tuple(i for i, d in enumerate(self.shape) if d == 1)
+        return KeyArray(fnp.squeeze(self._data, axis))
+
+    def __eq__(self, other):
+        return self._compare(other, "__eq__")
+
+    def __ne__(self, other):
+        return self._compare(other, "__ne__")
+
+    def _compare(self, other, op):
+        if not isinstance(other, KeyArray):
+            return NotImplemented
+        from .. import numpy as fnp
+        same = fnp.all(self._data == other._data, axis=-1)
+        return same if op == "__eq__" else fnp.logical_not(same)
+
+    __hash__ = None
+
+    def block_until_ready(self):
+        ready = getattr(self._data, "block_until_ready", None)
+        if ready is not None:
+            ready()
+        return self
+
+    def copy(self):
+        return self
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("a typed key array has no NumPy value; use random.key_data(keys) "
+                        "for its uint32 data")
+
+    def __repr__(self):
+        data = np.asarray(self._data) if not _is_abstract(self._data) else None
+        head = f"Array({self.shape}, dtype={self.dtype})"
+        return head if data is None else f"{head} overlaying:\n{data}"
+
+    def _op_error(self, *_):
+        raise TypeError(f"arithmetic on typed PRNG keys ({self.dtype}) is not defined; use "
+                        "random.split/fold_in to derive keys, random.key_data for their data")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _op_error
+    __truediv__ = __rtruediv__ = __neg__ = __lt__ = __le__ = __gt__ = __ge__ = _op_error
+
+
+def _is_abstract(data) -> bool:
+    return isinstance(data, Tracer) or not hasattr(data, "__array__")
+
+
+_pytree.register_pytree_node(KeyArray, lambda k: ((k._data,), None),
+                             lambda _, children: KeyArray(children[0]))
+# isinstance(keys, Array) holds, as JAX's key arrays are jax.Arrays.
+_ArrayMeta.virtual = (*_ArrayMeta.virtual, KeyArray)
