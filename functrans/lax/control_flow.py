@@ -96,12 +96,17 @@ def _unify_branches(fns, operands, what, labels):
 
 
 def _index_of(pred, what):
+    """The aval of ``cond``'s predicate: a scalar boolean or number (a number means
+    ``pred != 0``, NaN true, as in JAX). As in JAX, complex numbers and the narrow floats of
+    ``ml_dtypes`` (bfloat16, float8: not NumPy number types) are refused."""
+    if pred is None:
+        raise TypeError(f"{what}: the predicate is None")
     aval = get_aval(pred)
     if aval.shape != ():
         raise TypeError(f"{what}: the predicate must be a scalar, got shape {aval.shape}")
-    if dtypes.kind(aval.dtype) not in "biu":
-        raise TypeError(f"{what}: the predicate must be a boolean or integer scalar, got "
-                        f"{aval.str_short()}")
+    if dtypes.kind(aval.dtype) not in "biuf" or dtypes.is_narrow_float(aval.dtype):
+        raise TypeError(f"{what}: Pred type must be either boolean or number, got "
+                        f"{aval.dtype} (a boolean, integer or float16/32/64 scalar)")
     return aval
 
 
