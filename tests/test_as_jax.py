@@ -316,3 +316,41 @@ def test_trace_state_clean_is_false_under_every_transformation():
     ft.vmap(f)(fnp.ones(2))
     assert seen == [True, False, False, False]
     assert trace_state_clean()
+
+
+def test_the_names_flax_nnx_imports_for_refs_keys_and_hijax(decoys):
+    # flax.nnx imports hijax's names and defines its (optional, off by default) hijax
+    # Variable at import; functrans has no high-level types, so using one raises.
+    out = _run("""
+        import jax, jax.numpy as jnp
+        from jax._src.state.types import AbstractRef
+        from jax._src.tree_util import _registry
+        from jax.experimental import hijax as hjx
+
+        r = jax.new_ref(jnp.zeros(2))
+        r[0] = 1.0
+        k = jax.random.key(0)
+        print(isinstance(r, jax.Ref), isinstance(jax.typeof(r), AbstractRef),
+              isinstance(k, jax.Array), jnp.issubdtype(k.dtype, jax.dtypes.prng_key),
+              dict in _registry, type(k) in _registry, jax.freeze(r).tolist(), sep="|")
+
+        class Var(hjx.MutableHiType):
+            get = hjx.aval_method(lambda self, i: i + 1)
+
+        class GetVar(hjx.HiPrimitive):
+            pass
+
+        hjx.register_hitype(list, lambda x: Var())
+        hjx.control_flow_allowed_effects.add_type(type("E", (), {}))
+        print(Var().get(1), isinstance(jax.typeof(1.0), hjx.AbstractValue), sep="|")
+        for use in (lambda: GetVar("get_var").bind(1), lambda: jax.experimental.cur_qdd(1)):
+            try:
+                use()
+            except NotImplementedError as e:
+                print(e)
+    """, decoys)
+    lines = out.splitlines()
+    assert lines[0] == "True|True|True|True|True|False|[1.0, 0.0]"
+    assert lines[1] == "2|True"
+    assert "high-level primitive 'get_var' cannot run" in lines[2]
+    assert "cur_qdd(int)" in lines[3] and "hijax" in lines[3]

@@ -74,9 +74,10 @@ def test_issubdtype_takes_arrays_and_extended_types():
     assert dtypes.issubdtype(fnp.ones(2, "float32"), fnp.floating)
     assert dtypes.issubdtype(dtypes.prng_key, dtypes.extended)
     assert not dtypes.issubdtype("float32", dtypes.extended)
-    # functrans's keys are raw uint32 data, which is no typed key (as JAX's PRNGKey keys).
-    key = ft.random.key(0)
+    # Raw keys are uint32 data, no typed key (as JAX's PRNGKey keys); random.key's are.
+    key = ft.random.PRNGKey(0)
     assert key.dtype == np.uint32 and not dtypes.issubdtype(key.dtype, dtypes.prng_key)
+    assert dtypes.issubdtype(ft.random.key(0).dtype, dtypes.prng_key)
     with pytest.raises(TypeError, match="not understood"):
         dtypes.issubdtype("foo", fnp.floating)
 

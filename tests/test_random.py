@@ -19,7 +19,7 @@ import pytest
 
 import functrans as ft
 import functrans.numpy as fnp
-from functrans import random
+from functrans import lax, random
 from functrans.core.eval import eval_jaxpr
 
 stats = pytest.importorskip("scipy.stats")
@@ -57,8 +57,8 @@ def _run_case(i):
     fn = getattr(random, c["fn"])
     args = [_decode(a) for a in c["args"]]
     kwargs = {k: _decode(v) for k, v in c["kwargs"].items()}
-    if c["key"] is None:
-        return np.asarray(fn(*args, **kwargs))
+    if c["key"] is None:  # (the fixtures hold key_data(jax.random.key(seed)) for `key`)
+        return np.asarray(random.key_data(fn(*args, **kwargs)))
     return np.asarray(fn(fnp.asarray(np.array(c["key"], np.uint32)), *args, **kwargs))
 
 
@@ -138,31 +138,85 @@ def test_exact_functions_are_exact():
 def test_key_forms_agree():
     for seed in (0, 7, 2**40 + 3, -5):
         k = random.key(seed)
-        np.testing.assert_array_equal(k, random.PRNGKey(seed))
-        np.testing.assert_array_equal(random.key_data(k), k)
-        np.testing.assert_array_equal(random.wrap_key_data(random.key_data(k)), k)
-        assert k.dtype == np.uint32 and k.shape == (2,)
+        assert k.dtype == ft.dtypes.THREEFRY_KEY and k.shape == () and str(k.dtype) == "key<fry>"
+        np.testing.assert_array_equal(random.key_data(k), random.PRNGKey(seed))
+        assert bool(random.wrap_key_data(random.key_data(k)) == k)
+        raw = random.PRNGKey(seed)
+        assert raw.dtype == np.uint32 and raw.shape == (2,)
     assert random.key_impl(random.key(0)) == "threefry2x32"
     batch = random.split(random.key(0), (3, 2))
-    assert random.key_data(batch).shape == (3, 2, 2)
+    assert batch.shape == (3, 2) and random.key_data(batch).shape == (3, 2, 2)
+    np.testing.assert_array_equal(random.key_data(batch),
+                                  random.split(random.PRNGKey(0), (3, 2)))
 
 
-def test_split_equals_fold_in_of_index():
+@pytest.mark.parametrize("make_key", [random.key, random.PRNGKey])
+def test_split_equals_fold_in_of_index(make_key):
     # A consequence of JAX's partitionable threefry: split(key)[i] == fold_in(key, i).
-    k = random.key(123)
+    k = make_key(123)
     keys = random.split(k, 5)
     for i in range(5):
-        np.testing.assert_array_equal(keys[i], random.fold_in(k, i))
+        np.testing.assert_array_equal(random.key_data(keys[i]),
+                                      random.key_data(random.fold_in(k, i)))
 
 
-def test_keys_are_pytree_leaves():
-    keys = {"a": random.key(0), "b": [random.key(1), random.key(2)]}
+def test_typed_keys_behave_as_arrays_of_keys():
+    ks = random.split(random.key(1), 6)
+    assert isinstance(ks, ft.Array) and len(ks) == 6 and ks.ndim == 1
+    assert ks.reshape(2, 3).shape == (2, 3) and ks.reshape(2, 3).T.shape == (3, 2)
+    assert ks[1:4].shape == (3,) and ks[None].shape == (1, 6) and ks[..., None].shape == (6, 1)
+    np.testing.assert_array_equal(random.key_data(ks.reshape(2, 3)[1, 0]),
+                                  random.key_data(ks[3]))
+    assert [bool(a == b) for a, b in zip(ks, ks)] == [True] * 6
+    np.testing.assert_array_equal(ks == ks[0], [True] + [False] * 5)
+    assert "dtype=key<fry>" in repr(ks[0]) and "overlaying" in repr(ks[0])
+    with pytest.raises(TypeError, match="arithmetic on typed PRNG keys"):
+        ks + 1
+    with pytest.raises(TypeError, match="key_data"):
+        np.asarray(ks)
+    with pytest.raises(TypeError, match="already a typed key"):
+        random.wrap_key_data(ks)
+    with pytest.raises(ValueError, match="accepts a single key.*shape \\(6,\\)"):
+        random.normal(ks)
+
+
+def test_typed_keys_through_transformations():
+    k = random.key(7)
+    ks = random.split(k, 4)
+    # jit returns typed keys; vmap maps over the key dimensions; scan slices them.
+    out = ft.jit(lambda k: random.split(k, 3))(k)
+    assert out.shape == (3,) and out.dtype == k.dtype
+    np.testing.assert_array_equal(random.key_data(out), random.key_data(random.split(k, 3)))
+    draws = ft.vmap(lambda k: random.normal(k, (2,)))(ks)
+    np.testing.assert_array_equal(draws, np.stack([random.normal(q, (2,)) for q in ks]))
+    children = ft.vmap(random.split)(ks)
+    assert children.shape == (4, 2)
+    total, _ = lax.scan(lambda c, k: (c + random.uniform(k), None), 0.0, ks)
+    np.testing.assert_allclose(total, sum(float(random.uniform(q)) for q in ks), rtol=1e-15)
+    # Keys are constants to grad; eval_shape sees their key type.
+    g = ft.grad(lambda x, k: x * random.normal(k))(1.0, k)
+    np.testing.assert_array_equal(g, random.normal(k))
+    shape = ft.eval_shape(lambda: random.split(random.key(0), 5))
+    assert shape.shape == (5,) and shape.dtype == k.dtype
+    assert ft.typeof(k).dtype == k.dtype and ft.typeof(ks).shape == (4,)
+    assert ft.dtypes.issubdtype(k.dtype, ft.dtypes.prng_key)
+    assert fnp.issubdtype(k.dtype, ft.dtypes.extended)
+    assert not fnp.issubdtype(random.PRNGKey(0).dtype, ft.dtypes.prng_key)
+
+
+def test_keys_in_pytrees():
+    # tree functions see a typed key array's uint32 data (functrans's transformations carry
+    # keys as that data); a function of keys maps over raw keys or takes the keys as leaves.
+    keys = {"a": random.PRNGKey(0), "b": [random.PRNGKey(1), random.PRNGKey(2)]}
     leaves = ft.tree_util.tree_leaves(keys)
     assert len(leaves) == 3 and all(leaf.shape == (2,) for leaf in leaves)
     subkeys = ft.tree_util.tree_map(lambda k: random.split(k)[0], keys)
-    np.testing.assert_array_equal(subkeys["b"][1], random.split(random.key(2))[0])
-    draws = ft.tree_util.tree_map(lambda k: random.uniform(k, (2,)), keys)
-    np.testing.assert_array_equal(draws["a"], random.uniform(random.key(0), (2,)))
+    np.testing.assert_array_equal(subkeys["b"][1], random.split(random.PRNGKey(2))[0])
+    typed = {"a": random.key(0), "b": [random.key(1)]}
+    draws = ft.tree_util.tree_map(lambda k: random.uniform(k, (2,)), typed,
+                                  is_leaf=lambda x: isinstance(x, random.KeyArray))
+    np.testing.assert_array_equal(draws["b"][0], random.uniform(random.PRNGKey(1), (2,)))
+    assert len(ft.tree_util.tree_leaves(typed)) == 2
 
 
 # ---- the lax composite (what transformations see) vs eager evaluation ----------------------------
@@ -192,7 +246,7 @@ SAMPLERS = {
 @pytest.mark.parametrize("name", sorted(SAMPLERS))
 def test_make_jaxpr_matches_eager(name):
     f = SAMPLERS[name]
-    key = random.key(2024)
+    key = random.PRNGKey(2024)
     jaxpr = ft.make_jaxpr(f)(key)
     ft.check_jaxpr(jaxpr)
     traced = np.asarray(eval_jaxpr(jaxpr, key)[0])
@@ -223,7 +277,7 @@ def test_composite_hash_matches_kernel_across_32_bit_counter_boundary():
 
 
 def test_vmap_over_keys_matches_loop():
-    keys = random.split(random.key(5), 4)
+    keys = random.split(random.PRNGKey(5), 4)
     for f in (SAMPLERS["uniform32"], SAMPLERS["normal32"], SAMPLERS["permutation"]):
         batched = np.asarray(ft.vmap(f)(keys))
         looped = np.stack([np.asarray(f(k)) for k in keys])
@@ -234,7 +288,7 @@ def test_vmap_over_keys_matches_loop():
 
 
 def test_jit_matches_eager():
-    key = random.key(9)
+    key = random.PRNGKey(9)
     for name in ("bits32", "split", "uniform32", "randint64"):  # integer/bit work: exact
         f = SAMPLERS[name]
         np.testing.assert_array_equal(ft.jit(f)(key), f(key))

@@ -11,7 +11,7 @@ are ``Sharding`` s or None (unspecified); a single ``Sharding`` applies to all.
     >>> mesh = ft.make_mesh((2,), ("x",))
     >>> f = ft.jit(lambda a: a * 2, out_shardings=ft.NamedSharding(mesh, P("x")))
     >>> f(fnp.arange(4.0)).sharding.spec
-    PartitionSpec('x',)
+    PartitionSpec('x')
 """
 from __future__ import annotations
 

@@ -1,0 +1,79 @@
+"""Mutable references (``functrans.ref``, ``jax.new_ref``): reads and writes agree with the
+same updates on immutable arrays (NumPy in-place updates as the oracle), eagerly and inside
+the transformation that made them; a reference used across a transformation boundary is
+refused with a clear error."""
+import numpy as np
+import pytest
+
+import functrans as ft
+import functrans.numpy as fnp
+from functrans import ref
+
+
+def _updates(r):
+    r[1] = 5.0
+    r[0] += 2.0
+    r[2:] = r[2:] * 3.0
+    ref.addupdate(r, ..., fnp.ones(r.shape))
+    old = ref.swap(r, 0, -1.0)
+    return old, ref.freeze(r)
+
+
+def _oracle(x):
+    x = np.array(x, dtype=np.float64)
+    x[1] = 5.0
+    x[0] += 2.0
+    x[2:] *= 3.0
+    x += 1.0
+    old = x[0].copy()
+    x[0] = -1.0
+    return old, x
+
+
+def test_eager_reads_and_writes_match_numpy_updates():
+    x = np.arange(4.0)
+    old, final = _updates(ft.new_ref(fnp.asarray(x)))
+    want_old, want = _oracle(x)
+    np.testing.assert_array_equal(final, want)
+    assert float(old) == want_old
+    r = ft.new_ref(fnp.zeros(2, "float32"))
+    r[...] = 3  # broadcast and cast to the reference's type
+    assert r[...].dtype == np.float32 and r.shape == (2,) and r.dtype == np.float32
+    assert repr(ft.typeof(r)) == "Ref{f32[2]}" and ref.get(r, 1) == 3.0
+
+
+def test_references_inside_jit_grad_and_vmap_agree_with_eager():
+    def f(x):
+        return _updates(ft.new_ref(x))[1]
+
+    x = fnp.arange(4.0)
+    np.testing.assert_array_equal(ft.jit(f)(x), f(x))
+    batch = fnp.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(ft.vmap(f)(batch), np.stack([f(b) for b in batch]))
+    # d/dx sum(f(x)^2): x[0] and x[1] are overwritten (zero), x[2:] scaled by 3 then +1.
+    g = ft.grad(lambda x: fnp.sum(f(x) ** 2))(x)
+    want = np.array([0.0, 0.0, 2 * (3 * 2.0 + 1) * 3, 2 * (3 * 3.0 + 1) * 3])
+    np.testing.assert_allclose(g, want, rtol=1e-15)
+
+
+def test_a_reference_made_outside_a_transformation_is_refused_inside_it():
+    r = ft.new_ref(fnp.zeros(3))
+    with pytest.raises(TypeError, match="reading a Ref made outside the current "
+                                        "transformation.*f64\\[3\\]"):
+        ft.jit(lambda x: r[...] + x)(1.0)
+
+    def body(i, c):
+        r[...] = r[...] + c
+        return c
+
+    with pytest.raises(TypeError, match="Ref made outside"):
+        ft.lax.fori_loop(0, 2, body, 1.0)
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(TypeError, match="freeze: expected a Ref"):
+        ref.freeze(fnp.ones(2))
+    with pytest.raises(TypeError, match="is a Ref already"):
+        ft.new_ref(ft.new_ref(1.0))
+    with pytest.raises(ValueError, match="addupdate: the value has shape \\(\\), but"):
+        ref.addupdate(ft.new_ref(fnp.ones(3)), ..., 1.0)
