@@ -245,6 +245,36 @@ def im2col3(x, cols, nb, cg, out_shape, strides, lo, ldil, rdil, ksize):
                                             cols[b, g, row, col + c] = src[g * cg + c]
 
 
+@_jit
+def im2col2_dense(x, cols, out_shape, strides, lo, ksize):
+    """``im2col3`` for the common case (two spatial dims, no dilation, one group): row
+    ``(n, a0, a1)`` of ``cols`` (zeros) gets, per kernel row ``w0``, the input run
+    ``x[n, q0, q1:q1 + k1]`` of whole pixels, one contiguous copy (the window's columns
+    clipped to the input), instead of a copy per window position with dilation checks."""
+    n_img, s0, s1, c = x.shape
+    o0, o1 = out_shape
+    k0, k1 = ksize
+    xf = x.reshape(-1)
+    for n in range(n_img):
+        for a0 in range(o0):
+            for a1 in range(o1):
+                row = (n * o0 + a0) * o1 + a1
+                first = a1 * strides[1] - lo[1]  # input column under window column 0
+                w1s = max(0, -first)
+                w1e = min(k1, s1 - first)
+                if w1e <= w1s:
+                    continue
+                count = (w1e - w1s) * c
+                for w0 in range(k0):
+                    q0 = a0 * strides[0] + w0 - lo[0]
+                    if q0 < 0 or q0 >= s0:
+                        continue
+                    src = ((n * s0 + q0) * s1 + first + w1s) * c
+                    dst = (w0 * k1 + w1s) * c
+                    for i in range(count):
+                        cols[row, dst + i] = xf[src + i]
+
+
 @intrinsic
 def select(typingctx, which, on_true, on_false):
     """``on_true if which else on_false`` as one LLVM ``select``: no branch, so no basic
