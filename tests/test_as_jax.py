@@ -354,3 +354,59 @@ def test_the_names_flax_nnx_imports_for_refs_keys_and_hijax(decoys):
     assert lines[1] == "2|True"
     assert "high-level primitive 'get_var' cannot run" in lines[2]
     assert "cur_qdd(int)" in lines[3] and "hijax" in lines[3]
+
+
+# The JAX names that JAX's libraries (optax, chex, blackjax, numpyro, equinox, flax) and JAX's
+# tutorials use, as the ecosystem issue lists them: each must resolve under as_jax.
+ECOSYSTEM_NAMES = """
+jax.typing.ArrayLike jax.typing.DTypeLike jax.flatten_util.ravel_pytree jax.lax.Precision
+jax.tree_util.DictKey jax.tree_util.GetAttrKey jax.tree_util.SequenceKey jax.tree_util.FlattenedIndexKey
+jax.Device jax.core.Tracer jax.test_util.check_grads jax.lax.pswapaxes
+jax.experimental.checkify.Error jax.experimental.checkify.ErrorCategory jax.experimental.checkify.user_checks
+jax.experimental.checkify.nan_checks jax.experimental.checkify.div_checks jax.experimental.checkify.index_checks
+jax.experimental.checkify.float_checks jax.experimental.checkify.automatic_checks jax.experimental.checkify.all_checks
+jax.tree_util.tree_flatten_with_path jax.errors.JaxRuntimeError
+jax.device_get jax.jacobian jax.lax.broadcast_shapes jax.experimental.io_callback jax.experimental.sparse.BCOO
+jax.api_util.flatten_fun jax.api_util.debug_info jax.extend.core.Literal jax.extend.core.primitives.call_p
+jax.extend.core.primitives.closed_call_p jax.extend.core.primitives.jit_p jax.extend.linear_util.wrap_init
+jax.scipy.fft.dct jax.scipy.linalg.toeplitz jax.scipy.optimize.minimize jax.scipy.special.expi jax.scipy.special.i0e
+jax.scipy.special.i1e jax.scipy.stats.gaussian_kde jax.dtypes.issubdtype
+jax.__version_info__ jax.core.ShapedArray jax.named_scope jax.ensure_compile_time_eval
+jax.stages.Lowered jax.stages.Compiled jax.custom_derivatives.custom_jvp_call_p jax.lax.stop_gradient_p
+jax.tree_util.KeyPath jax.extend.core.Primitive jax.extend.core.Jaxpr jax.extend.core.ClosedJaxpr
+jax.extend.core.mapped_aval jax.extend.core.unmapped_aval jax.interpreters.ad.primitive_jvps
+jax.interpreters.ad.primitive_transposes jax.interpreters.batching.primitive_batchers
+jax.interpreters.batching.axis_primitive_batchers jax.interpreters.mlir.register_lowering jax.interpreters.mlir.lower_fun
+jax.tree_util.register_pytree_with_keys_class jax.tree_util.register_static jax.nn.initializers.Initializer
+jax.nn.identity jax.sharding.AbstractMesh jax.experimental.layout.Format jax.interpreters.partial_eval.PartialVal
+jax.numpy.float8_e4m3fn jax.numpy.float8_e5m2 jax.numpy.bfloat16 jax.random.ball jax.random.generalized_normal
+jax.new_ref jax.Ref jax.freeze jax.dtypes.prng_key jax.dtypes.float0 jax.numpy.complex64 jax.numpy.complex128
+jax.numpy.complexfloating jax.extend.core.get_opaque_trace_state jax.extend.core.ClosedJaxpr
+jax.checkpoint_policies jax.ad_checkpoint.checkpoint_name jax.ShapeDtypeStruct jax.tree_util.tree_map_with_path
+jax.typeof jax.linear_transpose jax.debug.breakpoint jax.effects_barrier jax.disable_jit
+jax.random.key jax.random.key_data jax.random.wrap_key_data jax.experimental.hijax.HiPrimitive
+""".split()
+
+
+def test_every_name_the_ecosystem_uses_resolves(decoys):
+    out = _run("""
+        import importlib, sys
+        missing = []
+        for full in sys.argv[1:]:
+            parts = full.split(".")
+            for i in range(len(parts), 0, -1):
+                try:
+                    obj = importlib.import_module(".".join(parts[:i]))
+                except ImportError:
+                    continue
+                try:
+                    for p in parts[i:]:
+                        obj = getattr(obj, p)
+                except AttributeError:
+                    missing.append(full)
+                break
+            else:
+                missing.append(full)
+        print(missing)
+    """, decoys, *ECOSYSTEM_NAMES)
+    assert len(ECOSYSTEM_NAMES) == 98 and out.strip() == "[]"
