@@ -15,6 +15,8 @@ float32, as JAX does on CPU). Typed PRNG key arrays (``random.key``) have the ex
 """
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 
 from .core import dtypes as _core
@@ -82,11 +84,20 @@ THREEFRY_KEY = KeyDtype("threefry2x32", "fry", 8)
 """The dtype of ``random.key`` 's keys."""
 
 
-if getattr(_core._ml_dtypes, "bfloat16", None) is not None:
-    bfloat16 = _core._ml_dtypes.bfloat16
-    """JAX's ``jax.dtypes.bfloat16``: ``ml_dtypes.bfloat16`` (present when ``ml_dtypes`` is
-    installed), the same type as ``functrans.numpy.bfloat16``."""
+if importlib.util.find_spec("ml_dtypes") is not None:  # looked up without importing it
     __all__.append("bfloat16")
+
+
+def __getattr__(name):
+    # ``bfloat16``: JAX's ``jax.dtypes.bfloat16``, ``ml_dtypes.bfloat16`` (present when
+    # ml_dtypes is installed), the same type as ``functrans.numpy.bfloat16``; asking for it
+    # imports ml_dtypes.
+    if name == "bfloat16":
+        for d in _core.narrow_floats():
+            if d.name == "bfloat16":
+                return d.type
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 TypePromotionError = _core.TypePromotionError
 """Promotion refused: functrans promotes as NumPy 2 does (JAX's "standard" mode), except that
@@ -133,8 +144,8 @@ def canonicalize_dtype(dtype, allow_extended_dtype: bool = False) -> np.dtype:
     """
     del allow_extended_dtype  # no value has an extended dtype here
     d = _held_dtype(dtype)
-    d = np.dtype(dtype) if d is None else d
-    if d in _core.SUPPORTED_DTYPES:
+    d = _core.np_dtype(dtype) if d is None else d
+    if _core.is_supported(d):
         return _core.canonicalize_dtype(d)
     return d
 
@@ -170,7 +181,7 @@ def result_type(*args, return_weak_type_flag: bool = False):
         raise ValueError("at least one array or dtype is required")
     pairs = [_dtype_and_weak(x, f"argument {i}") for i, x in enumerate(args)]
     for i, (d, _) in enumerate(pairs):
-        if d not in _core.SUPPORTED_DTYPES:
+        if not _core.is_supported(d):
             raise _core.UnsupportedDtypeError(
                 f"result_type: argument {i} has dtype {d}, which functrans does not support")
     dtype = _core.result_type(*pairs)[0]
@@ -193,7 +204,7 @@ def _dtype_arg(x) -> np.dtype:
     if isinstance(x, (Array, np.ndarray, np.generic)):
         return get_aval(x).dtype
     d = _held_dtype(x)
-    return np.dtype(x) if d is None else d
+    return _core.np_dtype(x) if d is None else d
 
 
 def finfo(dtype) -> np.finfo:

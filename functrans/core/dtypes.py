@@ -8,6 +8,8 @@ so ``float32_array * 2.0`` stays float32, exactly as in NumPy 2 and JAX::
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .config import config
@@ -18,29 +20,100 @@ uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.u
 float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
 complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
-try:  # an optional dependency: JAX's libraries use its types, NumPy has none of them
-    import ml_dtypes as _ml_dtypes
-except ImportError:
-    _ml_dtypes = None
+_NARROW_NAMES = ("bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz",
+                 "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+                 "float8_e8m0fnu", "float4_e2m1fn")
+_BASE_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+                float16, float32, float64, complex64, complex128)
 
-NARROW_FLOATS = tuple(np.dtype(getattr(_ml_dtypes, n)) for n in (
-    "bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
-    "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn")
-    if hasattr(_ml_dtypes, n))
-"""bfloat16 and the float8/float4 types of ``ml_dtypes`` (when it is installed). As in JAX on
-CPU, every operation on them computes in float32 and rounds its result to the narrow type
-(see ``widen``); NumPy calls their kind ``'V'``, functrans's :func:`kind` calls it ``'f'``."""
-_NARROW = frozenset(NARROW_FLOATS) | frozenset(d.type for d in NARROW_FLOATS)
-
-SUPPORTED_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-                    float16, float32, float64, complex64, complex128) + NARROW_FLOATS
-_SUPPORTED = frozenset(SUPPORTED_DTYPES)
+# The narrow float types come from ``ml_dtypes`` (an optional dependency: JAX's libraries use
+# its types, NumPy has none of them), whose import costs more than half of functrans' own.
+# It is imported on the first need (:func:`narrow_floats`): a narrow dtype asked for by name,
+# or a value of one of its types (which exists only once ml_dtypes is imported). Until then
+# these sets hold the ordinary dtypes only; they are filled in place, so that modules which
+# bound them (core.trace) see the narrow types too.
+_NARROW: set = set()
+_SUPPORTED: set = set(_BASE_DTYPES)
+_narrow_floats = None  # the tuple, once ml_dtypes was looked for
 _TO_32 = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
 
-_SHORT = {d: ("bool" if d == bool_ else f"{d.kind}{8 * d.itemsize}") for d in SUPPORTED_DTYPES
-          if d not in _NARROW}
-_SHORT.update({d: "bf16" if d.name == "bfloat16" else
-               d.name.replace("float8_", "f8_").replace("float4_", "f4_") for d in NARROW_FLOATS})
+_SHORT = {d: ("bool" if d == bool_ else f"{d.kind}{8 * d.itemsize}") for d in _BASE_DTYPES}
+
+
+def narrow_floats() -> tuple:
+    """bfloat16 and the float8/float4 types of ``ml_dtypes`` (empty when it is not installed),
+    importing it on the first call. As in JAX on CPU, every operation on them computes in
+    float32 and rounds its result to the narrow type (see ``widen``); NumPy calls their kind
+    ``'V'``, functrans's :func:`kind` calls it ``'f'``.
+
+    >>> [d.name for d in narrow_floats()][:1] in ([], ["bfloat16"])
+    True
+    """
+    global _narrow_floats
+    if _narrow_floats is None:
+        try:
+            import ml_dtypes
+        except ImportError:
+            ml_dtypes = None
+        found = tuple(np.dtype(getattr(ml_dtypes, n)) for n in _NARROW_NAMES
+                      if hasattr(ml_dtypes, n))
+        _SHORT.update({d: "bf16" if d.name == "bfloat16" else
+                       d.name.replace("float8_", "f8_").replace("float4_", "f4_")
+                       for d in found})
+        _NARROW.update(found)
+        _NARROW.update(d.type for d in found)
+        _SUPPORTED.update(found)
+        _narrow_floats = found
+    return _narrow_floats
+
+
+def _load_if_narrow(x) -> bool:
+    """Import ml_dtypes if ``x`` (a dtype, scalar type or dtype name) may be one of its types
+    and it was not looked for yet; True if that happened (the caller asks again). Answered
+    without importing it: a value of its types exists only once something imported it, and
+    then taking its types costs nothing."""
+    if _narrow_floats is None and ("ml_dtypes" in sys.modules or
+                                     (isinstance(x, str) and x in _NARROW_NAMES)):
+        narrow_floats()
+        return True
+    return False
+
+
+def __getattr__(name):
+    # The narrow types' tuples, for code that lists every dtype (export, tests): asking for
+    # them imports ml_dtypes.
+    if name == "NARROW_FLOATS":
+        return narrow_floats()
+    if name == "SUPPORTED_DTYPES":
+        return _BASE_DTYPES + narrow_floats()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def np_dtype(x) -> np.dtype:
+    """``np.dtype(x)``, importing ml_dtypes first where ``x`` names one of its types (NumPy
+    knows "bfloat16" only once ml_dtypes is imported).
+
+    >>> np_dtype("float32")
+    dtype('float32')
+    """
+    try:
+        return np.dtype(x)
+    except TypeError:
+        if _load_if_narrow(x):
+            return np.dtype(x)
+        raise
+
+
+def is_supported(dtype: np.dtype) -> bool:
+    """Whether functrans computes with ``dtype`` (a ``np.dtype``): the ordinary numeric
+    dtypes and, when ml_dtypes is installed, the narrow floats.
+
+    >>> is_supported(float32), is_supported(np.dtype("U3"))
+    (True, False)
+    """
+    return dtype in _SUPPORTED or (_narrow_floats is None and _load_if_narrow(dtype)
+                                   and dtype in _SUPPORTED)
+
 
 # Placeholder Python scalars let np.result_type apply NEP 50's weak-scalar rules for us.
 _WEAK_PLACEHOLDER = {"b": True, "i": 0, "u": 0, "f": 0.0, "c": 0j}
@@ -67,9 +140,12 @@ def canonicalize_dtype(dtype, *, what: str = "value") -> np.dtype:
         try:
             d = np.dtype(dtype)
         except TypeError as e:
+            if _load_if_narrow(dtype):  # "bfloat16" names a type once ml_dtypes is imported
+                return canonicalize_dtype(dtype, what=what)
             raise UnsupportedDtypeError(f"{what} has unsupported dtype {dtype!r}: {e}") from None
-        if d not in _SUPPORTED:
-            names = ", ".join(str(s) for s in SUPPORTED_DTYPES)
+        if not is_supported(d):
+            names = ", ".join(str(s) for s in _BASE_DTYPES) + (
+                ", " + ", ".join(str(s) for s in narrow_floats()) if _NARROW else "")
             raise UnsupportedDtypeError(
                 f"{what} has dtype {d} ({d.kind!r} kind), which functrans does not support; "
                 f"supported dtypes are: {names}")
@@ -85,7 +161,8 @@ def is_narrow_float(dtype) -> bool:
     >>> is_narrow_float(float16)
     False
     """
-    return dtype in _NARROW
+    return dtype in _NARROW or (_narrow_floats is None and _load_if_narrow(dtype)
+                                and dtype in _NARROW)
 
 
 def kind(dtype) -> str:
@@ -97,14 +174,15 @@ def kind(dtype) -> str:
     d = dtype if type(dtype) is not type else np.dtype(dtype)
     if not isinstance(d, np.dtype):
         d = np.dtype(d)
-    return "f" if d in _NARROW else d.kind
+    k = d.kind
+    return "f" if k == "V" and is_narrow_float(d) else k
 
 
 def narrow_issubdtype(a, b) -> bool:
     """``np.issubdtype`` for the narrow float types, which NumPy does not place under
     ``np.floating`` (JAX does).
 
-        >>> narrow_issubdtype(NARROW_FLOATS[0], np.floating) if NARROW_FLOATS else True
+        >>> narrow_issubdtype(narrow_floats()[0], np.floating) if narrow_floats() else True
         True
     """
     b = b if isinstance(b, type) and issubclass(b, np.generic) else np.dtype(b).type
@@ -205,7 +283,7 @@ def result_type(*dtypes_weak: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
     first = dtypes_weak[0]
     if all(dw == first for dw in dtypes_weak):
         return first
-    if _NARROW and any(d in _NARROW for d, _ in dtypes_weak):
+    if (_NARROW or _load_if_narrow(None)) and any(d in _NARROW for d, _ in dtypes_weak):
         return _narrow_result_type(dtypes_weak), False
     args = [(_WEAK_PLACEHOLDER[d.kind] if w else d) for d, w in dtypes_weak]
     weak = all(w for _, w in dtypes_weak)
@@ -252,7 +330,10 @@ def promote_types(a, b) -> np.dtype:
 
 def finfo(dtype):
     d = canonicalize_dtype(dtype)
-    return _ml_dtypes.finfo(d) if d in _NARROW else np.finfo(d)
+    if d in _NARROW:
+        import ml_dtypes  # imported already: d is one of its types
+        return ml_dtypes.finfo(d)
+    return np.finfo(d)
 
 
 def iinfo(dtype):

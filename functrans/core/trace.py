@@ -264,7 +264,7 @@ def _check_nans(prim, vals, params, outs):
             raise nan_error(prim)
 
 
-_NARROW = frozenset(dtypes.NARROW_FLOATS)
+_NARROW = dtypes._NARROW  # filled when ml_dtypes is first needed (core/dtypes.py)
 _FLOAT32 = np.dtype(np.float32)
 
 

@@ -59,7 +59,7 @@ from functrans._version import __version__
 from functrans.core.array import Array
 from functrans.core.avals import ShapedArray
 from functrans.core.check import JaxprTypeError, check_jaxpr
-from functrans.core.dtypes import SUPPORTED_DTYPES
+from functrans.core import dtypes as _core_dtypes
 from functrans.core.ir import Eqn, Jaxpr, Literal, SourceInfo, Var
 from functrans.core.trace import _PRIMITIVES
 from functrans.tree_util import PyTreeDef, tree_structure  # noqa: F401 (doctests)
@@ -69,7 +69,16 @@ FORMAT_VERSION = 1
 READABLE_VERSIONS = (1,)
 _HEADER = struct.Struct("<8sIQQI")
 
-_DTYPES = {d.name: d for d in SUPPORTED_DTYPES}
+
+
+def _known_dtype(name):
+    """The supported dtype called ``name``, else None. (By name, not by lookup in a table
+    built at import: the narrow floats' names import ml_dtypes only when met.)"""
+    try:
+        d = _core_dtypes.np_dtype(name) if isinstance(name, str) else None
+    except TypeError:
+        return None
+    return d if d is not None and d.name == name and _core_dtypes.is_supported(d) else None
 
 
 class ExportError(ValueError):
@@ -131,7 +140,7 @@ class _Writer:
 
     def array(self, value) -> int:
         a = value._value if type(value) is Array else np.asarray(value)
-        if a.dtype.name not in _DTYPES:
+        if _known_dtype(a.dtype.name) is None:
             raise UnserializableError(f"array constant of dtype {a.dtype} is not serializable")
         data = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<")).tobytes()
         self.arrays.append({"dtype": a.dtype.name, "shape": list(a.shape),
@@ -214,12 +223,12 @@ class _Writer:
         if t is Jaxpr:
             return ["jaxpr", self.jaxpr(v)]
         if isinstance(v, np.dtype):
-            if v.name not in _DTYPES:
+            if _known_dtype(v.name) is None:
                 raise UnserializableError(f"{where}: dtype {v} is not serializable")
             return ["dtype", v.name]
         if t is ShapedArray:
             return ["aval", encode_aval(v)]
-        if isinstance(v, np.generic) and v.dtype.name in _DTYPES:
+        if isinstance(v, np.generic) and _known_dtype(v.dtype.name) is not None:
             return ["scalar", v.dtype.name, _le_bytes(v).hex()]
         if isinstance(v, np.ndarray) or t is Array:
             return ["array", self.array(v)]
@@ -470,7 +479,7 @@ def _field(obj, key, typ, where):
 
 
 def _dtype(name, where) -> np.dtype:
-    d = _DTYPES.get(name) if isinstance(name, str) else None
+    d = _known_dtype(name)
     if d is None:
         raise _corrupt(where, f"unsupported dtype {name!r:.40}")
     return d

@@ -36,9 +36,26 @@ pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None
 
 
-from .ml_dtypes_names import TYPES as _NARROW_TYPES  # noqa: E402  (fnp.bfloat16, ...)
+from . import ml_dtypes_names as _ml_dtypes_names  # noqa: E402
 
-globals().update(_NARROW_TYPES)
+del dtype  # served by __getattr__
+
+
+def __getattr__(name):
+    # fnp.bfloat16, fnp.float8_e4m3fn, ...: ml_dtypes is imported on the first such name.
+    # fnp.dtype is NumPy's np.dtype (as jnp.dtype is), which knows "bfloat16" only once
+    # ml_dtypes is imported: handing it out imports it.
+    if name == "dtype":
+        _ml_dtypes_names.types()
+        globals()["dtype"] = _np.dtype
+        return _np.dtype
+    if name in _ml_dtypes_names.NAMES:
+        t = _ml_dtypes_names.types().get(name)
+        if t is not None:
+            globals()[name] = t
+            return t
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 from ..core.out_sharding import accept_out_sharding as _accept_out_sharding  # noqa: E402
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..core import dtypes
 from ._core import asarray
-from .ml_dtypes_names import TYPES
+from . import ml_dtypes_names
 
 __all__ = ["load", "save", "savez"]
 
@@ -39,8 +39,8 @@ def load(file, *args, **kwargs):
     out = np.load(file, *args, **kwargs)
     if not isinstance(out, np.ndarray):
         return out
-    if out.dtype == np.dtype("V2") and "bfloat16" in TYPES:
-        out = out.view(TYPES["bfloat16"])
+    if out.dtype == np.dtype("V2") and "bfloat16" in ml_dtypes_names.types():
+        out = out.view(ml_dtypes_names.types()["bfloat16"])
     try:
         return asarray(out)
     except (TypeError, dtypes.UnsupportedDtypeError):  # strings, objects: NumPy's value
