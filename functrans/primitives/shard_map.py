@@ -93,7 +93,8 @@ def _shard_contexts(mesh):
     if parent is None:
         local = [g for g, d in enumerate(flat) if d.process_index == processes.index]
         comm = processes.communicator if len(local) < len(flat) else None
-        rdv = Rendezvous(len(local), len(flat), comm)
+        rdv = Rendezvous(len(local), len(flat), comm,
+                         owners=tuple(d.process_index for d in flat) if comm else None)
         return [ShardContext(rdv, g, i, coords[g], sizes, coords)
                 for i, g in enumerate(local)], local
     names = set(parent.sizes)

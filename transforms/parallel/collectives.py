@@ -2,9 +2,12 @@
 ... compute when a shard's program evaluates them (under ``vmap`` their batching rules compute
 them instead, in ``functrans.primitives.collectives``).
 
-Every collective is one exchange of all shards' values (see ``runtime.Rendezvous``); each
-shard then combines the values of its group in the same order, so every member of a group
-gets bit-identical results.
+Within one process every collective is one exchange of all shards' values (see
+``runtime.Rendezvous``); each shard then combines the values of its group in the same order,
+so every member of a group gets bit-identical results. When the shards are spread over MPI
+processes, the last local shard to arrive runs the collective for all local shards as MPI
+buffer operations (``mpi_buffers.py``). Either way the shards first check that they all
+reached the same collective (``divergence.py``).
 """
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import numpy as np
 
 from functrans.core.axis_env import axis_size
 
+from .divergence import fingerprint
 from .runtime import current_shard
 
 
@@ -30,13 +34,42 @@ def device_collective(name: str, args, params) -> list:
                         "but no pmap/shard_map is running it on devices")
     if name == "axis_index":
         return [np.asarray(ctx.position(names), np.int32)]
+    fp = fingerprint(name, names, args, params)
+    if ctx.rendezvous.call is not None:
+        return _across_processes(name, names, args, params, ctx, fp)
     # Several operands (psum of a pytree) share one exchange.
-    values = ctx.exchange(args)
+    values = ctx.exchange(args, fp)
     group = ctx.group(names)
     me = group.index(ctx.global_index)
     rest = {k: v for k, v in params.items() if k != "axis_name"}
     return [_COMBINE[name]([values[g][k] for g in group], me, x, **rest)
             for k, x in enumerate(args)]
+
+
+def _across_processes(name, names, args, params, ctx, fp) -> list:
+    from .mpi_buffers import Shared, exchange
+
+    def publish(values, who):  # run by the last local shard to arrive, for all of them
+        return exchange(name, params, _all_groups(ctx, names), ctx.rendezvous.owners,
+                        ctx.rendezvous.call.rank, dict(zip(who, values)), _COMBINE)
+    args = tuple(np.asarray(a) for a in args)
+    outs = ctx.exchange(args, fp, publish)[ctx.global_index]
+    return [np.array(o.value) if isinstance(o, Shared) else o for o in outs]
+
+
+def _all_groups(ctx, names) -> list:
+    """Every group of global shards that a collective over ``names`` spans (each ordered by
+    position along ``names``), in the order of their first shard: the same on every process."""
+    memo = ctx.rendezvous.memo
+    groups = memo.get(names)
+    if groups is None:
+        others = [n for n in ctx.sizes if n not in names]
+        by_rest: dict = {}
+        for g, c in enumerate(ctx.all_coords):
+            by_rest.setdefault(tuple(c[n] for n in others), []).append(g)
+        groups = memo[names] = [sorted(m, key=lambda g: ctx.position(names, ctx.all_coords[g]))
+                                for m in by_rest.values()]
+    return groups
 
 
 def _psum(xs, me, x):

@@ -3,8 +3,9 @@
 Every shard of a ``pmap``/``shard_map`` runs the same per-shard program on its own thread (the
 compiled kernels release the GIL, so shards run in parallel). All shards execute the same
 sequence of collectives, so a collective is a *rendezvous*: each shard deposits its value,
-the last one to arrive publishes the list of all values (under MPI, after one ``allgather``
-between the processes), and every shard computes its own result from that list::
+the last one to arrive publishes the list of all values, and every shard computes its own
+result from that list. Under MPI the last one to arrive instead exchanges buffers with the
+other processes for all of this process's shards (``collectives.py``, ``mpi_buffers.py``)::
 
     >>> run_shards(2, lambda i: i * 10)
     [0, 10]
@@ -20,6 +21,7 @@ from functrans.core.devices import processes
 from functrans.core.errors import ShardError
 
 from ..lowering.blas import blas_threads, set_blas_threads
+from .divergence import DEBUG_CALLBACK, FINISHED, CollectiveMismatchError, mismatch_error
 
 
 class ShardAborted(Exception):
@@ -27,43 +29,146 @@ class ShardAborted(Exception):
 
 
 class Rendezvous:
-    """Where the ``n_local`` shards of this process meet at each collective; with an MPI
-    communicator, the local leader exchanges the process's values with the other processes.
-    Returns the values of all ``n_global`` shards, in global shard order."""
+    """Where the ``n_local`` shards of this process meet at each collective. Without MPI the
+    meeting returns the values of all shards, in global shard order; with an MPI communicator
+    (``owners``: the process of each global shard) the last shard to arrive runs ``publish``
+    for all of them, which exchanges buffers with the other processes.
 
-    def __init__(self, n_local: int, n_global: int, comm=None):
+    Every meeting compares the shards' fingerprints (``divergence.py``): a shard at another
+    collective, a shard that finished its program while others wait, or (under MPI) a
+    process that does not arrive in time raises :class:`CollectiveMismatchError` instead of
+    leaving the others waiting forever."""
+
+    def __init__(self, n_local: int, n_global: int, comm=None, owners=None,
+                 top_level: bool = True):
         self.n_local, self.n_global, self.comm = n_local, n_global, comm
+        self.owners, self.top_level = owners, top_level
+        self.call = None  # the cross-process side (mpi_comms.CallState)
+        if comm is not None:
+            from .mpi_comms import CallState
+            self.call = CallState(comm, owners)
+        self.memo: dict = {}  # per-call facts collectives reuse (groups of each axis set)
+        self.step = 0  # collectives completed (named #step + 1 in errors)
         self._cond = threading.Condition()
         self._slots = [None] * n_local
+        self._fps = [None] * n_local
+        self._present = [False] * n_local
+        self._who = list(range(n_local))  # global index of each local shard, once seen
+        self._finished: set = set()
         self._arrived = 0
         self._generation = 0
         self._result = None
+        self._error = None  # (generation, error) for the shards waiting at it
+        self._busy = False  # the last shard is exchanging with the other processes
         self._aborted = False
         self._children: dict = {}
 
-    def exchange(self, local_index: int, value) -> list:
+    def exchange(self, local_index: int, value, fingerprint=DEBUG_CALLBACK, global_index=None,
+                 publish=None):
+        """Deposit ``value``; once every local shard did, return what the meeting produced:
+        ``publish(values, global_indices)`` when given, else every shard's value in global
+        order (None for other processes' shards)."""
         with self._cond:
             if self._aborted:
                 raise ShardAborted()
+            if global_index is not None:
+                self._who[local_index] = global_index
             generation = self._generation
+            if self._finished:  # a local shard ended without this collective
+                error = self._divergence({local_index: fingerprint})
+                self._fail(generation, error)
+                raise error
             self._slots[local_index] = value
+            self._fps[local_index] = fingerprint
+            self._present[local_index] = True
             self._arrived += 1
-            if self._arrived == self.n_local:  # the last one to arrive publishes
-                values = self._slots
-                if self.comm is not None:
-                    values = [v for part in self.comm.allgather(values) for v in part]
-                self._result = values
-                self._slots, self._arrived = [None] * self.n_local, 0
-                self._generation += 1
-                self._cond.notify_all()
-                return values
-            while self._generation == generation and not self._aborted:
-                self._cond.wait()
-            if self._aborted:
-                raise ShardAborted()
-            # The next generation cannot complete before this shard arrives again, so the
-            # published result is still this generation's.
-            return self._result
+            if self._arrived < self.n_local:
+                return self._wait(generation, local_index)
+            slots, fps, who = self._slots, self._fps, list(self._who)
+            if any(fp != fingerprint for fp in fps):
+                error = self._divergence(dict(enumerate(fps)))
+                self._fail(generation, error)
+                raise error
+            if self.call is None and publish is None:  # threads only: hand the list over
+                self._complete(slots, fingerprint)
+                return slots
+            self._busy = True
+        try:
+            if fingerprint != DEBUG_CALLBACK and self.call is not None:
+                self.call.agree(fingerprint, self.step + 1)
+            if publish is not None:
+                result = publish(slots, who)
+            else:  # a debug callback: this process's shards only
+                result = [None] * self.n_global
+                for g, v in zip(who, slots):
+                    result[g] = v
+        except BaseException as e:
+            with self._cond:
+                self._fail(generation, e)
+            raise
+        with self._cond:
+            self._complete(result, fingerprint)
+        return result
+
+    def _complete(self, result, fingerprint) -> None:
+        self._result = result
+        self._slots, self._fps = [None] * self.n_local, [None] * self.n_local
+        self._present = [False] * self.n_local
+        self._arrived, self._busy = 0, False
+        if fingerprint != DEBUG_CALLBACK:
+            self.step += 1
+        self._generation += 1
+        self._cond.notify_all()
+
+    def _wait(self, generation, local_index):
+        # No deadline here: a local shard that has not arrived is still running (one that
+        # ended or failed releases this wait), and the exchange between processes bounds its
+        # own wait.
+        while self._generation == generation and not self._aborted:
+            self._cond.wait()
+        if self._error is not None and self._error[0] == generation:
+            error = self._error[1]
+            if isinstance(error, CollectiveMismatchError):
+                raise type(error)(*error.args)  # each waiting shard reports it
+            raise ShardAborted() from error
+        if self._aborted:
+            raise ShardAborted()
+        # The next generation cannot complete before this shard arrives again, so the
+        # published result is still this generation's.
+        return self._result
+
+    def _divergence(self, arrived: dict):
+        """The error for local shards (``arrived``: local index -> fingerprint) that do not
+        all meet at the same collective, or meet one that finished shards never reach."""
+        seen = {f"shard {self._who[i]}": fp for i, fp in sorted(arrived.items())}
+        seen.update({f"shard {self._who[i]}": FINISHED for i in sorted(self._finished)})
+        return mismatch_error("between the shards of this process", seen, self.step + 1)
+
+    def _fail(self, generation, error) -> None:
+        """Release the shards waiting at this generation with ``error`` (lock held)."""
+        self._error = (generation, error)
+        self._aborted = True  # the SPMD call is over: later meetings must not wait
+        self._generation += 1
+        self._cond.notify_all()
+        for child in self._children.values():
+            child.abort()
+
+    def finished(self, local_index: int, global_index=None) -> None:
+        """A local shard ended its program: shards waiting at a collective (or arriving at
+        one later) cannot meet it there."""
+        with self._cond:
+            if global_index is not None:
+                self._who[local_index] = global_index
+            self._finished.add(local_index)
+            if self._arrived and not self._busy and not self._aborted:
+                arrived = {i: fp for i, fp in enumerate(self._fps) if self._present[i]}
+                self._fail(self._generation, self._divergence(arrived))
+
+    def finish_call(self) -> None:
+        """After every local shard ended: check that the other processes ended the call too
+        (and are not waiting at a collective this process never reached)."""
+        if self.call is not None and self.top_level:
+            self.call.agree(FINISHED, self.step + 1)
 
     def abort(self) -> None:
         with self._cond:
@@ -78,7 +183,11 @@ class Rendezvous:
         with self._cond:
             r = self._children.get(key)
             if r is None:
-                r = self._children[key] = Rendezvous(n_local, n_global)
+                per = n_global // self.n_global
+                owners = (None if self.owners is None else
+                          tuple(self.owners[g // per] for g in range(n_global)))
+                r = self._children[key] = Rendezvous(n_local, n_global, self.comm, owners,
+                                                     top_level=False)
                 if self._aborted:
                     r._aborted = True
             return r
@@ -99,8 +208,10 @@ class ShardContext:
         self.calls = 0  # nested SPMD calls made so far (keys their shared rendezvous)
         self.parent = parent
 
-    def exchange(self, value) -> list:
-        return self.rendezvous.exchange(self.local_index, value)
+    def exchange(self, value, fingerprint=DEBUG_CALLBACK, publish=None):
+        """Meet this process's other shards (see :meth:`Rendezvous.exchange`)."""
+        return self.rendezvous.exchange(self.local_index, value, fingerprint,
+                                        self.global_index, publish)
 
     def group(self, names) -> list:
         """Global indices of the shards that share a collective over ``names`` with this one
@@ -193,10 +304,13 @@ def _run_one(fn, i, n_concurrent, ctx):
             _set_numba_threads(share)
             _guard_workqueue()
     try:
-        return fn(i)
+        out = fn(i)
     finally:
         _current.shard = prev_shard
         # Pool threads only run shards: they keep their share of the cores.
+    if ctx is not None:  # shards still waiting at a collective will not meet this one there
+        ctx.rendezvous.finished(ctx.local_index, ctx.global_index)
+    return out
 
 
 def run_shards(n: int, fn, contexts=None) -> list:
@@ -206,8 +320,17 @@ def run_shards(n: int, fn, contexts=None) -> list:
     """
     contexts = contexts if contexts is not None else [None] * n
     rendezvous = contexts[0].rendezvous if contexts[0] is not None else None
-    if n == 1:
+    across = rendezvous is not None and rendezvous.call is not None
+    if n == 1 and not across:
         return [_run_one(fn, 0, 1, contexts[0])]
+    if n == 1:  # under MPI a failure must end the other processes too
+        try:
+            results = [_run_one(fn, 0, 1, contexts[0])]
+        except BaseException as e:  # noqa: BLE001 - re-raised by _raise_first
+            _raise_first([(0, e)], contexts)
+            raise
+        _finish_call(rendezvous)
+        return results
     # Every shard runs on a pool thread: their Numba thread counts (a share of the cores) are
     # set once per thread and kept, instead of being changed and restored on the caller's
     # thread at every call. OpenBLAS's count is process-wide (its per-thread setter slows
@@ -222,7 +345,19 @@ def run_shards(n: int, fn, contexts=None) -> list:
         if blas is not None and blas > 1:
             set_blas_threads(blas)
     _raise_first(errors, contexts)
+    if across:
+        _finish_call(rendezvous)
     return results
+
+
+def _finish_call(rendezvous) -> None:
+    """Check that the other processes ended the call too; if not, end the job (they may be
+    waiting at a collective this process never reached)."""
+    try:
+        rendezvous.finish_call()
+    except CollectiveMismatchError as e:
+        _abort_other_processes(e)
+        raise
 
 
 def _collect(futures, rendezvous):

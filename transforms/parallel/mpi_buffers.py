@@ -1,0 +1,242 @@
+"""Collectives between processes as MPI operations on contiguous NumPy buffers.
+
+The last local shard to reach a collective calls :func:`exchange` for all of its process's
+shards. For every group of shards the collective spans (the shards with equal coordinates on
+the mesh axes it does not name), in one global order that every process shares:
+
+* a group within this process is combined here, as without MPI;
+* ``psum``/``pmax``/``pmin``: the local members' values are combined first (in group order),
+  then one ``Allreduce`` per process; all local members share its result;
+* ``all_gather``: ``Allgather`` (``Allgatherv`` when processes hold unequal numbers of members);
+* ``psum_scatter``: local sum, then ``Reduce_scatter_block`` (``Reduce_scatter``);
+* ``all_to_all``: ``Alltoall`` (``Alltoallv``) of the chunks each member sends each other;
+* ``ppermute``: ``Isend``/``Irecv`` between the processes that hold a source and its target.
+
+Group communicators rank processes in the order of their first member along the group, so
+each process's block of a gathered buffer lands where its members stand. Data movement goes as
+raw bytes (any dtype); reductions need a dtype MPI can reduce (integers, float32/64, complex
+for sums). Anything else (bfloat16, bool, objects) falls back to a pickled ``allgather`` of
+the values within the group, combined by every process as without MPI.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .mpi_comms import data_comm, group_comm
+
+_REDUCIBLE = set("bBhHiIlLqQfd")  # NumPy type characters MPI reduces with SUM/MAX/MIN
+_SUMMABLE = _REDUCIBLE | set("FD")  # ... and complex, with SUM only
+_REDUCTIONS = {"psum": "SUM", "pmax": "MAX", "pmin": "MIN", "psum_scatter": "SUM"}
+
+
+class Shared:
+    """A result several local shards share: every one but the first takes a copy (shards may
+    reuse their buffers)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _supported(name, args) -> bool:
+    for a in args:
+        if not isinstance(a, np.ndarray) or a.dtype.hasobject:
+            return False
+        if name in _REDUCTIONS:
+            ok = _SUMMABLE if _REDUCTIONS[name] == "SUM" else _REDUCIBLE
+            if a.dtype.char not in ok or not a.dtype.isnative:
+                return False
+    return True
+
+
+class _Group:
+    """One group of shards, as this process sees it."""
+
+    def __init__(self, members, owners, rank):
+        self.members = members
+        self.procs = tuple(dict.fromkeys(owners[m] for m in members))  # by first member
+        self.by_proc = [[m for m in members if owners[m] == p] for p in self.procs]
+        self.order = [m for part in self.by_proc for m in part]  # members as buffers hold them
+        self.mine = self.by_proc[self.procs.index(rank)] if rank in self.procs else []
+        self.pos = {m: i for i, m in enumerate(members)}
+
+    def counts(self, unit):
+        return [len(part) * unit for part in self.by_proc]
+
+
+def exchange(name, params, groups, owners, rank, local, combine) -> dict:
+    """Run collective ``name`` for this process's shards. ``local``: global shard -> its
+    operands; ``groups``: every group of global shards, in an order all processes share;
+    ``combine``: the single-process combine functions by name. Returns global shard -> its
+    outputs (:class:`Shared` where local shards share one array)."""
+    rest = {k: v for k, v in params.items() if k != "axis_name"}
+    first_args = next(iter(local.values()))
+    supported = _supported(name, first_args)
+    out = {g: [None] * len(first_args) for g in local}
+    spread = []  # groups over several processes (ppermute runs them all at once)
+    for members in groups:
+        group = _Group(members, owners, rank)
+        if not group.mine:
+            continue
+        if len(group.procs) == 1 or not supported:
+            _combine_here(name, rest, group, local, out, combine)
+            continue
+        spread.append(members)
+        if name == "ppermute":
+            continue
+        comm = group_comm(group.procs)
+        for k in range(len(first_args)):
+            xs = [local[m][k] for m in group.mine]
+            results = _BUFFER_OPS[name](comm, group, xs, combine, name=name, **rest)
+            for m, r in zip(group.mine, results):
+                out[m][k] = r
+    if name == "ppermute" and spread:
+        _ppermute(spread, owners, rank, local, out, **rest)
+    return out
+
+
+def _combine_here(name, rest, group, local, out, combine):
+    """Every member's values here (a pickled allgather when other processes hold some), then
+    each local member combines them as a single process would."""
+    values = {m: local[m] for m in group.mine}
+    if len(group.procs) > 1:
+        for part in group_comm(group.procs).allgather(values):
+            values.update(part)
+    for m in group.mine:
+        me = group.pos[m]
+        for k, x in enumerate(local[m]):
+            out[m][k] = combine[name]([values[j][k] for j in group.members], me, x, **rest)
+
+
+def _bytes(a):
+    return a.reshape(-1).view(np.uint8)
+
+
+def _share(value, n):
+    return [value] + [Shared(value) for _ in range(n - 1)]
+
+
+def _reduce(comm, group, xs, combine, *, name):
+    from mpi4py import MPI
+    part = np.ascontiguousarray(xs[0] if len(xs) == 1 else combine[name](xs, 0, xs[0]))
+    total = np.empty_like(part)
+    comm.Allreduce(part, total, op=getattr(MPI, _REDUCTIONS[name]))
+    return _share(total, len(xs))
+
+
+def _all_gather(comm, group, xs, combine, *, name, axis, tiled):
+    from mpi4py import MPI
+    x = xs[0]
+    send = np.ascontiguousarray(xs[0] if len(xs) == 1 else np.stack(xs))
+    gathered = np.empty((len(group.members),) + x.shape, x.dtype)
+    counts = group.counts(x.nbytes)
+    if len(set(counts)) == 1:
+        comm.Allgather([_bytes(send), MPI.BYTE], [_bytes(gathered), MPI.BYTE])
+    else:
+        displs = np.cumsum([0] + counts[:-1]).tolist()
+        comm.Allgatherv([_bytes(send), MPI.BYTE], [_bytes(gathered), (counts, displs), MPI.BYTE])
+    if group.order != group.members:  # buffers hold members by process
+        where = {m: i for i, m in enumerate(group.order)}
+        gathered = gathered[[where[m] for m in group.members]]
+    n = len(group.members)
+    if not tiled:
+        result = gathered if axis == 0 else np.ascontiguousarray(np.moveaxis(gathered, 0, axis))
+    elif axis == 0:
+        result = gathered.reshape((n * x.shape[0],) + x.shape[1:])
+    else:
+        result = np.concatenate(list(gathered), axis)
+    return _share(result, len(xs))
+
+
+def _psum_scatter(comm, group, xs, combine, *, name, scatter_dimension, tiled):
+    from mpi4py import MPI
+    n, sd = len(group.members), scatter_dimension
+    part = xs[0] if len(xs) == 1 else combine["psum"](xs, 0, xs[0])
+    blocks = np.moveaxis(part, sd, 0).reshape((n, -1))  # block j: member j's share
+    if group.order != group.members:
+        blocks = blocks[[group.pos[m] for m in group.order]]
+    blocks = np.ascontiguousarray(blocks)
+    mine = np.empty((len(xs), blocks.shape[1]), part.dtype)
+    counts = group.counts(blocks.shape[1])
+    if len(set(counts)) == 1:
+        comm.Reduce_scatter_block(blocks, mine, op=MPI.SUM)
+    else:
+        comm.Reduce_scatter(blocks, mine, counts, op=MPI.SUM)
+    shape = list(part.shape)
+    del shape[sd]
+    if not tiled:
+        return [b.reshape(shape) for b in mine]
+    chunk = (part.shape[sd] // n,) + tuple(shape)
+    return [np.ascontiguousarray(np.moveaxis(b.reshape(chunk), 0, sd)) for b in mine]
+
+
+def _all_to_all(comm, group, xs, combine, *, name, split_axis, concat_axis, tiled):
+    from mpi4py import MPI
+    n, x = len(group.members), xs[0]
+    sa = split_axis
+    # blocks[s, d]: what local member s sends member d (d in buffer order, by process).
+    blocks = np.stack([np.moveaxis(v, sa, 0).reshape((n, -1)) for v in xs])
+    if group.order != group.members:
+        blocks = blocks[:, [group.pos[m] for m in group.order]]
+    send = np.ascontiguousarray(blocks.transpose(1, 0, 2))  # (dest, local source, block)
+    unit = blocks.shape[2] * x.dtype.itemsize
+    # From process p: for each local destination, one block from each of p's members.
+    recv = np.empty(n * len(xs) * blocks.shape[2], x.dtype)
+    send_counts = [len(part) * len(xs) * unit for part in group.by_proc]
+    if len(set(send_counts)) == 1:
+        comm.Alltoall([_bytes(send), MPI.BYTE], [_bytes(recv), MPI.BYTE])
+    else:
+        displs = np.cumsum([0] + send_counts[:-1]).tolist()
+        comm.Alltoallv([_bytes(send), (send_counts, displs), MPI.BYTE],
+                       [_bytes(recv), (send_counts, displs), MPI.BYTE])
+    chunks = {}  # (source member, local destination index) -> block
+    offset = 0
+    for part in group.by_proc:
+        got = recv[offset:offset + len(part) * len(xs) * blocks.shape[2]]
+        got = got.reshape((len(xs), len(part), blocks.shape[2]))
+        offset += got.size
+        for j in range(len(xs)):
+            for i, s in enumerate(part):
+                chunks[s, j] = got[j, i]
+    moved = list(np.moveaxis(x, sa, 0).shape)
+    chunk_shape = (moved[0] // n,) + tuple(moved[1:]) if tiled else tuple(moved[1:])
+    results = []
+    for j in range(len(xs)):
+        parts = [chunks[s, j].reshape(chunk_shape) for s in group.members]
+        if tiled:
+            results.append(np.concatenate([np.moveaxis(p, 0, sa) for p in parts], concat_axis))
+        else:
+            results.append(np.stack(parts, concat_axis))
+    return results
+
+
+def _ppermute(groups, owners, rank, local, out, *, perm):
+    """Point-to-point: a process sends only what its members' targets elsewhere need, and
+    receives only from the processes holding its members' sources. Both sides walk the
+    groups, pairs and operands in the same order, so messages match in order."""
+    from mpi4py import MPI
+    comm, requests = data_comm(), []
+    for members in groups:
+        for src, dst in perm:
+            s, d = members[src], members[dst]
+            if owners[s] == rank and owners[d] == rank:
+                for k, x in enumerate(local[s]):
+                    out[d][k] = np.array(x)
+            elif owners[s] == rank:
+                for x in local[s]:
+                    buf = np.ascontiguousarray(x)
+                    requests.append((comm.Isend([_bytes(buf), MPI.BYTE], dest=owners[d]), buf))
+            elif owners[d] == rank:
+                for k, x in enumerate(local[d]):
+                    buf = out[d][k] = np.empty_like(x)
+                    requests.append((comm.Irecv([_bytes(buf), MPI.BYTE], source=owners[s]), buf))
+    MPI.Request.Waitall([r for r, _ in requests])
+    for d, outs in out.items():  # members no source sends to get zeros
+        for k, x in enumerate(local[d]):
+            if outs[k] is None:
+                outs[k] = np.zeros_like(x)
+
+
+_BUFFER_OPS = {"psum": _reduce, "pmax": _reduce, "pmin": _reduce, "all_gather": _all_gather,
+               "psum_scatter": _psum_scatter, "all_to_all": _all_to_all}
