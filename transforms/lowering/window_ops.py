@@ -202,12 +202,7 @@ def _conv(em, eqn):
             f"dtype={dtype_ctor(work)})")
     strides, pads = p["window_strides"], p["padding"]
     ldil, rdil = p["lhs_dilation"], p["rhs_dilation"]
-    if len(sp) == 2 and b == g == 1 and all(d == 1 for d in list(ldil) + list(rdil)):
-        # The common case: contiguous runs of whole pixels (a copy only if x is a view).
-        em.line(f"rt.im2col2_dense(np.ascontiguousarray({xt}), {cols}[0, 0], {_shape_tuple(out_sp)}, "
-                f"{_shape_tuple(strides)}, {_shape_tuple([lo for lo, _ in pads])}, "
-                f"{_shape_tuple(ksp)})")
-    elif len(sp) <= 3:  # the compiled helper, with unit dims up to three spatial dims
+    if len(sp) <= 3:  # the compiled helper, with unit dims up to three spatial dims
         fill = 3 - len(sp)
         x5 = em.tmp(f"{xt}.reshape({_shape_tuple([n] + list(sp) + [1] * fill + [c])})")
         three = lambda vals, one: _shape_tuple(list(vals) + [one] * fill)  # noqa: E731
