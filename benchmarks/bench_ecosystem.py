@@ -8,7 +8,7 @@ blocked steps). functrans runs it with the pinned libraries the tests install
 ``FUNCTRANS_BENCH_JAX_PYTHON`` environment variable), whose environment must have the same
 libraries installed. Programs whose library a framework cannot import show the error.
 
-    python benchmarks/bench_ecosystem.py [--programs optax_mlp,equinox_mlp,flax_cnn]
+    python benchmarks/bench_ecosystem.py [--programs optax_mlp,equinox_mlp,flax_cnn,nnx_mlp]
         [--steps 50] [--jax-python PATH]
 """
 from __future__ import annotations
@@ -107,6 +107,37 @@ PROGRAMS = {
 
         state = (params, opt.init(params))
     """,
+    "nnx_mlp": """
+        import jax, jax.numpy as jnp, optax
+        from flax import nnx
+
+        class MLP(nnx.Module):
+            def __init__(self, rngs):
+                self.l1 = nnx.Linear(784, 512, rngs=rngs)
+                self.l2 = nnx.Linear(512, 512, rngs=rngs)
+                self.l3 = nnx.Linear(512, 10, rngs=rngs)
+
+            def __call__(self, x):
+                return self.l3(nnx.relu(self.l2(nnx.relu(self.l1(x)))))
+
+        model = MLP(nnx.Rngs(0))
+        opt = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
+        x = jax.random.normal(jax.random.key(1), (128, 784))
+        y = jnp.arange(128) % 10
+
+        @nnx.jit
+        def train(model, opt):
+            def loss_fn(m):
+                return optax.softmax_cross_entropy_with_integer_labels(m(x), y).mean()
+            loss, g = nnx.value_and_grad(loss_fn)(model)
+            opt.update(model, g)
+            return loss
+
+        def step(state):
+            return state, train(*state)
+
+        state = (model, opt)
+    """,
 }
 
 HARNESS = """
@@ -154,14 +185,24 @@ def run_program(name: str, framework: str, steps: int, jax_python: str | None) -
     return {"error": last[:100]}
 
 
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--programs", default=",".join(PROGRAMS))
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--jax-python", default=os.environ.get("FUNCTRANS_BENCH_JAX_PYTHON"))
     args = parser.parse_args()
-    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}")
+    print(f"{_cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"{'program':<14} {'functrans first':>16} {'JAX first':>10} {'functrans step':>15} "
           f"{'JAX step':>10} {'step ratio':>11}")
     for name in args.programs.split(","):
