@@ -64,6 +64,7 @@ class KeyDtype:
     __slots__ = ("impl", "name", "itemsize")
     type = prng_key
     kind = "V"
+    _is_key_dtype = True
 
     def __init__(self, impl: str, short: str, itemsize: int):
         self.impl, self.name, self.itemsize = impl, f"key<{short}>", itemsize

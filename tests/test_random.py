@@ -570,3 +570,22 @@ def test_complex_normal_has_unit_variance_split_between_parts():
     # Compiled transcendentals differ from NumPy's by a few ulp.
     np.testing.assert_allclose(ft.jit(lambda k: random.normal(k, (5,), "complex128"))(
         random.key(4)), random.normal(random.key(4), (5,), "complex128"), rtol=1e-14)
+
+
+def test_typed_keys_join_as_numpy_arrays_of_keys():
+    k = random.key(4)
+    ks = random.split(k, 3)
+    assert fnp.asarray(k) is k
+    stacked = fnp.stack([k, random.fold_in(k, 1)])
+    assert stacked.shape == (2,) and stacked.dtype == k.dtype
+    np.testing.assert_array_equal(random.key_data(stacked[1]),
+                                  random.key_data(random.fold_in(k, 1)))
+    joined = fnp.concatenate([ks, ks[:2]])
+    assert joined.shape == (5,)
+    np.testing.assert_array_equal(random.key_data(joined[3:]), random.key_data(ks[:2]))
+    assert fnp.stack([ks, ks], axis=-1).shape == (3, 2)
+    assert ft.jit(lambda k: fnp.stack([k, k]))(k).shape == (2,)
+    with pytest.raises(TypeError, match="only be joined with other typed keys"):
+        fnp.stack([k, fnp.zeros(2, "uint32")])
+    with pytest.raises(ValueError, match="axis 2 is out of bounds"):
+        fnp.stack([k, k], axis=2)

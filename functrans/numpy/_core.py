@@ -44,7 +44,7 @@ def asarray(a, dtype=None, order=None, *, copy=None):
     >>> asarray([1.0, 2.0])
     Array([1., 2.], dtype=float64)
     """
-    if dtype is not None:
+    if dtype is not None and not getattr(dtype, "_is_key_dtype", False):
         dtype = dtypes.canonicalize_dtype(dtype, what="requested dtype")
     t = type(a)
     if t is Array or isinstance(a, Tracer):
@@ -56,6 +56,8 @@ def asarray(a, dtype=None, order=None, *, copy=None):
         return Array._wrap(np.asarray(a, dtype=d), True)
     elif t is list or t is tuple:
         out = _from_sequence(a, dtype)
+    elif getattr(a, "_is_key_array", False) and (dtype is None or dtype == a.dtype):
+        return a  # typed PRNG keys are arrays of their own dtype
     else:
         try:
             value = np.asarray(a)

@@ -36,6 +36,7 @@ class KeyArray:
     __slots__ = ("_data",)
     __array_priority__ = 101
     dtype = THREEFRY_KEY
+    _is_key_array = True  # (how functrans.numpy recognizes keys without importing this)
 
     def __init__(self, data):
         # No validation: transformations rebuild nodes around placeholders (axis specs,
@@ -140,6 +141,45 @@ class KeyArray:
 
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _op_error
     __truediv__ = __rtruediv__ = __neg__ = __lt__ = __le__ = __gt__ = __ge__ = _op_error
+
+
+def _data_of(keys, name: str) -> list:
+    if not all(isinstance(k, KeyArray) for k in keys):
+        raise TypeError(f"{name}: typed PRNG keys can only be joined with other typed keys, got "
+                        + ", ".join(type(k).__name__ for k in keys))
+    return [k._data for k in keys]
+
+
+def _key_axis(axis: int, ndim: int, name: str) -> int:
+    """``axis`` of a key array of rank ``ndim`` as an axis of its data (which has one more,
+    trailing, dimension)."""
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{name}: axis {axis} is out of bounds for key arrays of rank {ndim}")
+    return axis % ndim
+
+
+def stack_keys(keys, axis: int = 0) -> KeyArray:
+    """``numpy.stack`` of typed keys (``fnp.stack`` calls it for key arrays).
+
+    >>> stack_keys([random.key(0), random.key(1)]).shape
+    (2,)
+    """
+    from .. import numpy as fnp
+    data = _data_of(keys, "stack")
+    return KeyArray(fnp.stack(data, _key_axis(axis, keys[0].ndim + 1, "stack")))
+
+
+def concatenate_keys(keys, axis: int = 0) -> KeyArray:
+    """``numpy.concatenate`` of typed keys (``fnp.concatenate`` calls it for key arrays).
+
+    >>> concatenate_keys([random.split(random.key(0)), random.split(random.key(1), 3)]).shape
+    (5,)
+    """
+    from .. import numpy as fnp
+    data = _data_of(keys, "concatenate")
+    if keys[0].ndim == 0:
+        raise ValueError("zero-dimensional key arrays cannot be concatenated")
+    return KeyArray(fnp.concatenate(data, _key_axis(axis, keys[0].ndim, "concatenate")))
 
 
 def _is_abstract(data) -> bool:
