@@ -11,7 +11,8 @@ naming the collective and the shards or processes involved.
 How long a shard waits for the others is ``FUNCTRANS_COLLECTIVE_TIMEOUT`` (seconds, default
 300): generous, because another process may still be compiling its program or loading data.
 
-    >>> describe(("psum", ("i",), (((3,), "float32"),), ()))
+    >>> import numpy as np
+    >>> describe(("psum", ("i",), (((3,), np.dtype("float32")),), ()))
     "psum over ('i',) of float32[3]"
 """
 from __future__ import annotations
@@ -46,7 +47,7 @@ def collective_timeout() -> float:
 def fingerprint(name: str, names: tuple, args, params: dict) -> tuple:
     """What must agree between the shards meeting at collective ``name``: cheap to build and
     compare (a tuple); :func:`describe` makes it readable only when reporting a mismatch."""
-    operands = tuple((getattr(a, "shape", ()), str(getattr(a, "dtype", type(a).__name__)))
+    operands = tuple((getattr(a, "shape", ()), getattr(a, "dtype", type(a).__name__))
                      for a in args)
     rest = tuple(sorted((k, v) for k, v in params.items() if k != "axis_name"))
     return (name, names, operands, rest)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .mpi_comms import data_comm, group_comm
+from .mpi_comms import SMALL, data_comm, group_comm
 
 _REDUCIBLE = set("bBhHiIlLqQfd")  # NumPy type characters MPI reduces with SUM/MAX/MIN
 _SUMMABLE = _REDUCIBLE | set("FD")  # ... and complex, with SUM only
@@ -65,20 +65,41 @@ class _Group:
         return [len(part) * unit for part in self.by_proc]
 
 
-def exchange(name, params, groups, owners, rank, local, combine) -> dict:
+def _my_groups(groups, owners, rank) -> list:
+    """The groups holding members of this process (computed once per list of groups)."""
+    key = (id(groups), rank)
+    got = _MINE.get(key)
+    if got is None or got[0] is not groups:
+        got = _MINE[key] = (groups, [g for g in (_Group(m, owners, rank) for m in groups)
+                                     if g.mine])
+        if len(_MINE) > 64:  # one entry per call and axis set: keep the recent ones
+            _MINE.pop(next(iter(_MINE)))
+    return got[1]
+
+
+_MINE: dict = {}
+
+
+def exchange(name, params, groups, owners, rank, local, combine, agree, ranks) -> dict:
     """Run collective ``name`` for this process's shards. ``local``: global shard -> its
     operands; ``groups``: every group of global shards, in an order all processes share;
-    ``combine``: the single-process combine functions by name. Returns global shard -> its
-    outputs (:class:`Shared` where local shards share one array)."""
+    ``combine``: the single-process combine functions by name; ``agree(payload=None)``: the
+    fingerprint check of ``mpi_comms.CallState.agree`` among the call's processes ``ranks``.
+    Returns global shard -> its outputs
+    (:class:`Shared` where local shards share one array)."""
     rest = {k: v for k, v in params.items() if k != "axis_name"}
     first_args = next(iter(local.values()))
     supported = _supported(name, first_args)
+    mine = _my_groups(groups, owners, rank)
+    if supported and name in ("psum", "pmax", "pmin") and len(mine) == 1:
+        small = _small_reduction(name, mine[0], local, combine, agree, ranks)
+        if small is not None:
+            return small
+    agree()
     out = {g: [None] * len(first_args) for g in local}
     spread = []  # groups over several processes (ppermute runs them all at once)
-    for members in groups:
-        group = _Group(members, owners, rank)
-        if not group.mine:
-            continue
+    for group in mine:
+        members = group.members
         if len(group.procs) == 1 or not supported:
             _combine_here(name, rest, group, local, out, combine)
             continue
@@ -94,6 +115,29 @@ def exchange(name, params, groups, owners, rank, local, combine) -> dict:
     if name == "ppermute" and spread:
         _ppermute(spread, owners, rank, local, out, **rest)
     return out
+
+
+def _small_reduction(name, group, local, combine, agree, ranks):
+    """A reduction of a few bytes within one group spanning every process of the call: the
+    local parts travel with the fingerprint (one exchange instead of two) and every process
+    combines them in the group's process order, so all get the same bits. None when the
+    collective is not such a one (then nothing was sent)."""
+    xs = [local[m] for m in group.mine]
+    if sum(x.nbytes for x in xs[0]) > SMALL or len(group.procs) < 2 or \
+            sorted(group.procs) != list(ranks):
+        return None
+    parts = [np.ascontiguousarray(xs[0][k] if len(xs) == 1 else
+                                  combine[name]([x[k] for x in xs], 0, xs[0][k]))
+             for k in range(len(xs[0]))]
+    everyone = agree(b"".join(p.tobytes() for p in parts))
+    results, offset = [], 0
+    for k, p in enumerate(parts):
+        values = [np.frombuffer(everyone[r], p.dtype, p.size, offset).reshape(p.shape)
+                  for r in group.procs]
+        offset += p.nbytes
+        results.append(combine[name](values, 0, p))
+    return {m: [r if i == 0 else Shared(r) for r in results]
+            for i, m in enumerate(group.mine)}
 
 
 def _combine_here(name, rest, group, local, out, combine):

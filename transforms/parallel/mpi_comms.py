@@ -15,6 +15,7 @@ or arrives somewhere else, is reported instead of waited for.
 """
 from __future__ import annotations
 
+import os
 import time
 import zlib
 
@@ -23,6 +24,10 @@ import numpy as np
 from .divergence import CollectiveMismatchError, collective_timeout, describe, mismatch_error
 
 _FP_TAG, _DESC_TAG = 1, 2
+_HEADER = 32  # call number, collective number, checksum of the description, payload bytes
+SMALL = 2048  # payloads up to this many bytes travel with the fingerprint
+_SPINS = 20000  # tests before sleeping: a few ms, longer than most waits for a partner
+_CHECKSUMS: dict = {}  # fingerprint -> checksum of its description
 
 
 class _Comms:
@@ -82,10 +87,10 @@ def group_comm(ranks: tuple):
 
 def _wait(requests, deadline: float) -> bool:
     """Wait for ``requests`` until ``deadline`` (time.monotonic()); whether they completed.
-    Spins briefly (the usual case: the others are already there), then sleeps in growing
-    steps so a long wait costs little CPU."""
+    Spins briefly (the usual case: the others are already there), yields, then sleeps in
+    growing steps so a long wait costs little CPU."""
     from mpi4py import MPI
-    for _ in range(2000):
+    for _ in range(_SPINS):
         if MPI.Request.Testall(requests):
             return True
     pause = 1e-5
@@ -105,19 +110,32 @@ class CallState:
     def __init__(self, world, owners):
         comms = _require(world)
         ranks = tuple(sorted(set(owners)))
-        self.rank = world.Get_rank()
+        self.rank, self.ranks = world.Get_rank(), ranks
         self.peers = [p for p in ranks if p != self.rank]
         comms.calls[ranks] = self.call_id = comms.calls.get(ranks, 0) + 1
         self.timeout = collective_timeout()
+        self._send = np.empty(_HEADER + SMALL, np.uint8)
+        self._header = self._send[:_HEADER].view(np.int64)
+        self._recv = np.empty((len(self.peers), _HEADER + SMALL), np.uint8)
 
-    def agree(self, fp, step: int) -> None:
+    def agree(self, fp, step: int, payload=None):
         """Return once every process of the call reached collective ``fp`` as its collective
         number ``step``; raise :class:`CollectiveMismatchError` naming the processes when one
-        is elsewhere, or did not arrive within the timeout."""
+        is elsewhere, or did not arrive within the timeout. A small ``payload`` (bytes, at
+        most ``SMALL``) rides along: then returns rank -> payload for every process of the
+        call (a small collective costs one exchange instead of two)."""
         if not self.peers:
-            return
-        mine = np.array([self.call_id, step, zlib.crc32(repr(fp).encode())], np.int64)
-        theirs = np.empty((len(self.peers), 3), np.int64)
+            return {self.rank: payload}
+        size = 0 if payload is None else len(payload)
+        code = _CHECKSUMS.get(fp)
+        if code is None:
+            code = _CHECKSUMS[fp] = zlib.crc32(repr(fp).encode())
+        header = self._header
+        header[:] = (self.call_id, step, code, size)
+        mine = self._send[:_HEADER + size]
+        if size:
+            mine[_HEADER:] = np.frombuffer(payload, np.uint8)
+        theirs = self._recv  # (reused: each check completes before the next starts)
         ctrl = _comms.control
         requests = [ctrl.Irecv(theirs[i], source=p, tag=_FP_TAG)
                     for i, p in enumerate(self.peers)]
@@ -130,10 +148,15 @@ class CallState:
                 f"among processes {sorted(self.peers + [self.rank])}): {', '.join(missing)} "
                 f"did not reach it within {self.timeout:g} s (FUNCTRANS_COLLECTIVE_TIMEOUT); "
                 "they finished, failed, or run a different program")
-        if (theirs == mine).all():
-            return
-        # Every process saw every fingerprint, so all of them are here: say what each runs.
-        self._report(fp, step, deadline)
+        if not (theirs[:, :_HEADER] == mine[:_HEADER]).all():
+            # Every process saw every fingerprint, so all of them are here: say what each
+            # runs.
+            self._report(fp, step, deadline)
+        if payload is None:
+            return None
+        got = {p: theirs[i, _HEADER:_HEADER + size].tobytes() for i, p in enumerate(self.peers)}
+        got[self.rank] = payload
+        return got
 
     def _report(self, fp, step, deadline):
         ctrl = _comms.control

@@ -66,8 +66,9 @@ class Rendezvous:
     def exchange(self, local_index: int, value, fingerprint=DEBUG_CALLBACK, global_index=None,
                  publish=None):
         """Deposit ``value``; once every local shard did, return what the meeting produced:
-        ``publish(values, global_indices)`` when given, else every shard's value in global
-        order (None for other processes' shards)."""
+        ``publish(values, global_indices, agree)`` when given (under MPI: ``agree(payload)``
+        checks that every process reached this collective), else every shard's value in
+        global order (None for other processes' shards)."""
         with self._cond:
             if self._aborted:
                 raise ShardAborted()
@@ -94,10 +95,9 @@ class Rendezvous:
                 return slots
             self._busy = True
         try:
-            if fingerprint != DEBUG_CALLBACK and self.call is not None:
-                self.call.agree(fingerprint, self.step + 1)
-            if publish is not None:
-                result = publish(slots, who)
+            if publish is not None:  # it calls agree() once, before or with its first data
+                result = publish(slots, who, functools.partial(self.call.agree, fingerprint,
+                                                               self.step + 1))
             else:  # a debug callback: this process's shards only
                 result = [None] * self.n_global
                 for g, v in zip(who, slots):
