@@ -10,6 +10,14 @@ calls ``initialize()`` runs unchanged as one process, with or without MPI instal
 
 ``python -m mpi4py`` makes an exception in one process abort the others instead of leaving them
 waiting.
+
+A collective across processes is one MPI call on the shard's NumPy buffer (``Allreduce`` for
+``psum``/``pmax``/``pmin``, ``Allgather``, ``Reduce_scatter_block``, ``Alltoall``, point-to-point
+for ``ppermute``; values MPI cannot reduce, such as bfloat16, are pickled). Before it, the
+processes exchange a small fingerprint of the collective: processes at different collectives
+(a ``lax.cond`` branch only some take, different programs) get an error naming them, and a
+process that does not arrive within ``FUNCTRANS_COLLECTIVE_TIMEOUT`` seconds (default 300) is
+reported instead of waited for; either way the job then ends.
 """
 from __future__ import annotations
 
