@@ -11,11 +11,12 @@ value as an immutable array.
 A write replaces the reference's value with an updated array (``x.at[idx].set(v)``), so a
 reference works eagerly and inside the transformation that created it (a ``jit``-, ``grad``-
 or ``vmap``-traced function making and using its own references: the writes become ordinary
-updates of the traced program). What functrans's references do not do is cross a
-transformation boundary: passing one to a ``jit``-ted function, or reading or writing it in a
-loop body, branch or nested transformation while it was made outside, raises a
-``TypeError`` that says so (JAX threads such effects through the program; functrans does
-not, and refuses rather than compute a wrong value).
+updates of the traced program). A reference passed to a ``jit``-ted function is updated with
+the value the function leaves in it (``transforms/jit/refs.py``). Otherwise references do
+not cross a transformation boundary: reading or writing one in a loop body, branch or
+nested transformation while it was made outside (or closed over by a jitted function)
+raises a ``TypeError`` that says so (JAX threads such effects through the program;
+functrans refuses rather than compute a wrong value).
 """
 from __future__ import annotations
 
@@ -64,6 +65,7 @@ class Ref:
     """
 
     __slots__ = ("_value", "_trace")
+    _is_ref = True  # (how transformations recognize references without importing this)
 
     def __init__(self, value, trace):
         self._value, self._trace = value, trace
@@ -73,8 +75,8 @@ class Ref:
             raise TypeError(
                 f"{what} a Ref made outside the current transformation (it holds "
                 f"{self.aval.inner_aval.str_short()}): functrans's references stay in the "
-                "function that made them; pass and return the value instead (or make the "
-                "Ref inside the jitted function, loop body or branch)")
+                "function that made them or are passed to jit as arguments; pass and "
+                "return the value instead (or make the Ref inside the loop body or branch)")
         return self._value
 
     @property

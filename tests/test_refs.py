@@ -56,6 +56,26 @@ def test_references_inside_jit_grad_and_vmap_agree_with_eager():
     np.testing.assert_allclose(g, want, rtol=1e-15)
 
 
+def test_references_passed_to_jit_are_updated_as_jax_does():
+    r = ft.new_ref(fnp.arange(4.0))
+    bump = ft.jit(lambda r, x: (_updates(r), r[0] * x)[1])
+    want_old, want = _oracle(np.arange(4.0))
+    assert float(bump(r, 2.0)) == want[0] * 2
+    np.testing.assert_array_equal(r[...], want)
+    np.testing.assert_array_equal(bump(r, 1.0), _oracle(want)[1][0])  # cached, runs again
+    np.testing.assert_array_equal(r[...], _oracle(want)[1])
+    # in a pytree, next to static arguments; inside another jit's trace
+    scale = ft.jit(lambda d, n: [d["a"].__setitem__(..., d["a"][...] * n), d["b"] + 1][1],
+                   static_argnums=1)
+    a = ft.new_ref(fnp.ones(3))
+    np.testing.assert_array_equal(scale({"a": a, "b": fnp.ones(2)}, 4), [2.0, 2.0])
+    np.testing.assert_array_equal(a[...], [4.0, 4.0, 4.0])
+    inner = ft.jit(lambda x: (lambda q: (scale({"a": q, "b": x}, 2), q[...])[1])(ft.new_ref(x)))
+    np.testing.assert_array_equal(inner(fnp.ones(2)), [2.0, 2.0])
+    with pytest.raises(ValueError, match="same Ref is passed more than once"):
+        ft.jit(lambda p, q: p[...] + q[...])(a, a)
+
+
 def test_a_reference_made_outside_a_transformation_is_refused_inside_it():
     r = ft.new_ref(fnp.zeros(3))
     with pytest.raises(TypeError, match="reading a Ref made outside the current "

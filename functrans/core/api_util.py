@@ -150,6 +150,11 @@ def fun_name(f) -> str:
     return getattr(f, "__name__", None) or type(f).__name__
 
 
+class RefArgument(TypeError):
+    """Raised by :func:`abstractify` for a mutable reference (``functrans.ref.Ref``):
+    transformations that take references as arguments catch it and pass their values."""
+
+
 def abstractify(x, what: str) -> ShapedArray:
     """The aval of a user argument, or a TypeError that says which argument is wrong."""
     if isinstance(x, ShapeDtypeStruct):
@@ -157,6 +162,9 @@ def abstractify(x, what: str) -> ShapedArray:
     try:
         return get_aval(x)
     except (TypeError, dtypes.UnsupportedDtypeError) as e:
+        if getattr(x, "_is_ref", False):
+            raise RefArgument(f"{what} is a Ref: only jit passes references into a "
+                              "transformation; pass its value (ref[...])") from None
         raise TypeError(f"{what}: {e}. Non-array arguments must be marked static "
                         "(static_argnums/static_argnames)") from None
 

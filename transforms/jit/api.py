@@ -17,7 +17,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from functrans.core.api_util import (abstractify, fun_name, merge_static, split_static,
+from functrans.core.api_util import (RefArgument, abstractify, fun_name, merge_static, split_static,
                                      static_argnums_from_names)
 from functrans.core.axis_env import _env as _axis_env
 from functrans.core import compiler
@@ -35,6 +35,7 @@ from .debug_nans import checked_call
 from .donation import donation, warn_unusable_donations
 from .executable import executable_for  # noqa: F401  (importing it registers the CPU backend)
 from .fast_path import runner as fast_runner
+from .refs import call_with_refs
 from .shardings import check_shardings, place
 from .tiered import Tiered
 
@@ -91,7 +92,10 @@ class Jitted:
                     return runner(fast[1])
         if config.disable_jit:
             return self.fun(*args, **kwargs)
-        entry, leaves = self._entry(args, kwargs)
+        try:
+            entry, leaves = self._entry(args, kwargs)
+        except RefArgument:
+            return call_with_refs(self, args, kwargs)
         if _state.trace is EVAL_TRACE and not entry.consts:
             executable = entry.executable
             if executable is None:
