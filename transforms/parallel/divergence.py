@@ -4,8 +4,8 @@ SPMD programs must run the same collectives in the same order on every shard. A 
 ``lax.cond`` branch that only some shards take, or processes running different programs, would
 otherwise leave the shards that did reach it waiting forever. Every exchange therefore carries
 a *fingerprint* (the collective, its axes and parameters, its operands' shapes and dtypes); the
-shards compare fingerprints where they meet, and a shard that finished its program, reached
-another collective, or did not arrive in time is reported with :class:`CollectiveMismatchError`
+shards compare fingerprints where they meet, and a shard that finished its program or reached
+another collective, or a process that did not arrive in time, is reported with :class:`CollectiveMismatchError`
 naming the collective and the shards or processes involved.
 
 How long a shard waits for the others is ``FUNCTRANS_COLLECTIVE_TIMEOUT`` (seconds, default
@@ -89,10 +89,3 @@ def mismatch_error(where: str, seen: dict, step) -> CollectiveMismatchError:
     return CollectiveMismatchError(
         f"divergent collectives {where}{at}: {'; '.join(parts)}; {_ADVICE}")
 
-
-def timeout_error(where: str, fp, step: int, missing, timeout: float) -> CollectiveMismatchError:
-    """The error for participants ``missing`` that did not reach collective ``fp`` in time."""
-    return CollectiveMismatchError(
-        f"{describe(fp)} (collective #{step} of this pmap/shard_map call {where}): "
-        f"{', '.join(map(str, missing))} did not reach it within {timeout:g} s "
-        f"({TIMEOUT_ENV}); {_ADVICE}")

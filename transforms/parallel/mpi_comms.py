@@ -15,7 +15,6 @@ or arrives somewhere else, is reported instead of waited for.
 """
 from __future__ import annotations
 
-import os
 import time
 import zlib
 

@@ -76,7 +76,8 @@ class Rendezvous:
                 self._who[local_index] = global_index
             generation = self._generation
             if self._finished:  # a local shard ended without this collective
-                error = self._divergence({local_index: fingerprint})
+                waiting = {i: fp for i, fp in enumerate(self._fps) if self._present[i]}
+                error = self._divergence({**waiting, local_index: fingerprint})
                 self._fail(generation, error)
                 raise error
             self._slots[local_index] = value
