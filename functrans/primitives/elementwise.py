@@ -14,7 +14,7 @@ import numpy as np
 from ..core import dtypes
 from ..core.avals import ShapedArray
 from ..core.trace import Primitive
-from . import special_impls
+from . import complex_order, special_impls
 
 _KIND_NAMES = {
     "f": "a real floating-point dtype",
@@ -227,8 +227,20 @@ add_p = binop("add", np.add, ANYC)
 add_any_p = binop("add_any", np.add, ANYC)  # accumulation of tangents/cotangents in autodiff
 sub_p = binop("sub", np.subtract, NUMC)
 mul_p = binop("mul", np.multiply, ANYC)
-max_p = binop("max", np.maximum, ANY)
-min_p = binop("min", np.minimum, ANY)
+
+
+def _max(x, y):
+    return complex_order.maximum(x, y) if x.dtype.kind == "c" else np.maximum(x, y)
+
+
+def _min(x, y):
+    return complex_order.minimum(x, y) if x.dtype.kind == "c" else np.minimum(x, y)
+
+
+# Complex operands are ordered lexicographically, as in JAX (lax.max and lax.min accept them;
+# lax.lt/gt & co do not, jnp's comparisons compose them: functrans.numpy.ufuncs).
+max_p = binop("max", _max, ANYC)
+min_p = binop("min", _min, ANYC)
 atan2_p = binop("atan2", np.arctan2, F)
 nextafter_p = binop("nextafter", np.nextafter, F)
 pow_p = binop("pow", np.power, FC)
@@ -537,14 +549,25 @@ defjvp(atan2_p, lambda g, ans, x, y: _mul(g, _div(y, _add(_square(x), _square(y)
        lambda g, ans, x, y: _neg(_mul(g, _div(x, _add(_square(x), _square(y))))))
 
 
+def _balanced_eq(x, ans, y):
+    # JAX's weight for complex max/min (its rule for every dtype): 1 where x is the result,
+    # 0.5 where y is too.
+    return _select(eq_p.bind1(x, ans), _select(eq_p.bind1(y, ans), _c(0.5, ans), _c(1, ans)),
+                   _c(0, ans))
+
+
 def _max_min_jvp(pick_x_prim):
     # Ties split the tangent evenly, as in JAX (a subgradient that keeps symmetry).
     def deriv_x(g, ans, x, y):
+        if dtypes.kind(get_aval(x).dtype) == "c":
+            return _mul(g, _balanced_eq(x, ans, y))
         w = _select(pick_x_prim.bind1(x, y), _c(1, g), _select(eq_p.bind1(x, y), _c(0.5, g),
                                                                 _c(0, g)))
         return _mul(g, w)
 
     def deriv_y(g, ans, x, y):
+        if dtypes.kind(get_aval(x).dtype) == "c":
+            return _mul(g, _balanced_eq(y, ans, x))
         w = _select(pick_x_prim.bind1(y, x), _c(1, g), _select(eq_p.bind1(x, y), _c(0.5, g),
                                                                 _c(0, g)))
         return _mul(g, w)

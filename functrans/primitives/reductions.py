@@ -12,6 +12,7 @@ import numpy as np
 from ..core.avals import ShapedArray
 from ..core.dtypes import kind as dtype_kind
 from ..core.trace import Primitive
+from . import complex_order
 from .elementwise import check_dtypes
 from .structural import _check_axes
 
@@ -19,6 +20,8 @@ from .structural import _check_axes
 def _identity(ufunc, dtype):
     """The reduction's identity: what reducing an empty axis gives (XLA semantics)."""
     k = dtype_kind(dtype)
+    if k == "c" and ufunc in (np.maximum, np.minimum):
+        return complex_order.identity(ufunc is np.maximum, dtype)
     if ufunc is np.maximum:
         return -np.inf if k == "f" else (False if k == "b" else np.iinfo(dtype).min)
     if ufunc is np.minimum:
@@ -37,6 +40,8 @@ def reducer(name, ufunc, kinds) -> Primitive:
         return [ShapedArray(shape, d, x.weak_type)]
 
     def impl(x, *, axes):
+        if x.dtype.kind == "c" and ufunc in (np.maximum, np.minimum):
+            return [complex_order.reduce(x, axes, ufunc is np.maximum)]
         with np.errstate(all="ignore"):
             if ufunc is np.add or ufunc is np.multiply:
                 return [ufunc.reduce(x, axis=axes, dtype=x.dtype)]
@@ -47,8 +52,9 @@ def reducer(name, ufunc, kinds) -> Primitive:
 
 reduce_sum_p = reducer("reduce_sum", np.add, "iufc")
 reduce_prod_p = reducer("reduce_prod", np.multiply, "iufc")
-reduce_max_p = reducer("reduce_max", np.maximum, "iufb")
-reduce_min_p = reducer("reduce_min", np.minimum, "iufb")
+# Complex values reduce in JAX's lexicographic order (primitives/complex_order.py).
+reduce_max_p = reducer("reduce_max", np.maximum, "iufbc")
+reduce_min_p = reducer("reduce_min", np.minimum, "iufbc")
 reduce_and_p = reducer("reduce_and", np.bitwise_and, "iub")
 reduce_or_p = reducer("reduce_or", np.bitwise_or, "iub")
 
@@ -62,7 +68,7 @@ def _arg_reducer(name, np_fn):
             raise ValueError(f"{name}: cannot reduce the empty axis {axes[0]} of {x.str_short()}")
         if dtype_kind(np.dtype(index_dtype)) not in "iu":
             raise TypeError(f"{name}: index_dtype must be an integer dtype, got {index_dtype}")
-        check_dtypes(name, [x], "iufb")  # complex numbers are unordered
+        check_dtypes(name, [x], "iufb")  # JAX's argmax/argmin refuse complex numbers too
         shape = tuple(s for i, s in enumerate(x.shape) if i != axes[0])
         return [ShapedArray(shape, np.dtype(index_dtype))]
 
@@ -76,8 +82,9 @@ argmax_p = _arg_reducer("argmax", np.argmax)
 argmin_p = _arg_reducer("argmin", np.argmin)
 
 
-def cumulative(name, accumulate, kinds) -> Primitive:
-    """A scan along ``axis`` (optionally ``reverse``) with a NumPy accumulate function."""
+def cumulative(name, accumulate, kinds, reversible=False) -> Primitive:
+    """A scan along ``axis`` (optionally ``reverse``) with a NumPy accumulate function
+    (``reversible``: one that takes ``reverse`` itself)."""
     def abstract_eval(x, *, axis, reverse):
         _check_axes(name, (axis,), x.ndim, "axis")
         check_dtypes(name, [x], kinds)
@@ -85,6 +92,8 @@ def cumulative(name, accumulate, kinds) -> Primitive:
 
     def impl(x, *, axis, reverse):
         with np.errstate(all="ignore"):
+            if reversible:
+                return [accumulate(x, axis, reverse)]
             if reverse:
                 return [np.flip(accumulate(np.flip(x, axis), axis), axis)]
             return [accumulate(x, axis)]
@@ -94,8 +103,20 @@ def cumulative(name, accumulate, kinds) -> Primitive:
 
 cumsum_p = cumulative("cumsum", lambda x, a: np.cumsum(x, a, dtype=x.dtype), "iufc")
 cumprod_p = cumulative("cumprod", lambda x, a: np.cumprod(x, a, dtype=x.dtype), "iufc")
-cummax_p = cumulative("cummax", lambda x, a: np.maximum.accumulate(x, a), "iuf")
-cummin_p = cumulative("cummin", lambda x, a: np.minimum.accumulate(x, a), "iuf")
+
+
+def _running(ufunc, is_max):
+    def run(x, axis, reverse):
+        if x.dtype.kind == "c":  # JAX's lexicographic order (primitives/complex_order.py)
+            return complex_order.accumulate(x, axis, reverse, is_max)
+        if reverse:
+            return np.flip(ufunc.accumulate(np.flip(x, axis), axis), axis)
+        return ufunc.accumulate(x, axis)
+    return run
+
+
+cummax_p = cumulative("cummax", _running(np.maximum, True), "iufc", reversible=True)
+cummin_p = cumulative("cummin", _running(np.minimum, False), "iufc", reversible=True)
 cumlogsumexp_p = cumulative("cumlogsumexp", lambda x, a: np.logaddexp.accumulate(x, a), "f")
 
 

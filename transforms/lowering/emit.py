@@ -480,6 +480,8 @@ _IDENTITY = {"sum": 0, "prod": 1, "and": True, "or": False}
 def reduction_identity(kind, dtype):
     """The value a reduction of ``kind`` ("sum", "max", "argmin", ...) starts from."""
     d = np.dtype(dtype)
+    if d.kind == "c" and kind in ("max", "min"):  # as in JAX: -inf or +inf, imaginary 0
+        return complex(-np.inf if kind == "max" else np.inf, 0)
     if kind in ("max", "argmax"):
         return -np.inf if d.kind == "f" else (False if d.kind == "b" else np.iinfo(d).min)
     if kind in ("min", "argmin"):
@@ -522,7 +524,7 @@ class _Reduction:
         return self.em.const(reduction_identity(self.kind, dtype), np.dtype(dtype))
 
     def combine(self, a, b):
-        return combine(self.kind, a, b, self.in_dtype.kind == "f")
+        return combine(self.kind, a, b, self.in_dtype.kind)
 
     def _arg_update(self, v, pos, acc, bi):
         em = self.em

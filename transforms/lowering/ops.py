@@ -12,8 +12,8 @@ import math
 import numpy as np
 
 from . import blas
-from .emit import LoweringError
-from .scalar import dtype_ctor
+from .emit import LoweringError, reduction_identity
+from .scalar import dtype_ctor, extremum
 
 op_rules: dict = {}
 SMALL_GEMM = 1 << 15  # multiply-adds below which loops beat a BLAS call
@@ -355,7 +355,7 @@ def _cumulative(combine_name):
         dst, src = em.name(out), em.atom(x)
         em.line(f"{dst} = np.empty({_shape_tuple(shape)}, dtype={dtype_ctor(x.aval.dtype)})")
         others = [d for d in range(len(shape)) if d != axis]
-        fl = x.aval.dtype.kind == "f"
+        fl = x.aval.dtype.kind
         n = shape[axis]
         if n == 0 or x.aval.size == 0:
             return
@@ -371,7 +371,11 @@ def _cumulative(combine_name):
             cell = ", ".join(full)
             em.line(f"for {j} in {rng}:")
             em.line(f"    if {j} == {(n - 1) if reverse else 0}:")
-            em.line(f"        {acc} = {src}[{cell}]")
+            first = f"{src}[{cell}]"
+            if fl == "c" and combine_name in ("max", "min"):  # from the identity, as in JAX
+                ident = em.const(reduction_identity(combine_name, x.aval.dtype), x.aval.dtype)
+                first = _COMBINE[combine_name](ident, first, fl)
+            em.line(f"        {acc} = {first}")
             em.line("    else:")
             expr = _COMBINE[combine_name](acc, f"{src}[{cell}]", fl)
             em.line(f"        {acc} = {em.cast(expr, x.aval.dtype)}")
@@ -383,8 +387,8 @@ def _cumulative(combine_name):
 _COMBINE = {
     "sum": lambda a, b, fl: f"{a} + {b}",
     "prod": lambda a, b, fl: f"{a} * {b}",
-    "max": lambda a, b, fl: f"rt.fmax({a}, {b})" if fl else f"max({a}, {b})",
-    "min": lambda a, b, fl: f"rt.fmin({a}, {b})" if fl else f"min({a}, {b})",
+    "max": lambda a, b, kind: extremum("max", a, b, kind),  # kind: the operands' dtype kind
+    "min": lambda a, b, kind: extremum("min", a, b, kind),
     "logaddexp": lambda a, b, fl: f"rt.logaddexp({a}, {b})",
 }
 
@@ -481,8 +485,8 @@ op_rules.update({
     "scatter": _scatter(lambda c, v, fl, dt: v),
     "scatter-add": _scatter(lambda c, v, fl, dt: f"{c} | {v}" if dt == np.bool_ else f"{c} + {v}"),
     "scatter-mul": _scatter(lambda c, v, fl, dt: f"{c} * {v}"),
-    "scatter-min": _scatter(lambda c, v, fl, dt: f"rt.fmin({c}, {v})" if fl else f"min({c}, {v})"),
-    "scatter-max": _scatter(lambda c, v, fl, dt: f"rt.fmax({c}, {v})" if fl else f"max({c}, {v})"),
+    "scatter-min": _scatter(lambda c, v, fl, dt: extremum("min", c, v, np.dtype(dt).kind)),
+    "scatter-max": _scatter(lambda c, v, fl, dt: extremum("max", c, v, np.dtype(dt).kind)),
     "cumsum": _cumulative("sum"), "cumprod": _cumulative("prod"),
     "cummax": _cumulative("max"), "cummin": _cumulative("min"),
     "cumlogsumexp": _cumulative("logaddexp"),

@@ -152,12 +152,25 @@ def _rem(ctx, a, i, o):
     return f"np.fmod({a[0]}, {a[1]})" if _kind(o) == "f" else f"rt.irem({a[0]}, {a[1]})"
 
 
+def extremum(which, a, b, kind):
+    """Source text of ``which`` ("max" or "min") of ``a`` and ``b``, of dtype kind ``kind``:
+    NaN-propagating for floats, JAX's lexicographic order for complex numbers (no NaN
+    propagation: runtime.cmax), Python's max/min for integers and booleans.
+
+    >>> extremum("max", "x", "y", "c")
+    'rt.cmax(x, y)'
+    """
+    if kind in "fc":
+        return f"rt.{kind}{which}({a}, {b})"
+    return f"{which}({a}, {b})"
+
+
 def _max(ctx, a, i, o):
-    return f"rt.fmax({a[0]}, {a[1]})" if _kind(o) == "f" else f"max({a[0]}, {a[1]})"
+    return extremum("max", a[0], a[1], _kind(o))
 
 
 def _min(ctx, a, i, o):
-    return f"rt.fmin({a[0]}, {a[1]})" if _kind(o) == "f" else f"min({a[0]}, {a[1]})"
+    return extremum("min", a[0], a[1], _kind(o))
 
 
 def _nextafter(ctx, a, i, o):

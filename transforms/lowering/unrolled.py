@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .scalar import scalar_rules
+from .scalar import extremum, scalar_rules
 
 SMALL = 16
 unrolled_rules: dict = {}
@@ -132,17 +132,16 @@ _COMBINE = {"reduce_sum": "sum", "reduce_prod": "prod", "reduce_max": "max", "re
             "reduce_and": "and", "reduce_or": "or"}
 
 
-def combine(kind, a, b, fl):
-    """Source text folding ``b`` into accumulator ``a`` for reduction ``kind`` (``fl``: float
-    operands, whose max/min propagate nan)."""
+def combine(kind, a, b, dkind):
+    """Source text folding ``b`` into accumulator ``a`` for reduction ``kind``, of operands
+    of dtype kind ``dkind`` (float max/min propagate NaN, complex ones compare
+    lexicographically: :func:`extremum`)."""
     if kind == "sum":
         return f"{a} + {b}"
     if kind == "prod":
         return f"{a} * {b}"
-    if kind == "max":
-        return f"rt.fmax({a}, {b})" if fl else f"max({a}, {b})"
-    if kind == "min":
-        return f"rt.fmin({a}, {b})" if fl else f"min({a}, {b})"
+    if kind in ("max", "min"):
+        return extremum(kind, a, b, dkind)
     return f"{a} & {b}" if kind == "and" else f"{a} | {b}"
 
 
@@ -159,14 +158,18 @@ def _reduce(em, eqn, ins):
     shape = eqn.inputs[0].aval.shape
     kind = _COMBINE[eqn.prim.name]
     out = eqn.outputs[0].aval
-    fl = out.dtype.kind == "f"
+    dkind = out.dtype.kind
     res = []
     for _, members in sorted(_groups(shape, eqn.params["axes"]).items()):
         if not members:
             continue
         acc = ins[0][members[0]]
+        if dkind == "c" and kind in ("max", "min"):  # folds from the identity, as in JAX
+            from .emit import reduction_identity
+            acc = em.tmp(combine(kind, em.const(reduction_identity(kind, out.dtype), out.dtype),
+                                 acc, dkind))
         for m in members[1:]:
-            acc = em.tmp(em.cast(combine(kind, acc, ins[0][m], fl), out.dtype))
+            acc = em.tmp(em.cast(combine(kind, acc, ins[0][m], dkind), out.dtype))
         res.append(acc)
     if not res:  # reducing an empty axis gives the identity
         from .emit import _Reduction
@@ -202,8 +205,11 @@ def _cumulative(em, eqn, ins):
         order = members[::-1] if reverse else members
         acc = None
         for m in order:
+            if acc is None and dt.kind == "c" and kind in ("max", "min"):  # as in JAX
+                from .emit import reduction_identity
+                acc = em.const(reduction_identity(kind, dt), dt)
             acc = ins[0][m] if acc is None else em.tmp(em.cast(
-                combine(kind, acc, ins[0][m], dt.kind == "f"), dt))
+                combine(kind, acc, ins[0][m], dt.kind), dt))
             res[m] = acc
     return [res]
 
