@@ -712,6 +712,8 @@ def top_k(operand, k):
     (Array([5, 3], dtype=int64), Array([1, 2], dtype=int32))
     """
     aval = get_aval(operand)
+    if dtypes.kind(aval.dtype) == "c":
+        raise ValueError("top_k is not compatible with complex inputs (as in JAX)")
     n = aval.shape[-1]
     if not 0 <= k <= n:
         raise ValueError(f"top_k: k={k} must be between 0 and the last dimension ({n})")

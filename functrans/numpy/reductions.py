@@ -417,8 +417,9 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
 
 # ---- NaN-ignoring variants -----------------------------------------------------------------------------
 def _nan_to(a, value):
+    # A complex number is NaN where either part is (NumPy's and JAX's nan-functions).
     a = asarray(a)
-    if dtypes.kind(get_aval(a).dtype) != "f":
+    if dtypes.kind(get_aval(a).dtype) not in "fc":
         return a
     return lax.select(isnan(a), lax.full_like(a, value), a)
 
@@ -445,7 +446,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
 
 def _nan_extreme(reducer, a, axis, out, keepdims, initial, where, fill):
     a = asarray(a)
-    if dtypes.kind(get_aval(a).dtype) != "f":
+    if dtypes.kind(get_aval(a).dtype) not in "fc":
         return reducer(a, axis, out, keepdims, initial, where)
     m = reducer(_nan_to(a, fill), axis, out, keepdims, initial, where)
     if initial is not None:

@@ -582,6 +582,12 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):
         check_arraylike("clip", bound, allow_none=True)
     a = asarray(a)
     aval = get_aval(a)
+    if any(b is not None and dtypes.kind(get_aval(b).dtype) == "c" for b in (a, lo, hi)):
+        raise ValueError(  # JAX's refusal and wording (NumPy clips lexicographically)
+            "Clip received a complex value either through the input or the min/max keywords. "
+            "Complex values have no ordering and cannot be clipped. Please convert to a real "
+            "value or array by taking the real or imaginary components via "
+            "functrans.numpy.real/imag respectively.")
     if dtypes.kind(aval.dtype) in "iu" and not aval.weak_type:
         # As NumPy: Python int bounds beyond the dtype's range clip nothing (no overflow).
         info = np.iinfo(aval.dtype)

@@ -124,6 +124,7 @@ def partition(a, kth, axis=-1):
     Array(2, dtype=int64)
     """
     check_arraylike("partition", a)
+    _no_complex_partition("partition", a)
     return sort(a, axis)
 
 
@@ -134,7 +135,15 @@ def argpartition(a, kth, axis=-1):
     Array(1, dtype=int64)
     """
     check_arraylike("argpartition", a)
+    _no_complex_partition("argpartition", a)
     return argsort(a, axis)
+
+
+def _no_complex_partition(name, a):
+    # As in JAX (NumPy partitions them in its lexicographic order; so would sort here).
+    if dtypes.kind(get_aval(asarray(a)).dtype) == "c":
+        raise NotImplementedError(f"fnp.{name} for complex dtype is not implemented (as in "
+                                  "JAX); fnp.sort/fnp.argsort order complex numbers")
 
 
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
@@ -176,9 +185,15 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
 
 
 def _nan_last_less(x, y):
-    """``x < y`` in the order that puts NaN after every number (and NaN == NaN)."""
+    """``x < y`` in the order that puts NaN after every number (and NaN == NaN); complex
+    numbers by real part, then imaginary part, each in that order (:func:`sort`'s)."""
     from ._core import broadcast_operands
     x, y = broadcast_operands("searchsorted", [x, y], keep_scalars=False)
+    if dtypes.kind(get_aval(x).dtype) == "c":
+        (xr, xi), (yr, yi) = [(P.real_p.bind1(v), P.imag_p.bind1(v)) for v in (x, y)]
+        same_r = P.not_p.bind1(P.or_p.bind1(_nan_last_less(xr, yr), _nan_last_less(yr, xr)))
+        return P.or_p.bind1(_nan_last_less(xr, yr),
+                            P.and_p.bind1(same_r, _nan_last_less(xi, yi)))
     less = P.lt_p.bind1(x, y)
     if dtypes.kind(get_aval(x).dtype) != "f":
         return less
@@ -600,6 +615,9 @@ def _sorted_slices(name, a, axis, nan):
     if aval.dtype == dtypes.bool_:
         raise TypeError(f"fnp.{name}: boolean input is not supported (NumPy cannot subtract "
                         "booleans); convert it to a number type first")
+    if dtypes.kind(aval.dtype) == "c":  # JAX's refusal and wording (NumPy answers)
+        raise ValueError(f"fnp.{name}: quantile does not support complex input, as the "
+                         "operation is poorly defined")
     if axis is None:
         axes = tuple(range(aval.ndim))
     else:

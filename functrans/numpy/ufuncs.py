@@ -32,12 +32,10 @@ def _const(value, like):
     return lax.ops._convert_weak(value, get_aval(like).dtype)
 
 
-def _make(np_ufunc, impl, name=None, *, scalars=True, ordered=False):
+def _make(np_ufunc, impl, name=None, *, scalars=True):
     """A NumPy-compatible ufunc from ``impl``, which receives operands already cast to the
     loop dtypes. ``scalars=False`` broadcasts rank-0 operands too, for implementations that
-    ``select`` between operands (select_n needs equal shapes). ``ordered`` functions compare
-    values: as in ``lax``, they refuse complex operands (NumPy orders them
-    lexicographically)."""
+    ``select`` between operands (select_n needs equal shapes)."""
     name = name or np_ufunc.__name__
     nin = np_ufunc.nin
 
@@ -65,10 +63,6 @@ def _make(np_ufunc, impl, name=None, *, scalars=True, ordered=False):
                 f"fnp.{name}: where= is not supported (without out= NumPy leaves the masked "
                 f"entries uninitialized); use fnp.where(mask, fnp.{name}(...), other)")
         ops, out_dtype, weak = ufunc_operands(name, np_ufunc, args, dtype, scalars)
-        if ordered and _kind(ops[0]) == "c":
-            raise TypeError(f"fnp.{name} does not support complex operands "
-                            f"({get_aval(ops[0]).dtype}): functrans does not order complex "
-                            "numbers; compare fnp.real/fnp.imag or fnp.abs instead")
         return convert(impl(*ops), out_dtype, weak)
 
     plans = Plans(slow, name)
@@ -473,7 +467,7 @@ def _hypot(x, y):
 def _fmax_fmin(prim):
     def impl(x, y):
         m = prim.bind1(x, y)
-        if _kind(x) != "f":
+        if _kind(x) not in "fc":  # a complex number is NaN if either part is
             return m
         return lax.select(P.ne_p.bind1(x, x), y, lax.select(P.ne_p.bind1(y, y), x, m))
     return impl
@@ -500,6 +494,8 @@ def _compare(prim, negative_first):
     def impl(x, y):
         dx, dy = get_aval(x).dtype, get_aval(y).dtype
         if dx == dy:
+            if dtypes.kind(dx) == "c" and prim not in (P.eq_p, P.ne_p):
+                return _lexicographic(prim, x, y)
             return prim.bind1(x, y)
         if dtypes.kind(dx) == "i":
             neg, r, value = P.lt_p.bind1(x, _const(0, x)), prim.bind1(convert(x, dy), y), \
@@ -510,6 +506,14 @@ def _compare(prim, negative_first):
             value = negative_first if prim in (P.eq_p, P.ne_p) else not negative_first
         return lax.select(neg, lax.full_like(r, value), r)
     return impl
+
+
+def _lexicographic(prim, x, y):
+    """``prim`` (lt, le, gt, ge) of complex ``x`` and ``y`` in NumPy's and JAX's order: the
+    real parts decide unless they are equal, then the imaginary parts (any comparison with a
+    NaN part is false). lax's comparisons refuse complex operands, as JAX's do."""
+    (xr, xi), (yr, yi) = _parts(x), _parts(y)
+    return lax.select(P.eq_p.bind1(xr, yr), prim.bind1(xi, yi), prim.bind1(xr, yr))
 
 
 def _right_shift(x, y):
@@ -548,10 +552,11 @@ floor_divide = _make(np.floor_divide, _half_in_float(_floor_divide), scalars=Fal
 remainder = _make(np.remainder, _half_in_float(_remainder), scalars=False)
 mod = _make(np.remainder, _half_in_float(_remainder), "mod", scalars=False)
 fmod = _make(np.fmod, _binary_prim(P.rem_p))
-maximum = _make(np.maximum, _binary_prim(P.max_p), ordered=True)
-minimum = _make(np.minimum, _binary_prim(P.min_p), ordered=True)
-fmax = _make(np.fmax, _fmax_fmin(P.max_p), scalars=False, ordered=True)
-fmin = _make(np.fmin, _fmax_fmin(P.min_p), scalars=False, ordered=True)
+# Complex operands: lax.max/lax.min's lexicographic order, NaNs not propagated (as in JAX).
+maximum = _make(np.maximum, _binary_prim(P.max_p))
+minimum = _make(np.minimum, _binary_prim(P.min_p))
+fmax = _make(np.fmax, _fmax_fmin(P.max_p), scalars=False)
+fmin = _make(np.fmin, _fmax_fmin(P.min_p), scalars=False)
 arctan2 = _make(np.arctan2, _binary_prim(P.atan2_p))
 atan2 = _make(np.arctan2, _binary_prim(P.atan2_p), "atan2")
 hypot = _make(np.hypot, _half_in_float(_hypot), scalars=False)
@@ -566,7 +571,7 @@ ldexp = _make(np.ldexp, _half_in_float(_ldexp), scalars=False)
 
 def _comparison(np_ufunc, prim, negative_first):
     ordered = {P.lt_p: "<", P.le_p: "<", P.gt_p: ">", P.ge_p: ">"}.get(prim)
-    fn = _make(np_ufunc, _compare(prim, negative_first), ordered=ordered is not None)
+    fn = _make(np_ufunc, _compare(prim, negative_first))
 
     def compare(x1, x2, /, out=None, *, dtype=None, where=None):
         # NumPy 2 compares integer arrays with Python ints outside their dtype's range by
