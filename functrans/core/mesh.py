@@ -12,7 +12,10 @@ dimension, which mesh axes split it; a ``NamedSharding`` pairs the two::
 """
 from __future__ import annotations
 
+import contextlib
+import enum
 import math
+import threading
 
 import numpy as np
 
@@ -56,16 +59,61 @@ def canonical_spec(spec, ndim: int, what: str) -> tuple:
     return tuple(out) + ((),) * (ndim - len(out))
 
 
+class AxisType(enum.Enum):
+    """How a mesh axis is used (``jax.sharding.AxisType``): ``Auto`` (the compiler decides
+    how values are split over it), ``Explicit`` (splits are part of values' types) or
+    ``Manual`` (inside ``shard_map``, each device holds its block).
+
+    functrans computes every value's global view whatever the axis types say, so they are
+    recorded (meshes print and compare them, as in JAX) but change no result.
+
+    >>> AxisType.Explicit, str(AxisType.Auto)
+    (Explicit, 'AxisType.Auto')
+    """
+    Auto = enum.auto()
+    Explicit = enum.auto()
+    Manual = enum.auto()
+
+    def __repr__(self):
+        return self.name
+
+
+def canonical_axis_types(axis_types, names, default: AxisType) -> tuple:
+    """``axis_types`` as one AxisType per axis name (a single AxisType applies to all)."""
+    if axis_types is None:
+        return (default,) * len(names)
+    types = (axis_types,) if isinstance(axis_types, AxisType) else tuple(axis_types)
+    if not all(isinstance(t, AxisType) for t in types):
+        raise TypeError(f"axis_types must be jax.sharding.AxisType members (AxisType.Auto, "
+                        f"AxisType.Explicit, AxisType.Manual), got {types!r}")
+    if len(types) == 1 and len(names) > 1:
+        types = types * len(names)
+    if len(types) != len(names):
+        raise ValueError(f"Number of axis names should match the number of axis_types. Got "
+                         f"axis_names={tuple(names)} and axis_types={types}")
+    return types
+
+
+def _axes_repr(names, sizes) -> str:
+    return ", ".join(f"{n!r}: {k}" for n, k in zip(names, sizes))
+
+
 class Mesh:
-    """Devices in a grid with named axes: ``Mesh(np.array(devices).reshape(2, 2), ("x", "y"))``.
+    """Devices in a grid with named axes: ``Mesh(np.array(devices).reshape(2, 2), ("x", "y"))``;
+    ``axis_types`` (default: all ``AxisType.Auto``, as in JAX) says how each axis is used.
 
     >>> Mesh(np.array([Device("cpu", 0)]), ("x",)).shape
     {'x': 1}
+    >>> Mesh(np.array([Device("cpu", 0)]), ("x",))
+    Mesh(axis_sizes=(1,), axis_names=('x',), axis_types=(Auto,))
     """
 
-    def __init__(self, devices, axis_names):
+    def __init__(self, devices, axis_names, axis_types=None):
         devs = np.asarray(devices, dtype=object)
         names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+        if not names and devs.ndim == 0:  # JAX's empty mesh: what get_mesh() gives outside
+            self._init(devs, names, ())  # any mesh context
+            return
         if devs.ndim != len(names):
             raise ValueError(f"Mesh: {devs.ndim}-d device array but {len(names)} axis names "
                              f"{names}")
@@ -76,11 +124,15 @@ class Mesh:
             raise TypeError("Mesh: devices must be functrans devices (from ft.devices())")
         if len(set(flat)) != len(flat):
             raise ValueError(f"Mesh: a device appears twice in {flat}")
-        self.devices, self.axis_names = devs, names
+        self._init(devs, names, canonical_axis_types(axis_types, names, AxisType.Auto))
+
+    def _init(self, devs, names, types):
+        self.devices, self.axis_names, self.axis_types = devs, names, types
         # A mesh never changes: what dispatch asks of it is computed once.
         self._shape = dict(zip(names, devs.shape))
         self._coords = [dict(zip(names, c)) for c in np.ndindex(*devs.shape)]
-        self._key = (names, devs.shape, tuple(d.id for d in flat))
+        flat = [d for d in devs.flat if d is not None]
+        self._key = (names, devs.shape, tuple(d.id for d in flat), types)
         self._hash = hash(self._key)
 
     @property
@@ -89,7 +141,22 @@ class Mesh:
 
     @property
     def size(self) -> int:
-        return self.devices.size
+        return self.devices.size if self.axis_names else 0
+
+    @property
+    def axis_sizes(self) -> tuple:
+        return tuple(self._shape.values())
+
+    @property
+    def shape_tuple(self) -> tuple:
+        return tuple(self._shape.items())
+
+    explicit_axes = property(lambda self: self._axes_of(AxisType.Explicit))
+    auto_axes = property(lambda self: self._axes_of(AxisType.Auto))
+    manual_axes = property(lambda self: self._axes_of(AxisType.Manual))
+
+    def _axes_of(self, kind) -> tuple:
+        return tuple(n for n, t in zip(self.axis_names, self.axis_types) if t is kind)
 
     def coords(self):
         """Every shard's coordinates (name -> index), in row-major device order."""
@@ -104,37 +171,55 @@ class Mesh:
     def __hash__(self):
         return self._hash
 
-    def __enter__(self):  # accepted for JAX compatibility: specs always name their mesh here
+    def __enter__(self):
+        # JAX 0.10.2's ``with mesh:`` sets no context mesh either (get_mesh() stays empty):
+        # ``set_mesh`` does. Accepted so that older programs run.
         return self
 
     def __exit__(self, *exc):
         return False
 
     def __repr__(self):
-        return f"Mesh({self.shape}, devices={[d.id for d in self.devices.flat]})"
+        if not self.axis_names:
+            return "Mesh(axis_sizes=(), axis_names=())"
+        return (f"Mesh(axis_sizes={self.axis_sizes}, axis_names={self.axis_names}, "
+                f"axis_types={self.axis_types})")
+
+    def __str__(self):
+        if not self.axis_names:
+            return "Mesh()"
+        return (f"Mesh({_axes_repr(self.axis_names, self.axis_sizes)}, "
+                f"axis_types={self.axis_types})")
 
     @property
     def abstract_mesh(self) -> "AbstractMesh":
-        """The mesh's axis sizes and names, without its devices."""
-        return AbstractMesh(tuple(self._shape.values()), self.axis_names)
+        """The mesh's axis sizes, names and types, without its devices."""
+        return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types)
 
     @property
     def empty(self) -> bool:
-        return False
+        return not self.axis_names
 
-    @property
-    def are_all_axes_explicit(self) -> bool:
-        return False
+    are_all_axes_explicit = property(lambda self: _all_of(self, AxisType.Explicit))
+    are_all_axes_auto = property(lambda self: _all_of(self, AxisType.Auto))
+    are_all_axes_manual = property(lambda self: _all_of(self, AxisType.Manual))
+
+
+def _all_of(mesh, kind) -> bool:
+    # JAX's empty mesh answers False for each: it has no axes of any type.
+    return bool(mesh.axis_types) and all(t is kind for t in mesh.axis_types)
 
 
 class AbstractMesh:
-    """A mesh's axis sizes and names without its devices (``jax.sharding.AbstractMesh``): what
-    the sharding of an abstract value names. The empty one, ``AbstractMesh((), ())``, is the
-    mesh of every value that is not split over devices in the global view, which is every
+    """A mesh's axis sizes, names and types without its devices (``jax.sharding.AbstractMesh``):
+    what the sharding of an abstract value names. The empty one, ``AbstractMesh((), ())``, is
+    the mesh of every value that is not split over devices in the global view, which is every
     functrans value outside ``shard_map``/``pmap`` (see ``ShapedArray.sharding``).
 
     >>> AbstractMesh((2,), ("x",)).shape, AbstractMesh((), ()).empty
     ({'x': 2}, True)
+    >>> AbstractMesh((2,), ("x",), axis_types=AxisType.Explicit)
+    AbstractMesh('x': 2, axis_types=(Explicit,))
     """
 
     def __init__(self, axis_sizes=(), axis_names=(), axis_types=None):
@@ -142,12 +227,15 @@ class AbstractMesh:
         if len(self.axis_sizes) != len(self.axis_names):
             raise ValueError(f"AbstractMesh: {len(self.axis_sizes)} axis sizes but "
                              f"{len(self.axis_names)} axis names")
-        self.axis_types = tuple(axis_types) if axis_types is not None else \
-            ("Auto",) * len(self.axis_names)
+        self.axis_types = canonical_axis_types(axis_types, self.axis_names, AxisType.Auto)
 
     @property
     def shape(self) -> dict:
         return dict(zip(self.axis_names, self.axis_sizes))
+
+    @property
+    def shape_tuple(self) -> tuple:
+        return tuple(zip(self.axis_names, self.axis_sizes))
 
     @property
     def size(self) -> int:
@@ -157,47 +245,68 @@ class AbstractMesh:
     def empty(self) -> bool:
         return not self.axis_names
 
-    @property
-    def are_all_axes_explicit(self) -> bool:
-        # functrans's meshes have no explicit (typed) axes; JAX's empty mesh says False too.
-        return bool(self.axis_types) and all(str(t).endswith("Explicit")
-                                             for t in self.axis_types)
+    explicit_axes = property(lambda self: Mesh._axes_of(self, AxisType.Explicit))
+    auto_axes = property(lambda self: Mesh._axes_of(self, AxisType.Auto))
+    manual_axes = property(lambda self: Mesh._axes_of(self, AxisType.Manual))
+    are_all_axes_explicit = property(lambda self: _all_of(self, AxisType.Explicit))
+    are_all_axes_auto = property(lambda self: _all_of(self, AxisType.Auto))
+    are_all_axes_manual = property(lambda self: _all_of(self, AxisType.Manual))
 
     @property
     def abstract_mesh(self) -> "AbstractMesh":
         return self
 
+    def update_axis_types(self, name_to_type: dict) -> "AbstractMesh":
+        """This mesh with the axes named in ``name_to_type`` given those types.
+
+        >>> AbstractMesh((2,), ("x",)).update_axis_types({"x": AxisType.Manual}).axis_types
+        (Manual,)
+        """
+        for n in name_to_type:
+            if n not in self.axis_names:
+                raise ValueError(f"update_axis_types: {n!r} is not an axis of {self}")
+        types = tuple(name_to_type.get(n, t) for n, t in zip(self.axis_names, self.axis_types))
+        return AbstractMesh(self.axis_sizes, self.axis_names, types)
+
     def __eq__(self, other):
-        return isinstance(other, AbstractMesh) and (self.axis_sizes, self.axis_names) == (
-            other.axis_sizes, other.axis_names)
+        return isinstance(other, AbstractMesh) and self._key() == other._key()
 
     def __hash__(self):
-        return hash((self.axis_sizes, self.axis_names))
+        return hash(self._key())
+
+    def _key(self):
+        return self.axis_sizes, self.axis_names, self.axis_types
 
     def __repr__(self):
-        axes = ", ".join(f"'{n}': {k}" for n, k in self.shape.items())
-        return f"AbstractMesh(({axes}), axis_types={self.axis_types})"
+        if self.empty:
+            return "AbstractMesh((), axis_types=())"
+        return (f"AbstractMesh({_axes_repr(self.axis_names, self.axis_sizes)}, "
+                f"axis_types={self.axis_types})")
 
 
 EMPTY_MESH = AbstractMesh((), ())
 
 
-def make_mesh(axis_shapes, axis_names, devices=None) -> Mesh:
-    """A mesh of the first ``prod(axis_shapes)`` devices.
+def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None) -> Mesh:
+    """A mesh of the first ``prod(axis_shapes)`` devices (or of ``devices``). Its axes are
+    ``AxisType.Explicit`` unless ``axis_types`` says otherwise, as in JAX 0.10.2.
 
     >>> from functrans.core.config import config
     >>> with config.override(num_cpu_devices=2):
     ...     make_mesh((2,), ("x",))
-    Mesh({'x': 2}, devices=[0, 1])
+    Mesh(axis_sizes=(2,), axis_names=('x',), axis_types=(Explicit,))
     """
     from .devices import devices as all_devices
-    n = math.prod(axis_shapes)
+    shape = tuple(axis_shapes)
+    names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+    types = canonical_axis_types(axis_types, names, AxisType.Explicit)
+    n = math.prod(shape)
     devs = list(devices) if devices is not None else all_devices()
     if n > len(devs):
-        raise ValueError(f"make_mesh: a {tuple(axis_shapes)} mesh needs {n} devices, but "
-                         f"there are {len(devs)}; raise num_cpu_devices (ft.config.update("
+        raise ValueError(f"make_mesh: a {shape} mesh needs {n} devices, but there are "
+                         f"{len(devs)}; raise num_cpu_devices (ft.config.update("
                          "'num_cpu_devices', n)) or FUNCTRANS_NUM_CPU_DEVICES")
-    return Mesh(np.array(devs[:n], dtype=object).reshape(tuple(axis_shapes)), axis_names)
+    return Mesh(np.array(devs[:n], dtype=object).reshape(shape), names, types)
 
 
 def block_index(dim_names, coords, sizes) -> tuple[int, int]:
@@ -232,6 +341,11 @@ class Sharding:
     @property
     def addressable_devices(self) -> set:
         return {d for d in self.device_set if d.process_index == processes.index}
+
+    def addressable_devices_indices_map(self, shape) -> dict:
+        """``devices_indices_map`` for this process's devices only."""
+        return {d: i for d, i in self.devices_indices_map(shape).items()
+                if d.process_index == processes.index}
 
     def shard_shape(self, shape) -> tuple:
         idx = next(iter(self.devices_indices_map(shape).values()))
@@ -305,8 +419,12 @@ class NamedSharding(Sharding):
     def __hash__(self):
         return hash((self.mesh, tuple(self.spec)))
 
+    @property
+    def memory_kind(self) -> str:
+        return "device"  # CPU devices have one memory: the host's
+
     def __repr__(self):
-        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"
+        return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind=device)"
 
 
 def check_divisible(shape, spec, sizes, what) -> None:
@@ -322,5 +440,98 @@ def default_sharding() -> SingleDeviceSharding:
     return SingleDeviceSharding(default_device())
 
 
-__all__ = ["AbstractMesh", "Mesh", "PartitionSpec", "P", "NamedSharding",
-           "SingleDeviceSharding", "Sharding", "make_mesh"]
+# The context mesh, per thread as in JAX (a thread started later sees none): the concrete
+# mesh set_mesh names, and the abstract mesh traced code sees (inside shard_map, the mesh
+# with its manual axes).
+class _MeshContext(threading.local):
+    mesh = None
+    abstract = None
+
+
+_context = _MeshContext()
+EMPTY_CONCRETE_MESH = Mesh(np.empty((), dtype=object), ())
+
+
+def get_mesh() -> Mesh:
+    """The mesh ``set_mesh`` made current; outside any, the empty mesh (as in JAX 0.10.2).
+
+    >>> get_mesh()
+    Mesh(axis_sizes=(), axis_names=())
+    """
+    return _context.mesh if _context.mesh is not None else EMPTY_CONCRETE_MESH
+
+
+def get_abstract_mesh() -> AbstractMesh:
+    """The current mesh's sizes, names and types without its devices; inside ``shard_map`` its
+    axes are ``Manual``; outside any mesh context, the empty abstract mesh.
+
+    >>> get_abstract_mesh()
+    AbstractMesh((), axis_types=())
+    """
+    if _context.abstract is not None:
+        return _context.abstract
+    return get_mesh().abstract_mesh if _context.mesh is not None else EMPTY_MESH
+
+
+class set_mesh:
+    """Make ``mesh`` the context mesh, both at once (a global setter: ``set_mesh(mesh)``; ``None``
+    clears it) and as a context manager restoring the previous one on exit, as in JAX 0.10.2.
+    Under it, a bare ``PartitionSpec`` means ``NamedSharding(mesh, spec)`` (``reshard``,
+    ``with_sharding_constraint``) and ``shard_map`` needs no ``mesh=``.
+
+    >>> with set_mesh(make_mesh((2,), ("x",))):
+    ...     get_mesh().axis_names
+    ('x',)
+    >>> get_mesh().empty
+    True
+    """
+
+    def __init__(self, mesh):
+        if mesh is not None and not isinstance(mesh, Mesh):
+            raise ValueError(f"set_mesh: expected a functrans.sharding.Mesh (or None), got "
+                             f"{type(mesh).__name__}: {mesh!r:.80}")
+        self._previous = (_context.mesh, _context.abstract)
+        _context.mesh = None if mesh is None or mesh.empty else mesh
+        _context.abstract = None
+
+    def __enter__(self):
+        return None  # (JAX's returns None too)
+
+    def __exit__(self, *exc):
+        _context.mesh, _context.abstract = self._previous
+        return False
+
+
+@contextlib.contextmanager
+def use_abstract_mesh(mesh: AbstractMesh):
+    """Within the block, ``get_abstract_mesh()`` is ``mesh`` (the concrete mesh is unchanged).
+
+    >>> with use_abstract_mesh(AbstractMesh((2,), ("x",))):
+    ...     get_abstract_mesh().shape
+    {'x': 2}
+    """
+    if not isinstance(mesh, AbstractMesh):
+        raise ValueError(f"use_abstract_mesh: expected an AbstractMesh, got "
+                         f"{type(mesh).__name__}: {mesh!r:.80}")
+    previous = _context.abstract
+    _context.abstract = mesh
+    try:
+        yield
+    finally:
+        _context.abstract = previous
+
+
+def context_sharding(spec, what: str, error=ValueError) -> "NamedSharding":
+    """``NamedSharding(context mesh, spec)``; ``error`` naming ``what`` and the spec when no
+    mesh is set."""
+    mesh = get_mesh()
+    if mesh.empty:
+        raise error(f"{what}: got {spec}, but a bare PartitionSpec needs a mesh and none is "
+                    f"set: enter one with `with ft.set_mesh(mesh):` or pass "
+                    f"NamedSharding(mesh, {spec})")
+    return NamedSharding(mesh, spec)
+
+
+__all__ = ["AbstractMesh", "AxisType", "Mesh", "PartitionSpec", "P", "NamedSharding",
+           "SingleDeviceSharding", "Sharding", "make_mesh", "get_mesh", "get_abstract_mesh",
+           "set_mesh", "use_abstract_mesh"]
