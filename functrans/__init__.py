@@ -46,6 +46,7 @@ from ._contexts import (checking_leaks, disable_jit, ensure_compile_time_eval,  
                         log_compiles, named_scope, numpy_dtype_promotion,
                         numpy_rank_promotion)
 from .sharding import NamedSharding, P, make_mesh  # noqa: F401,E402  (jax.NamedSharding, ...)
+from .sharding import reshard, set_mesh  # noqa: F401,E402  (jax.reshard, jax.set_mesh)
 from ._toplevel import (device_get, effects_barrier, jacobian,  # noqa: F401,E402
                         linear_transpose, typeof)
 from .core.devices import Device  # noqa: F401,E402

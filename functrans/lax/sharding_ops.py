@@ -13,17 +13,22 @@ as ``device_put`` does there. Values never change.
 from __future__ import annotations
 
 from ..core.devices import Device
-from ..core.mesh import PartitionSpec, Sharding, SingleDeviceSharding
+from ..core.mesh import PartitionSpec, Sharding, SingleDeviceSharding, context_sharding
 from ..placement import device_put
 from ..tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 
 __all__ = ["with_sharding_constraint"]
 
 
+class _NoMeshError(RuntimeError, TypeError):
+    """A bare spec without a mesh: JAX raises RuntimeError; functrans raised TypeError before
+    it had mesh contexts, so callers catching either still do."""
+
+
 def with_sharding_constraint(x, shardings):
     """``x`` (a pytree of arrays) with ``shardings``: one ``Sharding`` (or ``Device``) for
-    every leaf, or a pytree prefix of ``x`` of them. A bare ``PartitionSpec`` needs a mesh,
-    which functrans has no context for: pass ``NamedSharding(mesh, spec)``.
+    every leaf, or a pytree prefix of ``x`` of them. A bare ``PartitionSpec`` means
+    ``NamedSharding(mesh, spec)`` on the mesh ``ft.set_mesh`` made current.
 
     >>> mesh = ft.sharding.Mesh(np.array(ft.devices()[:2]), ("i",))
     >>> y = with_sharding_constraint(fnp.ones(4), ft.sharding.NamedSharding(mesh, P("i")))
@@ -41,10 +46,12 @@ def with_sharding_constraint(x, shardings):
     for i, (leaf, s) in enumerate(zip(leaves, specs)):
         if isinstance(s, Device):
             s = SingleDeviceSharding(s)
-        elif s is not None and (isinstance(s, PartitionSpec) or not isinstance(s, Sharding)):
+        elif isinstance(s, PartitionSpec):
+            s = context_sharding(s, "with_sharding_constraint", _NoMeshError)
+        elif s is not None and not isinstance(s, Sharding):
             raise TypeError(
                 f"with_sharding_constraint: leaf {i} of shardings is a {type(s).__name__} "
-                f"({s!r:.60}); expected a Sharding such as NamedSharding(mesh, spec) (a bare "
-                "PartitionSpec needs a mesh) or a Device")
+                f"({s!r:.60}); expected a Sharding such as NamedSharding(mesh, spec), a "
+                "PartitionSpec (under ft.set_mesh) or a Device")
         out.append(device_put(leaf, s))
     return tree_unflatten(tree, out)
