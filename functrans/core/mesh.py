@@ -324,7 +324,8 @@ def shard_slices(shape, spec, coords, sizes) -> tuple:
     for dim, names in zip(shape, spec):
         i, k = block_index(names, coords, sizes)
         b = dim // k
-        out.append(slice(i * b, (i + 1) * b))
+        # A whole dimension is slice(None), as JAX's shard indices say.
+        out.append(slice(None) if k == 1 else slice(i * b, (i + 1) * b))
     return tuple(out)
 
 
