@@ -6,8 +6,10 @@
 """
 from ._version import __version__  # noqa: F401
 from .core import malloc as _malloc
+from .core import thread_waits as _thread_waits
 
 _malloc.keep_freed_memory()  # before large arrays come and go: see core/malloc.py
+_thread_waits.sleep_while_waiting()  # before the first parallel loop: see core/thread_waits.py
 from . import numpy  # noqa: F401  (attaches array methods; must come before the rest)
 from . import lax, nn, scipy, tree, tree_util  # noqa: F401
 from . import random  # noqa: F401

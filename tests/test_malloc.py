@@ -49,3 +49,19 @@ def test_the_tuning_can_be_turned_off_and_never_overrides_the_users_malloc_setti
     assert min(_fault_counts("import", FUNCTRANS_MALLOC_TUNING="0")[1:]) > 2000
     # The user's own (here: glibc's default) trim threshold is respected.
     assert min(_fault_counts("import", MALLOC_TRIM_THRESHOLD_="131072")[1:]) > 2000
+
+
+@pytest.mark.parametrize("given, expected", [(None, "PASSIVE"), ("active", "active")])
+def test_openmp_threads_sleep_while_waiting_unless_the_user_chose(given, expected):
+    # core/thread_waits.py: functrans sets OMP_WAIT_POLICY before the first parallel loop
+    # starts libgomp, and leaves a user's own setting alone; the parallel loop must run.
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if given:
+        env["OMP_WAIT_POLICY"] = given
+    code = ("import os, functrans as ft, functrans.numpy as fnp\n"
+            "x = fnp.ones(1 << 19, 'float32')\n"
+            "assert float(ft.jit(lambda a: fnp.sum(a * 2))(x).block_until_ready()) == 2 ** 20\n"
+            "print(os.environ['OMP_WAIT_POLICY'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=120, check=True).stdout
+    assert out.strip() == expected
