@@ -525,3 +525,29 @@ def test_reduce_window_errors_name_the_problem():
         rw((x, x), 0.0, lax.add, (2, 2), (1, 1), "VALID")
     with pytest.raises(TypeError, match="operands must have the same shape"):
         rw((x, x[:2]), (0.0, 0.0), lambda a, b: a, (2, 2), (1, 1), "VALID")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("padding", ["SAME", "VALID", ((2, 0), (1, 3))])
+@pytest.mark.parametrize("features", [1, 5])
+def test_nhwc_kernel_gradient_under_jit_matches_eager(dtype, padding, features):
+    # The kernel's cotangent of an NHWC/HWIO convolution is lowered as the forward im2col of
+    # the input times the output cotangent (window_ops._conv_as_weight_gradient): the
+    # un-jitted gradient (NumPy's evaluation of the same transposed convolution) is the
+    # oracle. Tolerance: sums of 3*3*features*batch products in different orders, a few
+    # ulps of the result's magnitude.
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3, 9, 8, features)).astype(dtype)
+    w = rng.standard_normal((3, 2, features, 4)).astype(dtype)
+    ct = rng.standard_normal(lax.conv_general_dilated(
+        x, w, (1, 1), padding, dimension_numbers=("NHWC", "HWIO", "NHWC")).shape).astype(dtype)
+
+    def f(w, x):
+        y = lax.conv_general_dilated(x, w, (1, 1), padding,
+                                     dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        return fnp.sum(y * ct)
+
+    got = ft.jit(ft.grad(f))(w, x)
+    want = ft.grad(f)(w, x)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())

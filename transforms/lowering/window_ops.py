@@ -188,6 +188,10 @@ def _conv(em, eqn):
         return
     work = dt if dt.kind == "f" else np.dtype(np.int64)
 
+    if _weight_gradient_form(eqn, work):
+        _conv_as_weight_gradient(em, eqn, work)
+        return
+
     def prepared(x, perm):
         src = em.atom(x)
         if list(perm) != list(range(len(perm))):
@@ -223,6 +227,57 @@ def _conv(em, eqn):
     else:
         _im2col_loops(em, xt, cols, (b, nb, g, cg), sp, ksp, out_sp, strides, pads, ldil, rdil)
     _gemm_and_output(em, eqn, cols, wm, (b, g, nb, od, o, pp, kk, cg), out_sp, work)
+
+
+def _swapped(spec) -> tuple:
+    """The dims of ``spec`` (batch, feature, spatial...) ordered feature, spatial..., batch."""
+    return (spec[1], *spec[2:], spec[0])
+
+
+def _weight_gradient_form(eqn, work) -> bool:
+    """A 2-D convolution whose operands lie in memory as (feature, S0, S1, batch) and
+    (in-feature, K0, K1, out-feature): the kernel's gradient of an NHWC convolution (its
+    transpose rule swaps batch and feature), as NHWC arrays are. Such a convolution is the
+    forward im2col of its lhs, multiplied (transposed) by its rhs as it is: the general
+    lowering would first transpose both operands (two of the three largest copies of a CNN's
+    weight gradient)."""
+    p = eqn.params
+    lhs_spec, rhs_spec, _ = p["dimension_numbers"]
+    lhs, rhs = eqn.inputs
+    return (len(lhs_spec) == 4 and work in (np.float32, np.float64)
+            and lhs.aval.dtype == work and rhs.aval.dtype == work
+            and p["batch_group_count"] == p["feature_group_count"] == 1
+            and all(d == 1 for d in list(p["window_strides"]) + list(p["lhs_dilation"])
+                    + list(p["rhs_dilation"]))
+            and _swapped(lhs_spec) == (0, 1, 2, 3) and _swapped(rhs_spec) == (0, 1, 2, 3))
+
+
+def _conv_as_weight_gradient(em, eqn, work):
+    """out[b, p, o] = sum over (f, k) of lhs[b, p + k - lo, f] rhs[o, k, f]: the im2col of
+    lhs with rows (f, k) and columns (p, b), windows and outputs trading places, then one
+    product with the first operand transposed."""
+    lhs, rhs = eqn.inputs
+    out = eqn.outputs[0]
+    lhs_spec, rhs_spec, out_spec = eqn.params["dimension_numbers"]
+    f, s0, s1, b = lhs.aval.shape
+    fi, k0, k1, o = rhs.aval.shape
+    p0, p1 = (out.aval.shape[d] for d in out_spec[2:])
+    lo = _shape_tuple([lo for lo, _ in eqn.params["padding"]])
+    cols, res = em.fresh("cols"), em.fresh("res")
+    em.line(f"{cols} = np.empty(({f * k0 * k1}, {p0 * p1 * b}), dtype={dtype_ctor(work)})")
+    em.line(f"rt.im2col2(np.ascontiguousarray({em.atom(lhs)}), {cols}, ({k0}, {k1}), (1, 1), "
+            f"{lo}, ({p0}, {p1}))")
+    em.line(f"{res} = np.empty(({p0 * p1 * b}, {o}), dtype={dtype_ctor(work)})")
+    gemm = "sgemm" if work == np.float32 else "dgemm"
+    em.line(f"blas.{gemm}({cols}, np.ascontiguousarray({em.atom(rhs)}).reshape("
+            f"({fi * k0 * k1}, {o})), {res}, True, False)")
+    # res holds (p0, p1, b, o): the output's dims out_spec[2], out_spec[3], out_spec[0], ...
+    held = (out_spec[2], out_spec[3], out_spec[0], out_spec[1])
+    r = em.tmp(f"{res}.reshape(({p0}, {p1}, {b}, {o}))")
+    inv = tuple(int(i) for i in np.argsort(held))
+    if inv != (0, 1, 2, 3):
+        r = em.tmp(f"np.ascontiguousarray({r}.transpose({_shape_tuple(inv)}))")
+    em.line(f"{em.name(out)} = {r}")
 
 
 def _im2col_loops(em, xt, cols, groups, sp, ksp, out_sp, strides, pads, ldil, rdil):
