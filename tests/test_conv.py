@@ -551,3 +551,28 @@ def test_nhwc_kernel_gradient_under_jit_matches_eager(dtype, padding, features):
     want = ft.grad(f)(w, x)
     tol = 1e-5 if dtype == "float32" else 1e-12
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("padding", ["SAME", "VALID", ((0, 2), (3, 1))])
+@pytest.mark.parametrize("dn", [("NHWC", "HWIO", "NHWC"), ("NCHW", "OIHW", "NCHW")])
+def test_fewer_output_than_input_features_under_jit_matches_eager(dtype, padding, dn):
+    # Lowered products first (window_ops._conv_products_first: every input pixel times each
+    # kernel offset's matrix, then each output sums its window's products), as is an NHWC
+    # convolution's input gradient, also checked. The oracle is the un-jitted NumPy
+    # evaluation; tolerance: sums of 3*2*6 products in other orders.
+    rng = np.random.default_rng(3)
+    lhs_shape = (2, 7, 6, 6) if dn[0] == "NHWC" else (2, 6, 7, 6)
+    rhs_shape = (3, 2, 6, 4) if dn[1] == "HWIO" else (4, 6, 3, 2)
+    x = rng.standard_normal(lhs_shape).astype(dtype)
+    w = rng.standard_normal(rhs_shape).astype(dtype)
+    conv = lambda x, w: lax.conv_general_dilated(x, w, (1, 1), padding,  # noqa: E731
+                                                 dimension_numbers=dn)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    want = conv(x, w)
+    np.testing.assert_allclose(ft.jit(conv)(x, w), want, rtol=tol,
+                               atol=tol * np.abs(want).max())
+    ct = rng.standard_normal(want.shape).astype(dtype)
+    dx = lambda x, w: ft.grad(lambda x: fnp.sum(conv(x, w) * ct))(x)  # noqa: E731
+    want = dx(x, w)
+    np.testing.assert_allclose(ft.jit(dx)(x, w), want, rtol=tol, atol=tol * np.abs(want).max())

@@ -324,6 +324,44 @@ def im2col2(x, cols, out_shape, strides, lo, ksize):
                         cf[i] = zero
 
 
+@_jit
+def col2im2(g, out, in_shape, out_shape, lo, ksize):
+    """The second half of a convolution computed as products first: ``g`` holds, for every
+    input position ``(n, q0, q1)`` and kernel offset ``(k0, k1)``, that position's features
+    multiplied by the offset's kernel matrix (``O`` values); output position ``(n, p0, p1)``
+    sums the rows ``q = p + k - lo`` inside the input over the offsets. ``out`` is
+    (N * P0 * P1, O), written whole. Unsigned indices, so the O-wide adds vectorize."""
+    s0, s1 = in_shape
+    p0n, p1n = out_shape
+    k0n, k1n = ksize
+    o = np.uint64(out.shape[1])
+    kk = np.uint64(k0n * k1n)
+    n_img = out.shape[0] // (p0n * p1n)
+    gf = g.reshape(-1)
+    of = out.reshape(-1)
+    zero = of.dtype.type(0)
+    row = np.uint64(0)
+    for n in range(n_img):
+        for p0 in range(p0n):
+            for p1 in range(p1n):
+                dst = row * o
+                row += np.uint64(1)
+                for i in range(o):
+                    of[dst + i] = zero
+                for k0 in range(k0n):
+                    q0 = p0 + k0 - lo[0]
+                    if q0 < 0 or q0 >= s0:
+                        continue
+                    for k1 in range(k1n):
+                        q1 = p1 + k1 - lo[1]
+                        if q1 < 0 or q1 >= s1:
+                            continue
+                        src = ((np.uint64((n * s0 + q0) * s1 + q1) * kk)
+                               + np.uint64(k0 * k1n + k1)) * o
+                        for i in range(o):
+                            of[dst + i] += gf[src + i]
+
+
 @intrinsic
 def select(typingctx, which, on_true, on_false):
     """``on_true if which else on_false`` as one LLVM ``select``: no branch, so no basic

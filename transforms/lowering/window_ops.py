@@ -200,10 +200,15 @@ def _conv(em, eqn):
             src = em.tmp(f"{src}.astype({dtype_ctor(work)})")
         return src
     xt = prepared(lhs, lperm)
-    wm = em.tmp(f"{prepared(rhs, rperm)}.reshape({_shape_tuple((b, g, od, kk * cg))})")
-    cols = em.fresh("cols")
     strides, pads = p["window_strides"], p["padding"]
     ldil, rdil = p["lhs_dilation"], p["rhs_dilation"]
+    if (len(sp) == 2 and b == g == 1 and od < cg and work in (np.float32, np.float64)
+            and all(d == 1 for d in list(strides) + list(ldil) + list(rdil))):
+        _conv_products_first(em, eqn, xt, prepared(rhs, rperm), (n, sp, c, o, ksp, out_sp),
+                             work)
+        return
+    wm = em.tmp(f"{prepared(rhs, rperm)}.reshape({_shape_tuple((b, g, od, kk * cg))})")
+    cols = em.fresh("cols")
     if (len(sp) == 2 and b == g == 1 and c >= 4
             and all(d == 1 for d in list(ldil) + list(rdil))):
         # The common case, by contiguous runs of pixels (for fewer features a pixel is too
@@ -227,6 +232,29 @@ def _conv(em, eqn):
     else:
         _im2col_loops(em, xt, cols, (b, nb, g, cg), sp, ksp, out_sp, strides, pads, ldil, rdil)
     _gemm_and_output(em, eqn, cols, wm, (b, g, nb, od, o, pp, kk, cg), out_sp, work)
+
+
+def _conv_products_first(em, eqn, xt, wt, sizes, work):
+    """A convolution with fewer output than input features (an NHWC convolution's input
+    gradient, typically): every input pixel times every kernel offset's matrix first (one
+    product, (N*S, C) by (C, K*O)), then each output pixel sums the products of the
+    positions its window covers (``rt.col2im2``). The intermediate has O values per
+    (position, offset) where im2col's matrix has C: less to write and read."""
+    n, sp, c, o, ksp, out_sp = sizes
+    kk = math.prod(ksp)
+    gemm = "sgemm" if work == np.float32 else "dgemm"
+    wk = em.tmp(f"np.ascontiguousarray({wt}.reshape(({o}, {kk}, {c})).transpose((2, 1, 0)))"
+                f".reshape(({c}, {kk * o}))")
+    prods, res = em.fresh("prods"), em.fresh("res")
+    em.line(f"{prods} = np.empty(({n * math.prod(sp)}, {kk * o}), dtype={dtype_ctor(work)})")
+    em.line(f"blas.{gemm}(np.ascontiguousarray({xt}).reshape(({n * math.prod(sp)}, {c})), "
+            f"{wk}, {prods}, False, False)")
+    em.line(f"{res} = np.empty(({n * math.prod(out_sp)}, {o}), dtype={dtype_ctor(work)})")
+    lo = _shape_tuple([lo for lo, _ in eqn.params["padding"]])
+    em.line(f"rt.col2im2({prods}, {res}, {_shape_tuple(sp)}, {_shape_tuple(out_sp)}, {lo}, "
+            f"{_shape_tuple(ksp)})")
+    _output(em, eqn, em.tmp(f"{res}.reshape((1, 1, {n * math.prod(out_sp)}, {o}))"),
+            (1, 1, n, o, o, math.prod(out_sp), kk, c), list(out_sp), work)
 
 
 def _swapped(spec) -> tuple:
@@ -318,10 +346,7 @@ def _im2col_loops(em, xt, cols, groups, sp, ksp, out_sp, strides, pads, ldil, rd
 def _gemm_and_output(em, eqn, cols, wm, sizes, out_sp, work):
     """One GEMM per (batch group, feature group), then the result in the output's order."""
     b, g, nb, od, o, pp, kk, cg = sizes
-    out = eqn.outputs[0]
-    dt, dst = out.aval.dtype, em.name(out)
-    out_spec = eqn.params["dimension_numbers"][2]
-    from functrans.primitives.convolution import channels_last
+    dt = eqn.outputs[0].aval.dtype
     res = em.fresh("res")
     m = nb * pp
     em.line(f"{res} = np.empty({_shape_tuple((b, g, m, od))}, dtype={dtype_ctor(work)})")
@@ -335,11 +360,21 @@ def _gemm_and_output(em, eqn, cols, wm, sizes, out_sp, work):
         em.line(f"        blas.sgemm({args})")
     else:
         em.line(f"        blas.dgemm({args})")
+    _output(em, eqn, res, sizes, out_sp, work)
+
+
+def _output(em, eqn, res, sizes, out_sp, work):
+    """The products ``res`` (B, G, Nb * P, Od) as the output, in its dtype and order."""
+    from functrans.primitives.convolution import channels_last
+    b, g, nb, od, o, pp, _, _ = sizes
+    out = eqn.outputs[0]
+    dt, dst = out.aval.dtype, em.name(out)
+    out_spec = eqn.params["dimension_numbers"][2]
     r = res
     if b * g > 1:  # (B, G, Nb, P, Od) -> (Nb, P, B, G, Od): features (b, g, od) major first
         r = em.tmp(f"np.ascontiguousarray({r}.reshape({_shape_tuple((b, g, nb, pp, od))})"
                    f".transpose((2, 3, 0, 1, 4)))")
-    r = em.tmp(f"{r}.reshape({_shape_tuple([nb] + out_sp + [o])})")
+    r = em.tmp(f"{r}.reshape({_shape_tuple([nb] + list(out_sp) + [o])})")
     if dt == np.bool_:
         r = em.tmp(f"{r} != 0")
     elif work != dt:
