@@ -12,14 +12,14 @@ from __future__ import annotations
 from .core import background
 from .core.array import Array
 from .core.devices import Device
-from .core.mesh import Sharding, SingleDeviceSharding
+from .core.mesh import PartitionSpec, Sharding, SingleDeviceSharding, context_sharding
 from .core.trace import Tracer, get_aval
 from .tree_util import tree_map
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
-    """Place every array of the pytree ``x`` on ``device`` (a Device or a Sharding; None:
-    the default device).
+    """Place every array of the pytree ``x`` on ``device`` (a Device, a Sharding, or a
+    PartitionSpec on the context mesh of ``set_mesh``; None: the default device).
 
     >>> ft.device_put([1.0, fnp.arange(2)])[1]
     Array([0, 1], dtype=int64)
@@ -30,6 +30,8 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
         sharding = SingleDeviceSharding(device)
     elif isinstance(device, Sharding):
         sharding = device
+    elif isinstance(device, PartitionSpec):  # on the mesh set_mesh set, as in JAX
+        sharding = context_sharding(device, "device_put", TypeError)
     else:
         raise TypeError(f"device_put: expected a Device or a Sharding, got "
                         f"{type(device).__name__}: {device!r}")

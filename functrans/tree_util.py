@@ -185,16 +185,20 @@ def tree_map_with_path(f: Callable, tree, *rest, is_leaf=None, is_leaf_takes_pat
     return tree_unflatten(treedef, [f(path, x, *xs) for (path, x), *xs in zip(pairs, *others)])
 
 
-def broadcast_prefix(prefix_tree, full_tree, is_leaf=None, what="prefix") -> list:
+def broadcast_prefix(prefix_tree, full_tree, is_leaf=None, what="prefix",
+                     prefix_is_leaf=None) -> list:
     """Broadcast each leaf of ``prefix_tree`` over the matching subtree of ``full_tree``;
-    returns one value per leaf of ``full_tree`` (None in the prefix is a leaf here).
+    returns one value per leaf of ``full_tree`` (None in the prefix is a leaf here, and so
+    is whatever ``prefix_is_leaf`` accepts).
 
     >>> broadcast_prefix((0, None), ([1, 2], 3))
     [0, 0, None]
     """
-    leaves, treedef = tree_flatten(prefix_tree, is_leaf=lambda x: x is None)
+    def leaf(x):
+        return x is None or (prefix_is_leaf is not None and prefix_is_leaf(x))
+    leaves, treedef = tree_flatten(prefix_tree, is_leaf=leaf)
     full = tree_structure(full_tree, is_leaf)
-    subtrees = flatten_up_to(tree_structure(prefix_tree, is_leaf=lambda x: x is None),
+    subtrees = flatten_up_to(tree_structure(prefix_tree, is_leaf=leaf),
                              tree_unflatten(full, list(range(full.num_leaves))), what)
     out = []
     for leaf, sub in zip(leaves, subtrees):

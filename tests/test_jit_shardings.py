@@ -39,9 +39,18 @@ def test_inside_another_transformation_shardings_change_nothing(mesh):
     np.testing.assert_allclose(ft.vmap(f)(fnp.stack([x, x])), np.sin([x, x]), rtol=1e-15)
 
 
+def test_bare_partition_specs_take_the_context_mesh(mesh):
+    f = ft.jit(lambda a, b: (a + 1, b * 2), in_shardings=(P("x"), None),
+               out_shardings=(P("x"), P()))
+    with ft.set_mesh(mesh):
+        a, b = f(fnp.arange(4.0), fnp.ones(2))
+    assert a.sharding == NamedSharding(mesh, P("x")) and b.sharding == NamedSharding(mesh, P())
+    np.testing.assert_array_equal(a, [1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(TypeError, match="in_shardings.*PartitionSpec.*needs a mesh"):
+        f(fnp.arange(4.0), fnp.ones(2))  # no mesh set: at the call, as JAX
+
+
 def test_bad_shardings_are_named(mesh):
-    with pytest.raises(TypeError, match="PartitionSpec.*needs a mesh"):
-        ft.jit(lambda a: a, in_shardings=P("x"))
     with pytest.raises(TypeError, match="out_shardings must hold Shardings.*str"):
         ft.jit(lambda a: a, out_shardings="x")
     f = ft.jit(lambda a: a, out_shardings=NamedSharding(mesh, P("x")))
@@ -50,3 +59,11 @@ def test_bad_shardings_are_named(mesh):
     g = ft.jit(lambda a: (a, a), out_shardings=(NamedSharding(mesh, P("x")), None, None))
     with pytest.raises(ValueError, match="out_shardings does not match"):
         g(fnp.ones(2))
+
+
+def test_device_put_takes_a_bare_spec_on_the_context_mesh(mesh):
+    with ft.set_mesh(mesh):
+        x = ft.device_put(fnp.arange(4.0), P("x"))
+    assert x.sharding == NamedSharding(mesh, P("x"))
+    with pytest.raises(TypeError, match="device_put.*needs a mesh"):
+        ft.device_put(fnp.arange(4.0), P("x"))

@@ -6,7 +6,8 @@ the value is said to live (``x.sharding``), not what the program computes: argum
 placed on their ``in_shardings`` before the call and results on their ``out_shardings``
 after it (inside an enclosing transformation both are the caller's business, as for
 ``device_put``). Each is a pytree prefix of the positional arguments (results) whose leaves
-are ``Sharding`` s or None (unspecified); a single ``Sharding`` applies to all.
+are ``Sharding`` s, ``PartitionSpec`` s (on the mesh ``set_mesh`` sets when the function is
+called) or None (unspecified); a single one applies to all.
 
     >>> mesh = ft.make_mesh((2,), ("x",))
     >>> f = ft.jit(lambda a: a * 2, out_shardings=ft.NamedSharding(mesh, P("x")))
@@ -15,19 +16,17 @@ are ``Sharding`` s or None (unspecified); a single ``Sharding`` applies to all.
 """
 from __future__ import annotations
 
-from functrans.core.mesh import PartitionSpec, Sharding
+from functrans.core.mesh import PartitionSpec, Sharding, context_sharding
 from functrans.placement import device_put
 from functrans.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 
 
 def check_shardings(shardings, what: str):
-    """``shardings`` if it is a valid prefix spec (None when it specifies nothing)."""
+    """``shardings`` if it is a valid prefix spec (None when it specifies nothing). A bare
+    PartitionSpec means a NamedSharding on the context mesh at call time (``set_mesh``)."""
     leaves, _ = tree_flatten(shardings, is_leaf=lambda x: x is None or _is_leaf(x))
     for leaf in leaves:
-        if isinstance(leaf, PartitionSpec):
-            raise TypeError(f"jit: {what} holds the PartitionSpec {leaf}, which needs a mesh: "
-                            f"pass NamedSharding(mesh, {leaf})")
-        if leaf is not None and not isinstance(leaf, Sharding):
+        if leaf is not None and not isinstance(leaf, (Sharding, PartitionSpec)):
             raise TypeError(f"jit: {what} must hold Shardings (or None), got "
                             f"{type(leaf).__name__}: {leaf!r:.60}")
     return None if all(leaf is None for leaf in leaves) else shardings
@@ -39,12 +38,20 @@ def _is_leaf(x) -> bool:
 
 def place(tree, shardings, what: str):
     """``tree`` with each array put on its sharding from the prefix ``shardings``."""
-    if isinstance(shardings, Sharding):
-        return device_put(tree, shardings)
+    if isinstance(shardings, (Sharding, PartitionSpec)):
+        return device_put(tree, _resolved(shardings, what))
     leaves, treedef = tree_flatten(tree)
     try:
-        per_leaf = broadcast_prefix(shardings, tree, what=what)
+        per_leaf = broadcast_prefix(shardings, tree, is_leaf=None, what=what,
+                                    prefix_is_leaf=_is_leaf)
     except ValueError as e:
         raise ValueError(f"jit: {what} does not match the structure it applies to: {e}") from None
-    leaves = [x if s is None else device_put(x, s) for x, s in zip(leaves, per_leaf)]
+    leaves = [x if s is None else device_put(x, _resolved(s, what))
+              for x, s in zip(leaves, per_leaf)]
     return tree_unflatten(treedef, leaves)
+
+
+def _resolved(sharding, what: str):
+    if isinstance(sharding, PartitionSpec):
+        return context_sharding(sharding, f"jit: {what}", TypeError)
+    return sharding
