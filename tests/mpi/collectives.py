@@ -117,6 +117,16 @@ def check_pmap_over_all_devices():
              f"pmap {np.dtype(dtype).name}")
 
 
+def check_scalar_shards():
+    """Per-shard scalars keep their rank through every reduction path (small ones ride with
+    the fingerprint, larger ones take Allreduce): a psum of 0-d values is 0-d."""
+    n = len(DEVICES)
+    x = data((n,), np.float64, 5)
+    mine = slice(RANK * 2, RANK * 2 + 2)
+    g = lambda v: [lax.psum(v, "i"), lax.pmax(v, "i"), lax.pmean(v, "i")]  # noqa: E731
+    same(ft.pmap(g, "i")(x[mine]), [o[mine] for o in oracle(g, ("i",), x)], "0-d shards")
+
+
 def check_fallback_dtypes():
     """Reductions MPI cannot do on these dtypes go through the pickled fallback; moving them
     (all_gather, ppermute) goes as raw bytes."""
@@ -146,6 +156,7 @@ def check_pytree_psum_and_pmean():
 
 checked = check_collectives()
 check_pmap_over_all_devices()
+check_scalar_shards()
 check_fallback_dtypes()
 check_pytree_psum_and_pmean()
 print(f"process {RANK} of {NPROC}: {checked} mesh checks and the pmap, fallback and pytree "

@@ -126,7 +126,7 @@ def _small_reduction(name, group, local, combine, agree, ranks):
     if sum(x.nbytes for x in xs[0]) > SMALL or len(group.procs) < 2 or \
             sorted(group.procs) != list(ranks):
         return None
-    parts = [np.ascontiguousarray(xs[0][k] if len(xs) == 1 else
+    parts = [_contiguous(xs[0][k] if len(xs) == 1 else
                                   combine[name]([x[k] for x in xs], 0, xs[0][k]))
              for k in range(len(xs[0]))]
     everyone = agree(b"".join(p.tobytes() for p in parts))
@@ -153,6 +153,12 @@ def _combine_here(name, rest, group, local, out, combine):
             out[m][k] = combine[name]([values[j][k] for j in group.members], me, x, **rest)
 
 
+def _contiguous(a):
+    """``a`` C-contiguous, rank kept (``np.ascontiguousarray`` makes a 0-d array 1-d: a
+    psum of per-shard scalars came back with shape (1,))."""
+    return np.asarray(a, order="C")
+
+
 def _bytes(a):
     return a.reshape(-1).view(np.uint8)
 
@@ -163,7 +169,7 @@ def _share(value, n):
 
 def _reduce(comm, group, xs, combine, *, name):
     from mpi4py import MPI
-    part = np.ascontiguousarray(xs[0] if len(xs) == 1 else combine[name](xs, 0, xs[0]))
+    part = _contiguous(xs[0] if len(xs) == 1 else combine[name](xs, 0, xs[0]))
     total = np.empty_like(part)
     comm.Allreduce(part, total, op=getattr(MPI, _REDUCTIONS[name]))
     return _share(total, len(xs))
@@ -172,7 +178,7 @@ def _reduce(comm, group, xs, combine, *, name):
 def _all_gather(comm, group, xs, combine, *, name, axis, tiled):
     from mpi4py import MPI
     x = xs[0]
-    send = np.ascontiguousarray(xs[0] if len(xs) == 1 else np.stack(xs))
+    send = _contiguous(xs[0] if len(xs) == 1 else np.stack(xs))
     gathered = np.empty((len(group.members),) + x.shape, x.dtype)
     counts = group.counts(x.nbytes)
     if len(set(counts)) == 1:
@@ -185,7 +191,7 @@ def _all_gather(comm, group, xs, combine, *, name, axis, tiled):
         gathered = gathered[[where[m] for m in group.members]]
     n = len(group.members)
     if not tiled:
-        result = gathered if axis == 0 else np.ascontiguousarray(np.moveaxis(gathered, 0, axis))
+        result = gathered if axis == 0 else _contiguous(np.moveaxis(gathered, 0, axis))
     elif axis == 0:
         result = gathered.reshape((n * x.shape[0],) + x.shape[1:])
     else:
@@ -200,7 +206,7 @@ def _psum_scatter(comm, group, xs, combine, *, name, scatter_dimension, tiled):
     blocks = np.moveaxis(part, sd, 0).reshape((n, -1))  # block j: member j's share
     if group.order != group.members:
         blocks = blocks[[group.pos[m] for m in group.order]]
-    blocks = np.ascontiguousarray(blocks)
+    blocks = _contiguous(blocks)
     mine = np.empty((len(xs), blocks.shape[1]), part.dtype)
     counts = group.counts(blocks.shape[1])
     if len(set(counts)) == 1:
@@ -212,7 +218,7 @@ def _psum_scatter(comm, group, xs, combine, *, name, scatter_dimension, tiled):
     if not tiled:
         return [b.reshape(shape) for b in mine]
     chunk = (part.shape[sd] // n,) + tuple(shape)
-    return [np.ascontiguousarray(np.moveaxis(b.reshape(chunk), 0, sd)) for b in mine]
+    return [_contiguous(np.moveaxis(b.reshape(chunk), 0, sd)) for b in mine]
 
 
 def _all_to_all(comm, group, xs, combine, *, name, split_axis, concat_axis, tiled):
@@ -223,7 +229,7 @@ def _all_to_all(comm, group, xs, combine, *, name, split_axis, concat_axis, tile
     blocks = np.stack([np.moveaxis(v, sa, 0).reshape((n, -1)) for v in xs])
     if group.order != group.members:
         blocks = blocks[:, [group.pos[m] for m in group.order]]
-    send = np.ascontiguousarray(blocks.transpose(1, 0, 2))  # (dest, local source, block)
+    send = _contiguous(blocks.transpose(1, 0, 2))  # (dest, local source, block)
     unit = blocks.shape[2] * x.dtype.itemsize
     # From process p: for each local destination, one block from each of p's members.
     recv = np.empty(n * len(xs) * blocks.shape[2], x.dtype)
@@ -269,7 +275,7 @@ def _ppermute(groups, owners, rank, local, out, *, perm):
                     out[d][k] = np.array(x)
             elif owners[s] == rank:
                 for x in local[s]:
-                    buf = np.ascontiguousarray(x)
+                    buf = _contiguous(x)
                     requests.append((comm.Isend([_bytes(buf), MPI.BYTE], dest=owners[d]), buf))
             elif owners[d] == rank:
                 for k, x in enumerate(local[d]):
