@@ -25,6 +25,7 @@ from ..passes import optimize
 from .lowerings import expand_lowerings
 from .segmented import Segmented, host_inputs, host_outputs, jaxpr_needs_host
 from .tiered import Tiered, interpreted_cost, worth_interpreting
+from .views import Views, only_views
 
 
 def _has_half_or_narrow(jaxpr) -> bool:
@@ -61,6 +62,8 @@ def _compile(jaxpr, name):
         return Segmented(jaxpr, name, _compile)
     if _has_half_or_narrow(jaxpr):
         return Interpreted(jaxpr)
+    if only_views(jaxpr):  # reshapes only (pmap's squeeze and unsqueeze): see views.py
+        return Views(jaxpr)
     tiered = config.jit_tiered and worth_interpreting(jaxpr)
     if config.jit_codegen != "native":
         return Tiered(jaxpr, name) if tiered else Kernel(jaxpr, name)
