@@ -292,6 +292,33 @@ def test_collectives_match_numpy():
     np.testing.assert_allclose(got_n, np.tile(z.sum(0), (2, 1)))
 
 
+@pytest.mark.parametrize("axis, tiled", [(0, False), (1, False), (2, False), (0, True),
+                                         (1, True)])
+def test_gather_and_scatter_under_an_inner_vmap_over_another_axis(axis, tiled):
+    # The inner vmap (axis "b") batches values whose collective is over the outer axis "a":
+    # its rule gathers/scatters each batch member, at `axis` of the unbatched block. Oracle:
+    # Python loops over (a, b).
+    x = np.arange(2 * 3 * 4 * 6, dtype=np.float64).reshape(2, 3, 4, 6)
+
+    def nested(f):
+        return ft.vmap(ft.vmap(f, axis_name="b"), axis_name="a")(x)
+
+    block = lambda a, b: x[a, b]  # noqa: E731
+    got = nested(lambda v: lax.all_gather(v, "a", axis=axis, tiled=tiled))
+    join = np.concatenate if tiled else np.stack
+    for a in range(2):
+        for b in range(3):
+            want = join([block(ap, b) for ap in range(2)], axis=axis)
+            np.testing.assert_array_equal(got[a, b], want)
+    if axis < 2:
+        got = nested(lambda v: lax.psum_scatter(v, "a", scatter_dimension=axis, tiled=True))
+        for a in range(2):
+            for b in range(3):
+                total = block(0, b) + block(1, b)
+                want = np.split(total, 2, axis=axis)[a]
+                np.testing.assert_array_equal(got[a, b], want)
+
+
 def test_collective_gradients():
     x = R(4)
     g = ft.grad(lambda v: fnp.sum(ft.vmap(lambda u: u * lax.psum(u, "i"), axis_name="i")(v)))(x)

@@ -152,12 +152,12 @@ def _all_gather_rule(axis_data, vals, dims, **params):
     (x,), (d,) = vals, dims
     names = _names(params["axis_name"])
     pos, tiled = params["axis"], params["tiled"]
-    if axis_data.name not in names:
-        out = all_gather_p.bind1(x, **params)
+    if axis_data.name not in names:  # another (outer) axis: gather each batch member
         if d is None:
-            return [out], [None]
-        # The gathered dim lands at `pos` of the unbatched layout; the batch dim shifts past it.
-        return [out], [d + 1 if (not tiled and d >= pos) else d]
+            return [all_gather_p.bind1(x, **params)], [None]
+        # `axis` counts the unbatched dims: with the batch dim in front it is one further.
+        x = bdim_at_front(x, d, axis_data.size)
+        return [all_gather_p.bind1(x, **dict(params, axis=pos + 1))], [0]
     if len(names) > 1:
         raise NotImplementedError("all_gather over several axis names at once")
     x = bdim_at_front(x, d, axis_data.size)
@@ -175,13 +175,13 @@ batching_rules[all_gather_p] = _all_gather_rule
 def _psum_scatter_rule(axis, vals, dims, *, axis_name, scatter_dimension, tiled):
     (x,), (d,) = vals, dims
     names = _names(axis_name)
-    if axis.name not in names:
-        out = psum_scatter_p.bind1(x, axis_name=axis_name, scatter_dimension=scatter_dimension,
-                                   tiled=tiled)
+    if axis.name not in names:  # another (outer) axis: scatter each batch member
         if d is None:
-            return [out], [None]
-        shift = 1 if (not tiled and d > scatter_dimension) else 0
-        return [out], [d - shift]
+            return [psum_scatter_p.bind1(x, axis_name=axis_name,
+                                         scatter_dimension=scatter_dimension, tiled=tiled)], [None]
+        x = bdim_at_front(x, d, axis.size)  # the scatter dimension is one further
+        return [psum_scatter_p.bind1(x, axis_name=axis_name,
+                                     scatter_dimension=scatter_dimension + 1, tiled=tiled)], [0]
     x = bdim_at_front(x, d, axis.size)
     total = R.reduce_sum_p.bind1(x, axes=(0,))  # every member's sum
     n = axis.size
