@@ -87,6 +87,34 @@ class _Foreign:
         return [o._value for o in self.kernel(*vals)]
 
 
+class _HostConvs:
+    """A run of convolutions computed from the host with compiled helpers, nothing to
+    compile (``lowering/conv_host.py``)."""
+
+    def __init__(self, eqns, ins, outs):
+        from functrans.transforms.lowering.conv_host import HostConv
+        self.ins, self.outs = ins, outs
+        self.steps = [(HostConv(e), e.inputs, e.outputs[0]) for e in eqns]
+        self.text = "# host: " + ", ".join(str(e.outputs[0]) + " = conv_general_dilated"
+                                           for e in eqns)
+
+    def compile(self):
+        pass
+
+    def run(self, vals):
+        env = dict(zip(self.ins, vals))
+        for conv, inputs, out in self.steps:
+            env[out] = conv(*(env[x] if isinstance(x, Var) else x.val for x in inputs))
+        return [env[v] for v in self.outs]
+
+
+def _kind(eqn, foreign) -> str:
+    from functrans.transforms.lowering.conv_host import host_strategy
+    if host_strategy(eqn) is not None:
+        return "host"
+    return "native" if native_eqn(eqn) and id(eqn) not in foreign else "foreign"
+
+
 class NativeProgram:
     """Runs ``jaxpr`` with native drivers (and Numba kernels where needed)."""
 
@@ -114,7 +142,7 @@ class NativeProgram:
         jaxpr, name = self.jaxpr, self.name
         runs, current, kind = [], [], None
         for eqn in jaxpr.eqns:
-            k = native_eqn(eqn) and id(eqn) not in foreign
+            k = _kind(eqn, foreign)
             if current and k != kind:
                 runs.append((kind, current))
                 current = []
@@ -125,12 +153,12 @@ class NativeProgram:
         # Values each run must hand on: read by a later run or returned.
         needed = {x for x in jaxpr.outvars if isinstance(x, Var)}
         self.runs = []
-        for native, eqns in reversed(runs):
+        for kind, eqns in reversed(runs):
             ins, outs = run_interface(eqns, needed)
-            if native and len(runs) == 1:  # the whole program: the call passes every input
+            if kind == "native" and len(runs) == 1:  # the whole program: every input
                 ins = list(jaxpr.invars) + list(jaxpr.constvars)
-            step = Driver(eqns, ins, outs, name, self.calls_blas) if native else \
-                _Foreign(eqns, ins, outs, name)
+            step = Driver(eqns, ins, outs, name, self.calls_blas) if kind == "native" else \
+                _HostConvs(eqns, ins, outs) if kind == "host" else _Foreign(eqns, ins, outs, name)
             self.runs.append(step)
             needed.update(ins)
         self.runs.reverse()
@@ -143,6 +171,8 @@ class NativeProgram:
         for r in self.runs:
             if isinstance(r, Driver):
                 parts += [r.text] + r.kernel_texts()
+            elif isinstance(r, _HostConvs):
+                parts.append(r.text)
             else:
                 parts.append(r.kernel.text)
         return "\n".join(parts)
@@ -185,11 +215,13 @@ class NativeProgram:
         loops, mostly calls) at about 1.5 us per character of IR; the interpreter spends
         about 5 us per primitive applied and moves about 1 GB/s through the intermediates
         (fresh memory each)."""
-        if not all(isinstance(r, Driver) for r in self.runs):
+        if not all(isinstance(r, (Driver, _HostConvs)) for r in self.runs):
             return False
-        new = [k for r in self.runs for k in r.unbuilt_kernels()]
+        drivers = [r for r in self.runs if isinstance(r, Driver)]
+        new = [k for r in drivers for k in r.unbuilt_kernels()]
         kernel_chars = sum(len(k.text()) for k in new)
-        driver_chars = sum(len(r.text) for r in self.runs if not r.built())
+        driver_chars = sum(len(r.text) for r in self.runs
+                           if isinstance(r, Driver) and not r.built())
         if not kernel_chars and not driver_chars:
             return True
         compile_s = 4e-6 * kernel_chars + 1.5e-6 * driver_chars
@@ -197,15 +229,15 @@ class NativeProgram:
                    for e in self.jaxpr.eqns for v in e.outputs)
         # Mostly compiled before (a new batch size of a small program): 50 ms is not worth
         # switching tiers for.
-        built_before = 2 * len(new) < sum(len(r.kernels) for r in self.runs)
+        built_before = 2 * len(new) < sum(len(r.kernels) for r in drivers)
         return compile_s < max(0.05 if built_before else 0.0,
                                2 * (5e-6 * applications + data / 1e9))
 
     @property
     def checked(self) -> bool:
         """Whether every run's code is compiled (as :attr:`Kernel.checked`)."""
-        return all(r.entry is not None if isinstance(r, Driver) else r.kernel.checked
-                   for r in self.runs)
+        return all(r.entry is not None if isinstance(r, Driver) else
+                   isinstance(r, _HostConvs) or r.kernel.checked for r in self.runs)
 
     def compile_ahead(self) -> None:
         self.compile()
