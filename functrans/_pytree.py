@@ -349,8 +349,11 @@ def _flatten_with_path(x, is_leaf, path: tuple, pairs: list) -> PyTreeDef:
         pairs.append((path, x))
         return _LEAF
     keyed, aux = _keyed_children(node, x)
-    return PyTreeDef(type(x), aux, tuple(_flatten_with_path(c, is_leaf, path + (k,), pairs)
-                                         for k, c in keyed))
+    # A None key adds nothing to the path: a typed key array's data is the key array itself
+    # to key paths, as JAX's key arrays are leaves.
+    return PyTreeDef(type(x), aux, tuple(
+        _flatten_with_path(c, is_leaf, path if k is None else path + (k,), pairs)
+        for k, c in keyed))
 
 
 def tree_leaves_with_path(tree, is_leaf: Callable[..., bool] | None = None,

@@ -4,8 +4,9 @@ A key array of shape ``S`` holds raw threefry2x32 data of shape ``S + (2,)`` (``
 reports shape ``S`` and dtype ``key<fry>``, as JAX's typed keys do. For transformations it is
 a pytree node around that data, so ``jit``, ``vmap``, ``grad``, ``scan``, ``pmap`` ... carry
 keys in and out of programs as the ``uint32`` arrays they hold (``vmap``'s axes count over
-the key dimensions, which lead the data's). Raw keys (``random.PRNGKey``) stay plain arrays;
-every sampler accepts both.
+the key dimensions, which lead the data's). Key paths end at the key array, as JAX's do, but
+tree functions see its data as the leaf (JAX's key arrays are leaves). Raw keys
+(``random.PRNGKey``) stay plain arrays; every sampler accepts both.
 
     >>> k = random.key(0)
     >>> k.shape, k.dtype
@@ -187,6 +188,7 @@ def _is_abstract(data) -> bool:
 
 
 _pytree.register_pytree_node(KeyArray, lambda k: ((k._data,), None),
-                             lambda _, children: KeyArray(children[0]))
+                             lambda _, children: KeyArray(children[0]),
+                             lambda k: ([(None, k._data)], None))  # no key-path entry
 # isinstance(keys, Array) holds, as JAX's key arrays are jax.Arrays.
 _ArrayMeta.virtual = (*_ArrayMeta.virtual, KeyArray)
