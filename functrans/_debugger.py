@@ -30,7 +30,7 @@ import traceback
 
 from .core.trace import Tracer
 from .primitives.callback import Callback, debug_callback_p
-from .tree_util import tree_flatten, tree_unflatten
+from ._tree import tree_flatten, tree_unflatten
 
 __all__ = ["breakpoint"]
 

@@ -21,6 +21,9 @@ class _NodeType(NamedTuple):
 
 
 _registry: dict[type, _NodeType] = {}
+PUBLIC_LEAVES: set = set()
+"""Node types that the public tree functions (``functrans.tree_util``) treat as leaves: typed
+PRNG key arrays, arrays to their users, pytree nodes around their data to transformations."""
 
 
 def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func: Callable,

@@ -14,7 +14,7 @@ from .core.array import Array
 from .core.devices import Device
 from .core.mesh import PartitionSpec, Sharding, SingleDeviceSharding, context_sharding
 from .core.trace import Tracer, get_aval
-from .tree_util import tree_map
+from ._tree import tree_map
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):

@@ -32,7 +32,7 @@ from .transforms.jit.api import _fast_key as _jit_fast_key
 from .transforms import ops
 from .transforms.batching import (_axis_size, _check_axes_spec, _leaf_labels,
                                   _normalize_in_axis)
-from .tree_util import tree_flatten, tree_unflatten
+from ._tree import tree_flatten, tree_unflatten
 
 
 class _AnonymousAxis:

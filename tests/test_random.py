@@ -205,18 +205,33 @@ def test_typed_keys_through_transformations():
 
 
 def test_keys_in_pytrees():
-    # tree functions see a typed key array's uint32 data (functrans's transformations carry
-    # keys as that data); a function of keys maps over raw keys or takes the keys as leaves.
+    # Raw keys are uint32 arrays; typed key arrays are leaves of the public tree functions,
+    # as in JAX (transformations carry their uint32 data: functrans._tree).
     keys = {"a": random.PRNGKey(0), "b": [random.PRNGKey(1), random.PRNGKey(2)]}
     leaves = ft.tree_util.tree_leaves(keys)
     assert len(leaves) == 3 and all(leaf.shape == (2,) for leaf in leaves)
     subkeys = ft.tree_util.tree_map(lambda k: random.split(k)[0], keys)
     np.testing.assert_array_equal(subkeys["b"][1], random.split(random.PRNGKey(2))[0])
-    typed = {"a": random.key(0), "b": [random.key(1)]}
-    draws = ft.tree_util.tree_map(lambda k: random.uniform(k, (2,)), typed,
-                                  is_leaf=lambda x: isinstance(x, random.KeyArray))
-    np.testing.assert_array_equal(draws["b"][0], random.uniform(random.PRNGKey(1), (2,)))
-    assert len(ft.tree_util.tree_leaves(typed)) == 2
+    typed = {"a": random.key(0), "b": [random.split(random.key(1), 3)]}
+    leaves = ft.tree_util.tree_leaves(typed)
+    assert [type(x) for x in leaves] == [random.KeyArray] * 2 and leaves[1].shape == (3,)
+    draws = ft.tree_util.tree_map(lambda k: random.uniform(k, (2,)), {"a": typed["a"]})
+    np.testing.assert_array_equal(draws["a"], random.uniform(random.PRNGKey(0), (2,)))
+    assert ft.tree_util.tree_map(lambda k: k.dtype, typed) == {"a": k_dtype(),
+                                                               "b": [k_dtype()]}
+    assert ft.tree.structure(typed) == ft.tree.structure({"a": 0, "b": [0]})
+    paths = [ft.tree_util.keystr(p) for p, _ in ft.tree_util.tree_leaves_with_path(typed)]
+    assert paths == ["['a']", "['b'][0]"]
+    # ... and transformations take and return them in pytrees.
+    out = ft.jit(lambda t: ft.tree.map(lambda k: random.split(k), t))(
+        {"a": random.key(0), "b": [random.key(1)]})
+    assert out["a"].shape == (2,) and out["b"][0].shape == (2,)
+    np.testing.assert_array_equal(random.key_data(out["b"][0]),
+                                  random.split(random.PRNGKey(1)))
+
+
+def k_dtype():
+    return random.key(0).dtype
 
 
 # ---- the lax composite (what transformations see) vs eager evaluation ----------------------------

@@ -15,7 +15,7 @@ from __future__ import annotations
 from ..core.devices import Device
 from ..core.mesh import PartitionSpec, Sharding, SingleDeviceSharding, context_sharding
 from ..placement import device_put
-from ..tree_util import broadcast_prefix, tree_flatten, tree_unflatten
+from .._tree import broadcast_prefix, tree_flatten, tree_unflatten
 
 __all__ = ["with_sharding_constraint"]
 

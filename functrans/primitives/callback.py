@@ -19,7 +19,7 @@ from ..core.trace import Primitive, get_aval
 from ..transforms.autodiff.jvp import jvp_rules
 from ..transforms.batching import batching_rules
 from ..transforms.parallel.runtime import current_shard
-from ..tree_util import tree_unflatten
+from .._tree import tree_unflatten
 from . import structural as S
 
 

@@ -4,8 +4,8 @@ A key array of shape ``S`` holds raw threefry2x32 data of shape ``S + (2,)`` (``
 reports shape ``S`` and dtype ``key<fry>``, as JAX's typed keys do. For transformations it is
 a pytree node around that data, so ``jit``, ``vmap``, ``grad``, ``scan``, ``pmap`` ... carry
 keys in and out of programs as the ``uint32`` arrays they hold (``vmap``'s axes count over
-the key dimensions, which lead the data's). Key paths end at the key array, as JAX's do, but
-tree functions see its data as the leaf (JAX's key arrays are leaves). Raw keys
+the key dimensions, which lead the data's). To the public tree functions
+(``functrans.tree_util``, ``functrans.tree``) a key array is a leaf, as JAX's are. Raw keys
 (``random.PRNGKey``) stay plain arrays; every sampler accepts both.
 
     >>> k = random.key(0)
@@ -190,5 +190,6 @@ def _is_abstract(data) -> bool:
 _pytree.register_pytree_node(KeyArray, lambda k: ((k._data,), None),
                              lambda _, children: KeyArray(children[0]),
                              lambda k: ([(None, k._data)], None))  # no key-path entry
+_pytree.PUBLIC_LEAVES.add(KeyArray)  # leaves to users' tree functions, as JAX's keys
 # isinstance(keys, Array) holds, as JAX's key arrays are jax.Arrays.
 _ArrayMeta.virtual = (*_ArrayMeta.virtual, KeyArray)

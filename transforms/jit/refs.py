@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from functrans.core.trace import current_trace
 from functrans.ref import Ref
-from functrans.tree_util import tree_flatten, tree_unflatten
+from functrans._tree import tree_flatten, tree_unflatten
 
 _POSITIONS = "_functrans_ref_positions"
 
