@@ -35,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from models import DEFAULT_JAX_PYTHON, SAMPLERS, agree  # noqa: E402
-from timing import fmt, median_time  # noqa: E402
+from timing import cpu_name, fmt, median_time  # noqa: E402
 
 _MARK = "BENCH-COMPILE-RESULT "
 GROUPS = ("transformer", "mlp", "samplers", "vae")
@@ -208,18 +208,6 @@ def _agreement(a, b):
     if not a or not b or "error" in a or "error" in b:
         return "-"
     return agree(a["summary"], b["summary"], a.get("expected"))[1]
-
-
-def cpu_name():
-    """The CPU's model name from /proc/cpuinfo (else ``platform.processor()``)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def _table(header, rows):

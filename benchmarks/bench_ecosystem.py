@@ -24,6 +24,8 @@ import textwrap
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
+sys.path.insert(0, HERE)
+from timing import cpu_name  # noqa: E402
 
 _MARK = "BENCH-ECOSYSTEM-RESULT "
 
@@ -185,24 +187,13 @@ def run_program(name: str, framework: str, steps: int, jax_python: str | None) -
     return {"error": last[:100]}
 
 
-def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--programs", default=",".join(PROGRAMS))
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--jax-python", default=os.environ.get("FUNCTRANS_BENCH_JAX_PYTHON"))
     args = parser.parse_args()
-    print(f"{_cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(f"{cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"{'program':<14} {'functrans first':>16} {'JAX first':>10} {'functrans step':>15} "
           f"{'JAX step':>10} {'step ratio':>11}")
     for name in args.programs.split(","):

@@ -26,21 +26,13 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import cpu_name  # noqa: E402
+
 BIG = 10_000_000
 TARGETS = {"psum, 1 float32 (per psum, 100 in one pmap)": "<= 50 us",
            "psum, 10M float32": "<= 1.3x", "all_gather, 10M float32": "<= 1.3x",
            "psum_scatter, 10M float32": "<= 1.3x"}
-
-
-def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 def median(comm, fn, repeat):

@@ -23,6 +23,19 @@ _PEER_MARK = "JAX-PEER-ROWS "
 _peer_rows: dict = {}  # table title -> [(label, seconds)]: JAX rows from the peer process
 
 
+def cpu_name() -> str:
+    """The CPU's model name from /proc/cpuinfo (else ``platform.processor()``), for tables."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+    return platform.processor() or "unknown CPU"
+
+
 def _block(result):
     """``block_until_ready`` on every array of ``result`` that has it: for a jit program just
     traced, that waits for its kernel (tiered jit), so the timing that follows is of compiled

@@ -1,18 +1,10 @@
 """Pytrees as functrans's transformations see them: nested containers (tuples, lists, dicts,
 None, namedtuples, registered classes and dataclasses) whose leaves are arrays. Transformations
 flatten their inputs and outputs with this module, which opens typed PRNG key arrays to their
-``uint32`` data; the public :mod:`functrans.tree_util` treats them as leaves, as JAX does.
+``uint32`` data; the public :mod:`functrans.tree_util` treats them as leaves, as JAX does:
 
-    >>> leaves, tree = tree_flatten({"w": 1.0, "b": (2.0, None)})
-    >>> leaves, tree
-    ([2.0, 1.0], PyTreeDef({'b': (*, None), 'w': *}))
-    >>> tree_unflatten(tree, [3, 4])
-    {'b': (3, None), 'w': 4}
-
-Each leaf also has a key path, the entries naming the children from the root down to it:
-
-    >>> [(keystr(path), leaf) for path, leaf in tree_leaves_with_path({"w": 1.0, "b": (2.0,)})]
-    [("['b'][0]", 2.0), ("['w']", 1.0)]
+    >>> tree_leaves([ft.random.key(0)])
+    [Array([0, 0], dtype=uint32)]
 """
 from __future__ import annotations
 
