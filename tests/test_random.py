@@ -604,3 +604,23 @@ def test_typed_keys_join_as_numpy_arrays_of_keys():
         fnp.stack([k, fnp.zeros(2, "uint32")])
     with pytest.raises(ValueError, match="axis 2 is out of bounds"):
         fnp.stack([k, k], axis=2)
+
+
+def test_typed_keys_are_chosen_and_compared_as_keys():
+    ks = random.split(random.key(2), 3)
+    picked = fnp.where(fnp.array([True, False, True]), ks, ks[::-1])
+    np.testing.assert_array_equal(random.key_data(picked),
+                                  random.key_data(ks)[[0, 1, 2]])  # the middle one is its own
+    np.testing.assert_array_equal(random.key_data(lax.select(False, ks[0], ks[1])),
+                                  random.key_data(ks[1]))
+    assert fnp.where(fnp.array([[True], [False]]), ks[0], ks[1]).shape == (2, 1)
+    assert bool(fnp.array_equal(ks, ks)) and not bool(fnp.array_equal(ks, ks[::-1]))
+    assert not bool(fnp.array_equal(ks[0], ks[:1]))  # shapes differ
+    chosen = ft.jit(lambda c, a, b: fnp.where(c, a, b))(fnp.array([False, True, True]),
+                                                        ks, ks[::-1])
+    np.testing.assert_array_equal(random.key_data(chosen)[0], random.key_data(ks[2]))
+    with pytest.raises(TypeError, match="only be joined with other typed keys"):
+        fnp.where(True, ks, fnp.zeros((3, 2), "uint32"))
+    assert fnp.astype(ks, ks.dtype) is ks and ks.astype(ks.dtype) is ks
+    with pytest.raises(TypeError, match="cannot convert typed PRNG keys"):
+        fnp.astype(ks, "uint32")

@@ -518,6 +518,9 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     >>> where(fnp.array([True, False]), 1.0, 0.0)
     Array([1., 0.], dtype=float64, weak_type=True)
     """
+    if getattr(x, "_is_key_array", False) or getattr(y, "_is_key_array", False):
+        from ..random._keys import where_keys
+        return where_keys(condition, x, y)
     check_arraylike("where", condition, x, y, allow_none=True)
     if x is None and y is None:
         from .sorting import nonzero
@@ -677,6 +680,8 @@ def astype(x, dtype, /, *, copy=False):
     >>> astype(fnp.array([1.7, -1.7]), 'int32')
     Array([ 1, -1], dtype=int32)
     """
+    if getattr(x, "_is_key_array", False):
+        return x.astype(dtype)
     check_arraylike("astype", x)
     return convert(asarray(x), dtypes.canonicalize_dtype(dtype))
 

@@ -127,6 +127,13 @@ class KeyArray:
     def copy(self):
         return self
 
+    def astype(self, dtype):
+        """The same keys for their own dtype (as JAX); other dtypes are refused."""
+        if dtype == self.dtype:
+            return self
+        raise TypeError(f"cannot convert typed PRNG keys ({self.dtype}) to {dtype}; use "
+                        "random.key_data(keys) for their uint32 data")
+
     def __array__(self, dtype=None, copy=None):
         raise TypeError("a typed key array has no NumPy value; use random.key_data(keys) "
                         "for its uint32 data")
@@ -181,6 +188,36 @@ def concatenate_keys(keys, axis: int = 0) -> KeyArray:
     if keys[0].ndim == 0:
         raise ValueError("zero-dimensional key arrays cannot be concatenated")
     return KeyArray(fnp.concatenate(data, _key_axis(axis, keys[0].ndim, "concatenate")))
+
+
+def where_keys(condition, x, y) -> KeyArray:
+    """``numpy.where`` choosing between typed keys (``fnp.where``/``lax.select`` call it).
+
+    >>> k = random.split(random.key(0), 2)
+    >>> bool(where_keys(fnp.array([False, True]), k, k[::-1])[0] == k[1])
+    True
+    """
+    from .. import numpy as fnp
+    x_data, y_data = _data_of([x, y], "where")
+    c = fnp.asarray(condition)
+    shape = fnp.broadcast_shapes(fnp.shape(c), x.shape, y.shape)
+    data_shape = shape + (2,)
+    return KeyArray(fnp.where(fnp.broadcast_to(c, shape)[..., None],
+                              fnp.broadcast_to(x_data, data_shape),
+                              fnp.broadcast_to(y_data, data_shape)))
+
+
+def keys_equal(a, b):
+    """``numpy.array_equal`` of typed keys: same shape, every key equal.
+
+    >>> bool(keys_equal(random.key(0), random.key(0)))
+    True
+    """
+    from .. import numpy as fnp
+    a_data, b_data = _data_of([a, b], "array_equal")
+    if a.shape != b.shape:
+        return fnp.asarray(False)
+    return fnp.all(a_data == b_data)
 
 
 def _is_abstract(data) -> bool:
