@@ -28,7 +28,7 @@ Z = np.array([C(nan, 3), C(nan, 1), C(2, nan), 2 + 1j, C(nan, nan), C(2, -inf), 
               C(nan, -1), 2 + 0j])
 
 
-def same(got, expected, dtype=None):
+def assert_same(got, expected, dtype=None):
     """Equal parts, NaNs at the same places (``assert_array_equal`` on complex values calls
     nan+0j and nan+nanj equal), and the dtype."""
     got, expected = np.asarray(got), np.asarray(expected)
@@ -44,17 +44,17 @@ MODES = {"eager": lambda f: f, "jit": ft.jit}
 @pytest.mark.parametrize("mode", MODES)
 def test_elementwise_max_min_select_without_propagating_nan(mode):
     w = MODES[mode]
-    same(w(fnp.maximum)(A, B), np.array([1 + 3j, 1 + 3j, 1, 1, 2, 1 + 2j, 0, 0], np.complex64))
-    same(w(fnp.minimum)(A, B), np.array([1 + 2j, 1 + 2j, 1, 1, 1 + 5j, 1 + 2j, 0, 0],
+    assert_same(w(fnp.maximum)(A, B), np.array([1 + 3j, 1 + 3j, 1, 1, 2, 1 + 2j, 0, 0], np.complex64))
+    assert_same(w(fnp.minimum)(A, B), np.array([1 + 2j, 1 + 2j, 1, 1, 1 + 5j, 1 + 2j, 0, 0],
                                         np.complex64))
     picked_y = np.array([1 + 0j, C(nan, 0), 1 + 1j, C(1, nan), 0j, 1j])  # JAX: y each time
     for f in (fnp.maximum, fnp.minimum, lax.max, lax.min):
-        same(w(f)(X, Y), picked_y)
+        assert_same(w(f)(X, Y), picked_y)
     for f in (fnp.fmax, fnp.fmin):  # NaN-ignoring, as in JAX and NumPy
-        same(w(f)(X, Y), np.array([1, 1, 1 + 1j, 1 + 1j, 0, 1j], np.complex128))
+        assert_same(w(f)(X, Y), np.array([1, 1, 1 + 1j, 1 + 1j, 0, 1j], np.complex128))
     z4 = np.array([1 + 1j, C(nan, 1), C(1, nan), 2 + 0j])
-    same(w(lambda v: fnp.maximum(v, 1.5))(z4), np.array([1.5, 1.5, 1.5, 2], np.complex128))
-    same(w(lambda v: fnp.maximum(1.5, v))(z4), np.array([1.5, C(nan, 1), 1.5, 2]))
+    assert_same(w(lambda v: fnp.maximum(v, 1.5))(z4), np.array([1.5, 1.5, 1.5, 2], np.complex128))
+    assert_same(w(lambda v: fnp.maximum(1.5, v))(z4), np.array([1.5, C(nan, 1), 1.5, 2]))
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -76,26 +76,26 @@ def test_comparisons_are_lexicographic(mode):
 @pytest.mark.parametrize("mode", MODES)
 def test_reductions_fold_in_order_from_the_identity(mode):
     w = MODES[mode]
-    same(w(fnp.max)(A), np.complex64(2))
-    same(w(fnp.min)(A), np.complex64(0))
-    same(w(fnp.max)(Z), np.complex128(2))
-    same(w(fnp.min)(Z), np.complex128(2))
-    same(w(fnp.max)(Z[::-1].copy()), np.complex128(C(nan, 3)))
-    same(w(lambda v: fnp.max(v, axis=0))(Z.reshape(3, 3)), np.array([2 + 1j, C(nan, -1), 2]))
-    same(w(lambda v: fnp.max(v, axis=1))(Z.reshape(3, 3)), np.array([C(2, nan), C(2, -inf), 2]))
-    same(w(fnp.nanmax)(Z), np.complex128(2 + 1j))
-    same(w(fnp.nanmin)(Z), np.complex128(C(-inf, 5)))
-    same(w(fnp.ptp)(Z), np.complex128(0))
-    same(w(fnp.ptp)(np.array([1 + 2j, 3 - 1j, 5j])), np.complex128(3 - 6j))
+    assert_same(w(fnp.max)(A), np.complex64(2))
+    assert_same(w(fnp.min)(A), np.complex64(0))
+    assert_same(w(fnp.max)(Z), np.complex128(2))
+    assert_same(w(fnp.min)(Z), np.complex128(2))
+    assert_same(w(fnp.max)(Z[::-1].copy()), np.complex128(C(nan, 3)))
+    assert_same(w(lambda v: fnp.max(v, axis=0))(Z.reshape(3, 3)), np.array([2 + 1j, C(nan, -1), 2]))
+    assert_same(w(lambda v: fnp.max(v, axis=1))(Z.reshape(3, 3)), np.array([C(2, nan), C(2, -inf), 2]))
+    assert_same(w(fnp.nanmax)(Z), np.complex128(2 + 1j))
+    assert_same(w(fnp.nanmin)(Z), np.complex128(C(-inf, 5)))
+    assert_same(w(fnp.ptp)(Z), np.complex128(0))
+    assert_same(w(fnp.ptp)(np.array([1 + 2j, 3 - 1j, 5j])), np.complex128(3 - 6j))
     for xs, expected in [([1, nan, 0], 0), ([nan, 1, 0], 1), ([0, 1, nan], nan)]:
-        same(w(lambda v: lax.reduce_max(v, (0,)))(np.array(xs, np.complex128)),
+        assert_same(w(lambda v: lax.reduce_max(v, (0,)))(np.array(xs, np.complex128)),
              np.complex128(expected))
-    same(w(lambda v: lax.reduce_max(v, (0,)))(np.zeros(0, np.complex64)), np.complex64(-inf))
-    same(w(lambda v: lax.reduce_min(v, (0,)))(np.zeros(0, np.complex64)), np.complex64(inf))
+    assert_same(w(lambda v: lax.reduce_max(v, (0,)))(np.zeros(0, np.complex64)), np.complex64(-inf))
+    assert_same(w(lambda v: lax.reduce_min(v, (0,)))(np.zeros(0, np.complex64)), np.complex64(inf))
     z4 = np.array([1 + 1j, C(nan, 1), C(1, nan), 2 + 0j])
-    same(w(lambda v: fnp.nanmax(v, axis=1))(z4.reshape(2, 2)), np.array([1 + 1j, 2]))
-    same(w(lambda v: fnp.nanmax(v, initial=5 + 0j))(z4), np.complex128(5))
-    same(w(lambda v: fnp.max(v, where=np.array([1, 0, 0, 1], bool), initial=0j))(z4),
+    assert_same(w(lambda v: fnp.nanmax(v, axis=1))(z4.reshape(2, 2)), np.array([1 + 1j, 2]))
+    assert_same(w(lambda v: fnp.nanmax(v, initial=5 + 0j))(z4), np.complex128(5))
+    assert_same(w(lambda v: fnp.max(v, where=np.array([1, 0, 0, 1], bool), initial=0j))(z4),
          np.complex128(2))
 
 
@@ -104,9 +104,9 @@ def test_the_identity_takes_part_in_the_fold_like_jax(mode):
     # JAX's identity for complex max is -inf+0j, which compares above -inf-1j.
     w = MODES[mode]
     v = np.array([C(-inf, -1), C(-inf, -2), C(-inf, -3)])
-    same(w(lambda u: lax.reduce_max(u, (0,)))(v), np.complex128(C(-inf, 0)))
-    same(w(lambda u: lax.reduce_min(u, (0,)))(-v), np.complex128(C(inf, 0)))
-    same(w(lax.cummax)(v[::-1].copy()), np.full(3, C(-inf, 0)))
+    assert_same(w(lambda u: lax.reduce_max(u, (0,)))(v), np.complex128(C(-inf, 0)))
+    assert_same(w(lambda u: lax.reduce_min(u, (0,)))(-v), np.complex128(C(inf, 0)))
+    assert_same(w(lax.cummax)(v[::-1].copy()), np.full(3, C(-inf, 0)))
 
 
 def test_reductions_break_ties_toward_the_later_element_like_jax():
@@ -121,18 +121,18 @@ def test_reductions_break_ties_toward_the_later_element_like_jax():
 @pytest.mark.parametrize("mode", MODES)
 def test_running_extrema(mode):
     w = MODES[mode]
-    same(w(lax.cummax)(A), np.array([1 + 2j, 1 + 3j, C(nan, 0), C(nan, nan), 2, 2, 2, 2],
+    assert_same(w(lax.cummax)(A), np.array([1 + 2j, 1 + 3j, C(nan, 0), C(nan, nan), 2, 2, 2, 2],
                                     np.complex64))
-    same(w(lax.cummin)(A), np.array([1 + 2j, 1 + 2j, C(nan, 0), C(nan, nan), 2, 1 + 2j, 0, 0],
+    assert_same(w(lax.cummin)(A), np.array([1 + 2j, 1 + 2j, C(nan, 0), C(nan, nan), 2, 1 + 2j, 0, 0],
                                     np.complex64))
-    same(w(lax.cummax)(np.array([0, nan, 1, 2], np.complex128)),
+    assert_same(w(lax.cummax)(np.array([0, nan, 1, 2], np.complex128)),
          np.array([0, nan, 1, 2], np.complex128))
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_sort_argsort_searchsorted_put_nans_last(mode):
     w = MODES[mode]
-    same(w(fnp.sort)(Z), np.array([C(-inf, 5), C(2, -inf), 2, 2 + 1j, C(2, nan), C(nan, -1),
+    assert_same(w(fnp.sort)(Z), np.array([C(-inf, 5), C(2, -inf), 2, 2 + 1j, C(2, nan), C(nan, -1),
                                    C(nan, 1), C(nan, 3), C(nan, nan)]))
     np.testing.assert_array_equal(w(fnp.argsort)(Z), [6, 5, 8, 3, 2, 7, 1, 0, 4])
     np.testing.assert_array_equal(w(lambda v: fnp.argsort(v, descending=True))(Z),
@@ -143,30 +143,30 @@ def test_sort_argsort_searchsorted_put_nans_last(mode):
 def test_vmap_and_jit_of_vmap():
     rows = Z.reshape(3, 3)
     for f in (ft.vmap(fnp.max), ft.jit(ft.vmap(fnp.max))):
-        same(f(rows), np.array([C(2, nan), C(2, -inf), 2]))
+        assert_same(f(rows), np.array([C(2, nan), C(2, -inf), 2]))
     for f in (ft.vmap(fnp.maximum), ft.jit(ft.vmap(fnp.maximum))):
-        same(f(X, Y), np.array([1 + 0j, C(nan, 0), 1 + 1j, C(1, nan), 0j, 1j]))
-    same(ft.vmap(lax.cummax)(np.stack([A, B])), np.stack([lax.cummax(A), lax.cummax(B)]))
+        assert_same(f(X, Y), np.array([1 + 0j, C(nan, 0), 1 + 1j, C(1, nan), 0j, 1j]))
+    assert_same(ft.vmap(lax.cummax)(np.stack([A, B])), np.stack([lax.cummax(A), lax.cummax(B)]))
 
 
 # ---- derivatives (JAX's rules: ties share the tangent) -------------------------------------------
 def test_jvp_of_max_min_and_their_reductions():
     ones = np.ones_like(A)
     _, t = ft.jvp(fnp.maximum, (A, B), (ones, 2 * ones))
-    same(t, np.array([2, 1, 2, 2, 1, 1.5, 1.5, 1.5], np.complex64))
+    assert_same(t, np.array([2, 1, 2, 2, 1, 1.5, 1.5, 1.5], np.complex64))
     _, t = ft.jvp(fnp.max, (A,), (ones,))
-    same(t, np.complex64(1))
+    assert_same(t, np.complex64(1))
     _, t = ft.jvp(lax.cummax, (A,), (ones,))
-    same(t, np.array([1, 1, 0, 0, 1, 1, 1, 1], np.complex64))
+    assert_same(t, np.array([1, 1, 0, 0, 1, 1, 1, 1], np.complex64))
 
 
 def test_grad_through_complex_max():
     g = ft.grad(lambda x, y: fnp.maximum(x, y).real, argnums=(0, 1))
-    same(g(1 + 2j, 1 + 3j)[1], np.complex128(1))
-    same(g(1 + 2j, 1 + 3j)[0], np.complex128(0))
-    same(g(1 + 2j, 1 + 2j)[0], np.complex128(0.5))
-    same(ft.jit(g)(1 + 2j, 1 + 2j)[1], np.complex128(0.5))
-    same(ft.grad(lambda v: fnp.max(v).real)(A), np.array([0, 0, 0, 0, 1, 0, 0, 0], np.complex64))
+    assert_same(g(1 + 2j, 1 + 3j)[1], np.complex128(1))
+    assert_same(g(1 + 2j, 1 + 3j)[0], np.complex128(0))
+    assert_same(g(1 + 2j, 1 + 2j)[0], np.complex128(0.5))
+    assert_same(ft.jit(g)(1 + 2j, 1 + 2j)[1], np.complex128(0.5))
+    assert_same(ft.grad(lambda v: fnp.max(v).real)(A), np.array([0, 0, 0, 0, 1, 0, 0, 0], np.complex64))
 
 
 # ---- what JAX refuses -----------------------------------------------------------------------------
@@ -212,9 +212,9 @@ def test_elementwise_against_numpy(dtype, shape, data):
     x, y = data.draw(_arrays(dtype, shape)), data.draw(_arrays(dtype, shape))
     for name in ("maximum", "minimum", "fmax", "fmin"):
         expected = getattr(np, name)(x, y)
-        same(getattr(fnp, name)(x, y), expected)
-        same(ft.jit(getattr(fnp, name))(x, y), expected)
-        same(ft.vmap(getattr(fnp, name))(x, y), expected)
+        assert_same(getattr(fnp, name)(x, y), expected)
+        assert_same(ft.jit(getattr(fnp, name))(x, y), expected)
+        assert_same(ft.vmap(getattr(fnp, name))(x, y), expected)
     for name in ("greater", "less", "greater_equal", "less_equal"):
         expected = getattr(np, name)(x, y)
         np.testing.assert_array_equal(getattr(fnp, name)(x, y), expected)
@@ -229,16 +229,16 @@ def test_reductions_sorts_and_scans_against_numpy(dtype, shape, data):
         def f(v, name=name):
             return getattr(fnp, name)(v, axis=axis)
         expected = getattr(np, name)(x, axis=axis)
-        same(f(x), expected)
-        same(ft.jit(f)(x), expected)
+        assert_same(f(x), expected)
+        assert_same(ft.jit(f)(x), expected)
     ax = 0 if axis is None else axis
-    same(fnp.sort(x, axis=ax), np.sort(x, axis=ax))
-    same(ft.jit(lambda v: fnp.sort(v, axis=ax))(x), np.sort(x, axis=ax))
+    assert_same(fnp.sort(x, axis=ax), np.sort(x, axis=ax))
+    assert_same(ft.jit(lambda v: fnp.sort(v, axis=ax))(x), np.sort(x, axis=ax))
     np.testing.assert_array_equal(fnp.argsort(x, axis=ax), np.argsort(x, axis=ax, kind="stable"))
     for prim, ufunc in ((lax.cummax, np.maximum), (lax.cummin, np.minimum)):
         expected = ufunc.accumulate(x, axis=ax)
-        same(prim(x, axis=ax), expected)
-        same(ft.jit(lambda v, prim=prim: prim(v, axis=ax))(x), expected)
+        assert_same(prim(x, axis=ax), expected)
+        assert_same(ft.jit(lambda v, prim=prim: prim(v, axis=ax))(x), expected)
     flat = np.sort(x.ravel())
     for side in ("left", "right"):
         np.testing.assert_array_equal(fnp.searchsorted(flat, x.ravel(), side=side),
