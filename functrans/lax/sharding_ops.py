@@ -1,9 +1,10 @@
 """``with_sharding_constraint``: ask for a value's sharding (``jax.lax.with_sharding_constraint``).
 
-functrans places values as ``device_put`` does: a concrete array gets the sharding (its
-buffer shared with its shards); inside a transformation (jit, grad, vmap) a traced value has
-no sharding (functrans's jit computes whole arrays), so the constraint leaves it as it is,
-as ``device_put`` does there. Values never change.
+A concrete array is placed as ``device_put`` places it. Inside a transformation (jit, grad,
+vmap) a ``NamedSharding`` over more than one device is recorded in the program as a
+``sharding_constraint`` equation, which jit's partitioner follows (the value is laid out so at
+that point: ``transforms/partition``); other shardings leave a traced value as it is, as
+``device_put`` does there. Values never change.
 
     >>> x = with_sharding_constraint(fnp.arange(4.0), ft.sharding.SingleDeviceSharding(
     ...     ft.devices()[0]))
@@ -13,8 +14,11 @@ as ``device_put`` does there. Values never change.
 from __future__ import annotations
 
 from ..core.devices import Device
-from ..core.mesh import PartitionSpec, Sharding, SingleDeviceSharding, context_sharding
+from ..core.mesh import (NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding,
+                         context_sharding)
+from ..core.trace import Tracer
 from ..placement import device_put
+from ..primitives.sharding_constraint import sharding_constraint_p
 from .._tree import broadcast_prefix, tree_flatten, tree_unflatten
 
 __all__ = ["with_sharding_constraint"]
@@ -53,5 +57,9 @@ def with_sharding_constraint(x, shardings):
                 f"with_sharding_constraint: leaf {i} of shardings is a {type(s).__name__} "
                 f"({s!r:.60}); expected a Sharding such as NamedSharding(mesh, spec), a "
                 "PartitionSpec (under ft.set_mesh) or a Device")
-        out.append(device_put(leaf, s))
+        if isinstance(leaf, Tracer) and isinstance(s, NamedSharding) and s.mesh.size > 1:
+            s.shard_shape(leaf.shape)  # checks the rank and that the spec divides the shape
+            out.append(sharding_constraint_p.bind1(leaf, sharding=s))
+        else:
+            out.append(device_put(leaf, s))
     return tree_unflatten(tree, out)

@@ -37,6 +37,7 @@ from .executable import executable_for  # noqa: F401  (importing it registers th
 from .fast_path import runner as fast_runner
 from .refs import call_with_refs
 from .shardings import check_shardings, place
+from ..partition.partitioner import mesh_and_specs, partitioned
 from .tiered import Tiered
 
 
@@ -96,7 +97,18 @@ class Jitted:
             entry, leaves = self._entry(args, kwargs)
         except RefArgument:
             return call_with_refs(self, args, kwargs)
+        sharded = None
         if _state.trace is EVAL_TRACE and not entry.consts:
+            sharded = mesh_and_specs(entry.jaxpr, leaves)
+        if sharded is not None:  # arguments on a mesh: one program per shard
+            outs = partitioned(entry.jaxpr, *sharded, self.name)(*leaves)
+            if self._plain and len(self._fast) < config.jit_cache_size:
+                fast = _fast_signature(args, kwargs)
+                if fast is not None and len(fast[1]) == len(leaves):
+                    self._fast[fast[0]] = fast_runner(partitioned(entry.jaxpr, *sharded,
+                                                                  self.name),
+                                                      entry.out_tree, None, fast[1])
+        elif _state.trace is EVAL_TRACE and not entry.consts:
             executable = entry.executable
             if executable is None:
                 executable = entry.executable = compiler.backend_compile_and_load(
@@ -241,7 +253,9 @@ def _add_children(children, key, leaves) -> bool:
         t = type(c)
         if t is Array:  # the common leaves first, without a call
             v = c._value
-            key.append((v.shape, v.dtype, c._weak))
+            # A placed array's sharding is part of its signature: jit partitions by it.
+            key.append((v.shape, v.dtype, c._weak) if c._sharding is None
+                       else (v.shape, v.dtype, c._weak, c._sharding))
             leaves.append(c)
         elif t in _SCALARS:
             key.append(t)

@@ -29,6 +29,10 @@ def _abstract_eval(*avals, jaxpr, name):
 
 def _impl(*args, jaxpr, name):
     from .executable import executable_for
+    from ..partition.partitioner import mesh_and_specs, partitioned
+    sharded = mesh_and_specs(jaxpr, args)
+    if sharded is not None:  # arguments on a mesh: one program per shard
+        return partitioned(jaxpr, *sharded, name)(*args)
     return executable_for(jaxpr, name)(*args)
 
 

@@ -1,0 +1,2 @@
+"""jit over a mesh: sharding propagation (rules.py), layouts and resharding (layouts.py), the
+SPMD partitioner (partitioner.py)."""

@@ -1,0 +1,256 @@
+"""jit over sharded arrays: a global program turned into one per-shard program with the
+collectives it needs (an SPMD partitioner), run as ``shard_map`` runs its shards.
+
+When a jitted function gets arguments placed on a mesh of several devices
+(``device_put(x, NamedSharding(mesh, spec))``, ``jit(in_shardings=...)``) or its program
+asks for a layout (``with_sharding_constraint``), jit partitions its traced program:
+
+1. calls are inlined, then the equations are walked in order with each value's layout
+   (``layouts.Layout``), starting from the arguments' shardings (others are replicated);
+2. each equation's rule (``rules.py``) says the layouts it needs its inputs in and its
+   outputs' layouts; an input in another layout is resharded on the way (all-gather,
+   reduce-scatter, all-reduce, or a local slice), once per (value, layout);
+3. the equation is applied to the shard's blocks (params that hold global sizes rewritten),
+   which records the per-shard program;
+4. results left as partial sums are all-reduced; the program runs on every device of the
+   mesh (compiled like any jit program, shards on their threads, collectives at their
+   rendezvous, across processes through MPI) and its results are Arrays placed on the mesh
+   as their layouts say.
+
+    >>> mesh = ft.make_mesh((2,), ("x",))
+    >>> x = ft.device_put(fnp.arange(8.0).reshape(4, 2), ft.NamedSharding(mesh, P("x")))
+    >>> y = ft.jit(lambda a: fnp.sin(a) * 2)(x)
+    >>> y.sharding.spec
+    PartitionSpec('x', None)
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from functrans.core.array import Array
+from functrans.core.avals import ShapedArray
+from functrans.core.ir import Literal
+from functrans.core.memo import cache_on_jaxpr
+from functrans.core.mesh import Mesh, NamedSharding, PartitionSpec, canonical_spec
+from functrans.core.staging import trace_to_jaxpr
+
+from ..passes import inline_calls
+from .layouts import Layout, local_shape, reshard, used
+from .rules import LINEAR_ONE_OF, LINEAR_SUMS, LINEAR_UNARY, rule_for
+
+_HOST_STEPS = ("shard_map", "psum", "pmax", "pmin", "all_gather", "psum_scatter",
+               "ppermute", "all_to_all", "axis_index")
+
+
+class MeshMismatchError(ValueError):
+    """Shardings of one program on different meshes."""
+
+
+def mesh_and_specs(jaxpr, args):
+    """``(mesh, in_specs)`` when jit must partition ``jaxpr`` for these arguments (some are
+    placed on a mesh of several devices, or the program constrains a layout), else None."""
+    mesh, specs, where = None, [], None
+    for i, (x, v) in enumerate(zip(args, jaxpr.invars)):
+        s = x._sharding if type(x) is Array else None
+        if type(s) is NamedSharding and isinstance(s.mesh, Mesh) and s.mesh.size > 1:
+            if mesh is None:
+                mesh, where = s.mesh, i
+            elif s.mesh != mesh:
+                raise MeshMismatchError(
+                    f"jit: argument {where} is placed on {mesh} but argument {i} on "
+                    f"{s.mesh}; every sharded argument of one program must be on the same "
+                    "mesh (device_put one of them onto the other's)")
+            specs.append(canonical_spec(s.spec, v.aval.ndim, f"argument {i}'s sharding"))
+        else:
+            specs.append(((),) * v.aval.ndim)
+    constraint = _constraint_mesh(jaxpr)
+    if constraint is not None:
+        if mesh is not None and constraint != mesh:
+            raise MeshMismatchError(
+                f"jit: argument {where} is placed on {mesh} but the program's "
+                f"with_sharding_constraint names {constraint}; both must be the same mesh")
+        mesh = constraint
+    if mesh is None or _has_host_parallelism(jaxpr):
+        return None
+    return mesh, tuple(specs)
+
+
+@cache_on_jaxpr
+def _constraint_mesh(jaxpr):
+    meshes = {e.params["sharding"].mesh for e in inline_calls(jaxpr).eqns
+              if e.prim.name == "sharding_constraint"}
+    if len(meshes) > 1:
+        a, b = list(meshes)[:2]
+        raise MeshMismatchError(f"jit: the program's with_sharding_constraint calls name two "
+                                f"meshes, {a} and {b}; one program is partitioned over one")
+    return next(iter(meshes), None)
+
+
+@cache_on_jaxpr
+def _has_host_parallelism(jaxpr):
+    """Programs with their own shard_map/collectives run as they are (their shards split
+    the arguments themselves)."""
+    from functrans.core.ir import walk_jaxprs
+
+    def visit(j):
+        return any(e.prim.name in _HOST_STEPS or any(visit(s) for s in walk_jaxprs(e.params))
+                   for e in j.eqns)
+    return visit(jaxpr)
+
+
+class Partitioned:
+    """The executable of a partitioned program: call it with the global arguments.
+
+    ``per_shard`` is the per-shard program, ``layouts`` the layout the partitioner chose for
+    each equation output of the (inlined) global program, ``out_shardings`` the results'."""
+
+    def __init__(self, jaxpr, mesh, in_specs, name):
+        self.mesh, self.in_specs, self.name = mesh, in_specs, name
+        self.global_jaxpr = inline_calls(jaxpr)
+        self.per_shard, out_specs, self.layouts = _partition(self.global_jaxpr, mesh, in_specs)
+        self.out_specs = tuple(out_specs)
+        self.out_shardings = [NamedSharding(mesh, _public_spec(s)) for s in out_specs]
+        self._out_types = [(a.dtype, a.weak_type) for a in jaxpr.out_avals]
+        self._in_dtypes = [a.dtype for a in jaxpr.in_avals]
+
+    def __call__(self, *args):
+        from functrans.primitives.shard_map import shard_map_p
+        args = [np.asarray(a._value if type(a) is Array else a, d)
+                for a, d in zip(args, self._in_dtypes)]
+        outs = shard_map_p.impl(*args, jaxpr=self.per_shard, mesh=self.mesh,
+                                in_specs=self.in_specs, out_specs=self.out_specs,
+                                name=self.name)
+        result = []
+        for o, (dtype, weak), s in zip(outs, self._out_types, self.out_shardings):
+            a = Array._wrap(np.asarray(o, dtype), weak)
+            a._sharding = s
+            result.append(a)
+        return result
+
+
+_lock = threading.Lock()
+
+
+@cache_on_jaxpr
+def partitioned(jaxpr, mesh, in_specs, name):
+    """The :class:`Partitioned` executable of ``jaxpr`` for arguments laid out as
+    ``in_specs`` on ``mesh`` (built once per combination)."""
+    return Partitioned(jaxpr, mesh, in_specs, name)
+
+
+def _public_spec(spec) -> PartitionSpec:
+    parts = [None if not names else names[0] if len(names) == 1 else names for names in spec]
+    while parts and parts[-1] is None:
+        parts.pop()
+    return PartitionSpec(*parts)
+
+
+def _partition(jaxpr, mesh, in_specs):
+    """``(per-shard jaxpr, output specs, {var: Layout})`` of a call-free ``jaxpr``."""
+    from functrans.primitives.shard_map import mesh_axes
+    sizes = mesh.shape
+    record: dict = {}
+    out_specs: list = []
+    local_avals = [ShapedArray(local_shape(v.aval.shape, s, sizes), v.aval.dtype,
+                               v.aval.weak_type) for v, s in zip(jaxpr.invars, in_specs)]
+
+    def body(*xs):
+        env = {v: (c, Layout.replicated(np.ndim(c))) for v, c in
+               zip(jaxpr.constvars, jaxpr.consts)}
+        env.update({v: (x, Layout(s)) for v, x, s in zip(jaxpr.invars, xs, in_specs)})
+        resharded: dict = {}
+
+        def read(x):
+            if isinstance(x, Literal):
+                return x.bound, Layout.replicated(x.aval.ndim)
+            return env[x]
+
+        def to(x, var, want):
+            val, have = read(x)
+            if have.spec == tuple(want) and not have.partial:
+                return val
+            key = (id(var), tuple(want))
+            if key not in resharded:
+                resharded[key] = reshard(val, have, tuple(want), sizes)
+            return resharded[key]
+
+        for eqn in jaxpr.eqns:
+            _apply(eqn, read, to, env, sizes, mesh)
+            for o in eqn.outputs:
+                record[o] = env[o][1]
+        outs = []
+        for v in jaxpr.outvars:
+            val, lay = read(v)
+            if lay.partial:
+                val = to(v, v, lay.spec)
+            outs.append(val)
+            out_specs.append(lay.spec)
+        return outs
+
+    with mesh_axes(mesh):
+        per_shard = trace_to_jaxpr(body, local_avals, name="partitioned")
+    return per_shard, out_specs, record
+
+
+def _apply(eqn, read, to, env, sizes, mesh):
+    """Apply one equation of the global program to the shard's blocks."""
+    if eqn.prim.name == "sharding_constraint":
+        s = eqn.params["sharding"]
+        if s.mesh != mesh:
+            raise MeshMismatchError(f"jit: with_sharding_constraint names {s.mesh}, but the "
+                                    f"program is partitioned over {mesh}")
+        want = canonical_spec(s.spec, eqn.inputs[0].aval.ndim, "with_sharding_constraint")
+        env[eqn.outputs[0]] = (to(eqn.inputs[0], eqn.inputs[0], want), Layout(want))
+        return
+    layouts = [read(x)[1] for x in eqn.inputs]
+    plan = rule_for(eqn.prim)(eqn, [lay.spec for lay in layouts], sizes)
+    keep, positions = _kept_partial(eqn, layouts, plan)
+    vals = []
+    for i, (x, lay, need) in enumerate(zip(eqn.inputs, layouts, plan.need)):
+        if i in positions:
+            vals.append(read(x)[0])  # partial sums pass through a linear op
+        else:
+            vals.append(to(x, x, need))
+    params = eqn.params
+    if plan.localize is not None:
+        ins = [local_shape(x.aval.shape, n, sizes) for x, n in zip(eqn.inputs, plan.need)]
+        outs = [local_shape(o.aval.shape, s, sizes) for o, s in zip(eqn.outputs, plan.out)]
+        params = plan.localize(params, ins, outs)
+    results = eqn.prim.bind(*vals, **params)
+    for k, (o, v) in enumerate(zip(eqn.outputs, results)):
+        partial = set(keep) | set((plan.partial or [None] * len(results))[k] or ())
+        post = (plan.post or [None] * len(results))[k]
+        if post is not None:
+            from functrans import lax
+            v = (lax.pmax if post[0] == "pmax" else lax.pmin)(v, post[1])
+        order = list(sizes)
+        env[o] = (v, Layout(plan.out[k], tuple(sorted(partial, key=order.index))))
+
+
+def _kept_partial(eqn, layouts, plan):
+    """``(axes, input positions)`` of partial sums that pass through ``eqn`` unresolved."""
+    partial = [lay.partial for lay in layouts]
+    if not any(partial):
+        return (), ()
+    name = eqn.prim.name
+    touched = set().union(*map(used, plan.need), *map(used, plan.out))
+    ok = [i for i, (lay, need) in enumerate(zip(layouts, plan.need))
+          if lay.partial and lay.spec == tuple(need) and not set(lay.partial) & touched]
+    if name in LINEAR_UNARY and ok == [0] and len(eqn.inputs) == 1:
+        if name == "convert_element_type" and not (
+                np.issubdtype(eqn.inputs[0].aval.dtype, np.inexact)
+                and np.issubdtype(eqn.outputs[0].aval.dtype, np.inexact)):
+            return (), ()
+        return layouts[0].partial, (0,)
+    if name in LINEAR_SUMS:
+        rank = eqn.outputs[0].aval.ndim
+        if len(ok) == len(eqn.inputs) and len({lay.partial for lay in layouts}) == 1 and \
+                all(x.aval.ndim == rank for x in eqn.inputs):
+            return layouts[0].partial, tuple(ok)
+        return (), ()
+    if name in LINEAR_ONE_OF and len([p for p in partial if p]) == 1 and len(ok) == 1 \
+            and ok[0] in LINEAR_ONE_OF[name]:
+        return layouts[ok[0]].partial, (ok[0],)
+    return (), ()
