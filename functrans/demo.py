@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
+import sys
 import tempfile
 import time
 
@@ -195,6 +196,10 @@ def parse_args(argv=None):
                         help="where to save the plot (default: functrans_demo.png in the "
                              "system's temporary directory)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--distributed", action="store_true",
+                        help="instead: data-parallel, FSDP, tensor-parallel and pipeline "
+                             "training checked against one device (functrans.demo_distributed; "
+                             "its options: --distributed --help)")
     args = parser.parse_args(argv)
     if args.epochs is None:
         args.epochs = 8 if args.quick else 30
@@ -213,6 +218,11 @@ def parse_args(argv=None):
 
 def main(argv=None) -> float:
     """Run the demo; returns the final test accuracy."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--distributed" in argv:  # before parse_args: its default --devices counts the
+        # devices, and under mpiexec they must be set up (one per process) before that
+        from functrans import demo_distributed
+        return demo_distributed.main([a for a in argv if a != "--distributed"])
     from tqdm.auto import tqdm
 
     args = parse_args(argv)
