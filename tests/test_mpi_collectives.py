@@ -37,15 +37,15 @@ def test_every_collective_across_two_processes_equals_the_vmap_oracle():
     out = mpi("collectives.py")
     assert out.returncode == 0, out.stdout + out.stderr
     for rank in (0, 1):
-        assert (f"process {rank} of 2: 18 mesh checks and the pmap, fallback and pytree checks "
-                "passed") in out.stdout
+        assert (f"process {rank} of 2: 18 mesh checks, 6 with large buffers and the pmap, "
+                "fallback and pytree checks passed") in out.stdout
 
 
 @pytest.mark.timeout(300)
 def test_the_collectives_script_runs_as_one_process():
     out = run([sys.executable, str(HERE / "collectives.py")])
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "process 0 of 1: 3 mesh checks" in out.stdout
+    assert "process 0 of 1: 3 mesh checks, 2 with large buffers" in out.stdout
 
 
 _PSUM = "psum over ('i',) of float32[3]"
@@ -125,3 +125,23 @@ def test_the_collective_timeout_setting(monkeypatch):
         monkeypatch.setenv("FUNCTRANS_COLLECTIVE_TIMEOUT", bad)
         with pytest.raises(ValueError, match="FUNCTRANS_COLLECTIVE_TIMEOUT"):
             collective_timeout()
+
+
+# ---- buffers reused by large collectives ---------------------------------------------------
+def test_a_pooled_buffer_is_reused_only_once_nothing_refers_to_it():
+    from functrans.transforms.parallel import buffer_pool
+    shape = (buffer_pool.MIN_BYTES // 4,)
+    first = buffer_pool.take(shape, np.float32)
+    view = first[10:]
+    del first
+    second = buffer_pool.take(shape, np.float32)  # a view of the first is still alive
+    assert not np.shares_memory(view, second)
+    address = view.__array_interface__["data"][0] - 40
+    del view
+    third = buffer_pool.take(shape, np.int32)
+    assert third.__array_interface__["data"][0] == address
+    assert third.dtype == np.int32 and third.shape == shape and third.flags.c_contiguous
+    small = buffer_pool.take((4,), np.float32)  # below the pool's size: plain np.empty
+    assert small.shape == (4,)
+    del second, third
+    buffer_pool.clear()

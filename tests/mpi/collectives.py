@@ -127,6 +127,28 @@ def check_scalar_shards():
     same(ft.pmap(g, "i")(x[mine]), [o[mine] for o in oracle(g, ("i",), x)], "0-d shards")
 
 
+def check_large_buffers():
+    """Results over a mebibyte come from reused buffers (and several local shards share one
+    read-only result): a result kept from one call must not change when the next call, with
+    other data, reuses buffers."""
+    def g(v):
+        return [lax.psum(v, "i"), lax.all_gather(v, "i"),
+                lax.all_gather(v, "i", axis=1, tiled=True), lax.psum_scatter(v, "i", tiled=True)]
+    checked = 0
+    for label, mesh, _ in meshes():
+        if len(mesh.axis_names) != 1:
+            continue
+        n = mesh.size
+        kept = []
+        for seed in (1, 2):
+            x = data((n, 2 * n, 50_000), np.float32, seed)
+            kept.append((on_mesh(g, mesh, x), oracle(g, ("i",), x)))
+        for got, want in kept:
+            same(got, want, f"{label} mesh, large buffers")
+            checked += 1
+    return checked
+
+
 def check_fallback_dtypes():
     """Reductions MPI cannot do on these dtypes go through the pickled fallback; moving them
     (all_gather, ppermute) goes as raw bytes."""
@@ -156,9 +178,10 @@ def check_pytree_psum_and_pmean():
 
 checked = check_collectives()
 check_pmap_over_all_devices()
+large = check_large_buffers()
 check_scalar_shards()
 check_fallback_dtypes()
 check_pytree_psum_and_pmean()
-print(f"process {RANK} of {NPROC}: {checked} mesh checks and the pmap, fallback and pytree "
-      "checks passed", flush=True)
+print(f"process {RANK} of {NPROC}: {checked} mesh checks, {large} with large buffers and the "
+      "pmap, fallback and pytree checks passed", flush=True)
 sys.stdout.flush()

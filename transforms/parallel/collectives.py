@@ -47,15 +47,14 @@ def device_collective(name: str, args, params) -> list:
 
 
 def _across_processes(name, names, args, params, ctx, fp) -> list:
-    from .mpi_buffers import Shared, exchange
+    from .mpi_buffers import exchange
 
     def publish(values, who, agree):  # run by the last local shard to arrive, for all
         call = ctx.rendezvous.call
         return exchange(name, params, _all_groups(ctx, names), ctx.rendezvous.owners,
                         call.rank, dict(zip(who, values)), _COMBINE, agree, call.ranks)
     args = tuple(np.asarray(a) for a in args)
-    outs = ctx.exchange(args, fp, publish)[ctx.global_index]
-    return [np.array(o.value) if isinstance(o, Shared) else o for o in outs]
+    return ctx.exchange(args, fp, publish)[ctx.global_index]
 
 
 def _all_groups(ctx, names) -> list:

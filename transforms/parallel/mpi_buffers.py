@@ -17,26 +17,20 @@ each process's block of a gathered buffer lands where its members stand. Data mo
 raw bytes (any dtype); reductions need a dtype MPI can reduce (integers, float32/64, complex
 for sums). Anything else (bfloat16, bool, objects) falls back to a pickled ``allgather`` of
 the values within the group, combined by every process as without MPI.
+
+Large results are written into buffers from ``buffer_pool`` (fresh memory would be faulted
+in by MPI at every call); local shards that share a result get one read-only array.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from .buffer_pool import take
 from .mpi_comms import SMALL, data_comm, group_comm
 
 _REDUCIBLE = set("bBhHiIlLqQfd")  # NumPy type characters MPI reduces with SUM/MAX/MIN
 _SUMMABLE = _REDUCIBLE | set("FD")  # ... and complex, with SUM only
 _REDUCTIONS = {"psum": "SUM", "pmax": "MAX", "pmin": "MIN", "psum_scatter": "SUM"}
-
-
-class Shared:
-    """A result several local shards share: every one but the first takes a copy (shards may
-    reuse their buffers)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
 
 
 def _supported(name, args) -> bool:
@@ -85,8 +79,7 @@ def exchange(name, params, groups, owners, rank, local, combine, agree, ranks) -
     operands; ``groups``: every group of global shards, in an order all processes share;
     ``combine``: the single-process combine functions by name; ``agree(payload=None)``: the
     fingerprint check of ``mpi_comms.CallState.agree`` among the call's processes ``ranks``.
-    Returns global shard -> its outputs
-    (:class:`Shared` where local shards share one array)."""
+    Returns global shard -> its outputs (one read-only array where local shards share it)."""
     rest = {k: v for k, v in params.items() if k != "axis_name"}
     first_args = next(iter(local.values()))
     supported = _supported(name, first_args)
@@ -136,8 +129,8 @@ def _small_reduction(name, group, local, combine, agree, ranks):
                   for r in group.procs]
         offset += p.nbytes
         results.append(combine[name](values, 0, p))
-    return {m: [r if i == 0 else Shared(r) for r in results]
-            for i, m in enumerate(group.mine)}
+    shared = [_share(r, len(group.mine)) for r in results]
+    return {m: [s[i] for s in shared] for i, m in enumerate(group.mine)}
 
 
 def _combine_here(name, rest, group, local, out, combine):
@@ -164,50 +157,101 @@ def _bytes(a):
 
 
 def _share(value, n):
-    return [value] + [Shared(value) for _ in range(n - 1)]
+    """``value`` for ``n`` local shards. Several shards get the same array, made read-only
+    (kernels never write their inputs, and any other write fails loudly instead of changing
+    another shard's value): no copy per shard."""
+    if n > 1:
+        value = value.view()
+        value.setflags(write=False)
+    return [value] * n
+
+
+def _local_part(name, xs, combine):
+    """This process's part of a reduction: its shards' values combined in group order, in a
+    pooled buffer (it is reduced in place next), or the only shard's own value."""
+    if len(xs) == 1:
+        return _contiguous(xs[0]), False
+    if name in ("psum", "psum_scatter"):  # summed as collectives._psum sums, into the pool
+        part = take(xs[0].shape, xs[0].dtype)
+        np.add(xs[0], xs[1], out=part, dtype=xs[0].dtype)
+        for v in xs[2:]:
+            np.add(part, v, out=part)
+        return part, True
+    return _contiguous(combine[name](xs, 0, xs[0])), True
 
 
 def _reduce(comm, group, xs, combine, *, name):
     from mpi4py import MPI
-    part = _contiguous(xs[0] if len(xs) == 1 else combine[name](xs, 0, xs[0]))
-    total = np.empty_like(part)
-    comm.Allreduce(part, total, op=getattr(MPI, _REDUCTIONS[name]))
+    op = getattr(MPI, _REDUCTIONS[name])
+    part, own = _local_part(name, xs, combine)
+    if own:  # a buffer of this collective's own: reduced in place
+        comm.Allreduce(MPI.IN_PLACE, part, op=op)
+        return _share(part, len(xs))
+    total = take(part.shape, part.dtype)
+    comm.Allreduce(part, total, op=op)
     return _share(total, len(xs))
 
 
 def _all_gather(comm, group, xs, combine, *, name, axis, tiled):
-    from mpi4py import MPI
+    """``Allgather`` into the buffer that becomes the result where the layout allows (members
+    stored by process in group order, gathered along the leading axis): no copy after it."""
     x = xs[0]
-    send = _contiguous(xs[0] if len(xs) == 1 else np.stack(xs))
-    gathered = np.empty((len(group.members),) + x.shape, x.dtype)
-    counts = group.counts(x.nbytes)
-    if len(set(counts)) == 1:
-        comm.Allgather([_bytes(send), MPI.BYTE], [_bytes(gathered), MPI.BYTE])
-    else:
-        displs = np.cumsum([0] + counts[:-1]).tolist()
-        comm.Allgatherv([_bytes(send), MPI.BYTE], [_bytes(gathered), (counts, displs), MPI.BYTE])
+    n = len(group.members)
+    gathered = take((n,) + x.shape, x.dtype)
+    _gather_into(comm, group, xs, gathered)
     if group.order != group.members:  # buffers hold members by process
         where = {m: i for i, m in enumerate(group.order)}
         gathered = gathered[[where[m] for m in group.members]]
-    n = len(group.members)
     if not tiled:
-        result = gathered if axis == 0 else _contiguous(np.moveaxis(gathered, 0, axis))
+        result = gathered if axis == 0 else _moved(gathered, 0, axis)
     elif axis == 0:
         result = gathered.reshape((n * x.shape[0],) + x.shape[1:])
     else:
-        result = np.concatenate(list(gathered), axis)
+        result = _moved(gathered, 0, axis)
+        result = result.reshape(x.shape[:axis] + (n * x.shape[axis],) + x.shape[axis + 1:])
     return _share(result, len(xs))
+
+
+def _gather_into(comm, group, xs, gathered):
+    """Every member's value into ``gathered`` (members by process, in group order). One local
+    shard sends its own buffer; several are written to their places in ``gathered`` and
+    gathered in place (no stacked copy)."""
+    from mpi4py import MPI
+    counts = group.counts(xs[0].nbytes)
+    equal = len(set(counts)) == 1
+    displs = np.cumsum([0] + counts[:-1]).tolist()
+    recv = [_bytes(gathered), MPI.BYTE] if equal else \
+        [_bytes(gathered), (counts, displs), MPI.BYTE]
+    if len(xs) == 1:
+        send = [_bytes(_contiguous(xs[0])), MPI.BYTE]
+    else:
+        first = group.order.index(group.mine[0])
+        for i, v in enumerate(xs):
+            gathered[first + i] = v
+        send = MPI.IN_PLACE
+    if equal:
+        comm.Allgather(send, recv)
+    else:
+        comm.Allgatherv(send, recv)
+
+
+def _moved(a, source, destination):
+    """``np.moveaxis(a, source, destination)`` as a C-contiguous array from the pool."""
+    moved = np.moveaxis(a, source, destination)
+    out = take(moved.shape, a.dtype)
+    out[...] = moved
+    return out
 
 
 def _psum_scatter(comm, group, xs, combine, *, name, scatter_dimension, tiled):
     from mpi4py import MPI
     n, sd = len(group.members), scatter_dimension
-    part = xs[0] if len(xs) == 1 else combine["psum"](xs, 0, xs[0])
+    part, _ = _local_part("psum", xs, combine)
     blocks = np.moveaxis(part, sd, 0).reshape((n, -1))  # block j: member j's share
     if group.order != group.members:
         blocks = blocks[[group.pos[m] for m in group.order]]
     blocks = _contiguous(blocks)
-    mine = np.empty((len(xs), blocks.shape[1]), part.dtype)
+    mine = take((len(xs), blocks.shape[1]), part.dtype)
     counts = group.counts(blocks.shape[1])
     if len(set(counts)) == 1:
         comm.Reduce_scatter_block(blocks, mine, op=MPI.SUM)
