@@ -83,7 +83,8 @@ class Array(metaclass=_ArrayMeta):
         out = []
         for dev, idx in self.sharding.devices_indices_map(self.shape).items():
             if dev.process_index == processes.index:
-                out.append(Shard(dev, idx, Array._wrap(self._value[idx], self._weak)))
+                block = self._value[idx] if idx else self._value  # (a 0-d one: no scalar)
+                out.append(Shard(dev, idx, Array._wrap(block, self._weak)))
         return out
 
     @property
