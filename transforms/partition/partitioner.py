@@ -31,11 +31,14 @@ import numpy as np
 
 from functrans.core.array import Array
 from functrans.core.avals import ShapedArray
-from functrans.core.ir import Literal
+from functrans.core import compiler
+from functrans.core.devices import get_backend
+from functrans.core.ir import Literal, has_effects
 from functrans.core.memo import cache_on_jaxpr
-from functrans.core.mesh import Mesh, NamedSharding, PartitionSpec, canonical_spec
+from functrans.core.mesh import Mesh, NamedSharding, PartitionSpec, canonical_spec, shard_slices
 from functrans.core.staging import trace_to_jaxpr
 
+from ..jit.tiered import Tiered
 from ..passes import inline_calls
 from .layouts import Layout, local_shape, reshard, used
 from .rules import LINEAR_ONE_OF, LINEAR_SUMS, LINEAR_UNARY, rule_for
@@ -115,19 +118,65 @@ class Partitioned:
         self._out_types = [(a.dtype, a.weak_type) for a in jaxpr.out_avals]
         self._in_dtypes = [a.dtype for a in jaxpr.in_avals]
 
+        self._direct = _runs_direct(self.per_shard, mesh, self.out_specs)
+        self._exe = None
+
     def __call__(self, *args):
-        from functrans.primitives.shard_map import shard_map_p
         args = [np.asarray(a._value if type(a) is Array else a, d)
                 for a, d in zip(args, self._in_dtypes)]
-        outs = shard_map_p.impl(*args, jaxpr=self.per_shard, mesh=self.mesh,
-                                in_specs=self.in_specs, out_specs=self.out_specs,
-                                name=self.name)
+        if self._direct is not None:
+            outs = self._run_direct(args)
+        else:
+            from functrans.primitives.shard_map import shard_map_p
+            outs = shard_map_p.impl(*args, jaxpr=self.per_shard, mesh=self.mesh,
+                                    in_specs=self.in_specs, out_specs=self.out_specs,
+                                    name=self.name)
         result = []
         for o, (dtype, weak), s in zip(outs, self._out_types, self.out_shardings):
             a = Array._wrap(np.asarray(o, dtype), weak)
             a._sharding = s
             result.append(a)
         return result
+
+
+    def _run_direct(self, args):
+        """Shards that do not communicate, run one after the other on this thread (each
+        uses every core, as one device's program does: threads and BLAS are not split), and
+        only those whose blocks some output takes (a replicated output needs one)."""
+        from functrans.primitives.shard_map import _assemble
+        exe = self._exe
+        if exe is None or type(exe) is Tiered:
+            exe = self._exe = compiler.backend_compile_and_load(
+                get_backend(self.mesh.devices.flat[0].platform), self.per_shard, self.name)
+        sizes, coords = self.mesh.shape, self.mesh.coords()
+        results = {}
+        for g in self._direct:
+            c = coords[g]
+            results[g] = exe(*[a[shard_slices(a.shape, spec, c, sizes)]
+                               for a, spec in zip(args, self.in_specs)])
+        return [_assemble(b, spec, sizes, [(coords[g], np.asarray(r[k]))
+                                           for g, r in results.items()])
+                for k, (b, spec) in enumerate(zip(self.per_shard.out_avals, self.out_specs))]
+
+
+def _runs_direct(per_shard, mesh, out_specs):
+    """The shards to run one by one on the calling thread (None: run them as shard_map
+    does, on their threads): possible when the program has no collectives or shard
+    positions, no effects (skipped shards would skip them), and every device is this
+    process's CPU device."""
+    from functrans.core.devices import processes
+    devices = list(mesh.devices.flat)
+    if any(d.platform != "cpu" or d.process_index != processes.index for d in devices) or \
+            any(e.prim.name in _HOST_STEPS or has_effects(e) for e in per_shard.eqns):
+        return None
+    return None if _has_host_parallelism(per_shard) else _writers(mesh, out_specs)
+
+
+def _writers(mesh, out_specs):
+    """Shards whose blocks some output takes (shard_map's _assemble reads the block at
+    coordinate 0 of the mesh axes an output's spec leaves out)."""
+    return [g for g, c in enumerate(mesh.coords()) if any(
+        all(c[n] == 0 for n in mesh.shape if n not in used(spec)) for spec in out_specs)]
 
 
 _lock = threading.Lock()
