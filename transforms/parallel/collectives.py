@@ -47,13 +47,14 @@ def device_collective(name: str, args, params) -> list:
 
 
 def _across_processes(name, names, args, params, ctx, fp) -> list:
-    from .mpi_buffers import exchange
-
-    def publish(values, who, agree):  # run by the last local shard to arrive, for all
-        call = ctx.rendezvous.call
-        return exchange(name, params, _all_groups(ctx, names), ctx.rendezvous.owners,
-                        call.rank, dict(zip(who, values)), _COMBINE, agree, call.ranks)
     args = tuple(np.asarray(a) for a in args)
+    rendezvous = ctx.rendezvous
+    publish = rendezvous.plans.get(fp)
+    if publish is None:  # worked out once per collective of the call
+        from .mpi_buffers import publisher
+        publish = rendezvous.plans[fp] = publisher(
+            name, params, _all_groups(ctx, names), rendezvous.owners, rendezvous.call,
+            _COMBINE, args)
     return ctx.exchange(args, fp, publish)[ctx.global_index]
 
 

@@ -1,6 +1,6 @@
 """Collectives between processes as MPI operations on contiguous NumPy buffers.
 
-The last local shard to reach a collective calls :func:`exchange` for all of its process's
+The last local shard to reach a collective runs :func:`publisher`'s function for all of its process's
 shards. For every group of shards the collective spans (the shards with equal coordinates on
 the mesh axes it does not name), in one global order that every process shares:
 
@@ -22,6 +22,8 @@ Large results are written into buffers from ``buffer_pool`` (fresh memory would 
 in by MPI at every call); local shards that share a result get one read-only array.
 """
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -74,22 +76,31 @@ def _my_groups(groups, owners, rank) -> list:
 _MINE: dict = {}
 
 
-def exchange(name, params, groups, owners, rank, local, combine, agree, ranks) -> dict:
-    """Run collective ``name`` for this process's shards. ``local``: global shard -> its
-    operands; ``groups``: every group of global shards, in an order all processes share;
-    ``combine``: the single-process combine functions by name; ``agree(payload=None)``: the
-    fingerprint check of ``mpi_comms.CallState.agree`` among the call's processes ``ranks``.
-    Returns global shard -> its outputs (one read-only array where local shards share it)."""
+def publisher(name, params, groups, owners, call, combine, args):
+    """What the last local shard to reach collective ``name`` (operands like ``args``) runs
+    for all of this process's shards, worked out once per collective of a call:
+    ``publish(values, who, agree)`` with the local shards' operands ``values``, their global
+    indices ``who`` and ``agree(payload=None)``, the fingerprint check of
+    ``mpi_comms.CallState.agree``. ``groups``: every group of global shards, in an order all
+    processes share; ``combine``: the single-process combine functions by name. ``publish``
+    returns global shard -> its outputs (one read-only array where local shards share it)."""
     rest = {k: v for k, v in params.items() if k != "axis_name"}
-    first_args = next(iter(local.values()))
-    supported = _supported(name, first_args)
-    mine = _my_groups(groups, owners, rank)
-    if supported and name in ("psum", "pmax", "pmin") and len(mine) == 1:
-        small = _small_reduction(name, mine[0], local, combine, agree, ranks)
-        if small is not None:
-            return small
+    supported = _supported(name, args)
+    mine = _my_groups(groups, owners, call.rank)
+    if supported and name in ("psum", "pmax", "pmin") and len(mine) == 1 and \
+            _SmallReduction.fits(mine[0], args, call.ranks):
+        return _SmallReduction(name, mine[0], combine)
+    return functools.partial(_exchange, name, rest, supported, mine, owners, call.rank,
+                             combine)
+
+
+def _exchange(name, rest, supported, mine, owners, rank, combine, values, who, agree) -> dict:
+    """Collective ``name`` for this process's shards, group by group (see the module's
+    docstring), after every process agreed to run it."""
+    local = dict(zip(who, values))
     agree()
-    out = {g: [None] * len(first_args) for g in local}
+    n_args = len(values[0])
+    out = {g: [None] * n_args for g in local}
     spread = []  # groups over several processes (ppermute runs them all at once)
     for group in mine:
         members = group.members
@@ -100,7 +111,7 @@ def exchange(name, params, groups, owners, rank, local, combine, agree, ranks) -
         if name == "ppermute":
             continue
         comm = group_comm(group.procs)
-        for k in range(len(first_args)):
+        for k in range(n_args):
             xs = [local[m][k] for m in group.mine]
             results = _BUFFER_OPS[name](comm, group, xs, combine, name=name, **rest)
             for m, r in zip(group.mine, results):
@@ -110,27 +121,40 @@ def exchange(name, params, groups, owners, rank, local, combine, agree, ranks) -
     return out
 
 
-def _small_reduction(name, group, local, combine, agree, ranks):
+class _SmallReduction:
     """A reduction of a few bytes within one group spanning every process of the call: the
     local parts travel with the fingerprint (one exchange instead of two) and every process
-    combines them in the group's process order, so all get the same bits. None when the
-    collective is not such a one (then nothing was sent)."""
-    xs = [local[m] for m in group.mine]
-    if sum(x.nbytes for x in xs[0]) > SMALL or len(group.procs) < 2 or \
-            sorted(group.procs) != list(ranks):
-        return None
-    parts = [_contiguous(xs[0][k] if len(xs) == 1 else
-                                  combine[name]([x[k] for x in xs], 0, xs[0][k]))
-             for k in range(len(xs[0]))]
-    everyone = agree(b"".join(p.tobytes() for p in parts))
-    results, offset = [], 0
-    for k, p in enumerate(parts):
-        values = [np.frombuffer(everyone[r], p.dtype, p.size, offset).reshape(p.shape)
-                  for r in group.procs]
-        offset += p.nbytes
-        results.append(combine[name](values, 0, p))
-    shared = [_share(r, len(group.mine)) for r in results]
-    return {m: [s[i] for s in shared] for i, m in enumerate(group.mine)}
+    combines them in the group's process order, so all get the same bits."""
+
+    def __init__(self, name, group, combine):
+        self.fn = combine[name]
+        self.mine, self.procs = group.mine, group.procs
+
+    @staticmethod
+    def fits(group, args, ranks) -> bool:
+        return sum(a.nbytes for a in args) <= SMALL and len(group.procs) > 1 and \
+            sorted(group.procs) == list(ranks)
+
+    def __call__(self, values, who, agree) -> dict:
+        if len(who) == 1 and len(values[0]) == 1:  # one shard here, one operand
+            x = _contiguous(values[0][0])
+            everyone = agree(x)
+            return {who[0]: [self.fn([np.frombuffer(everyone[r], x.dtype, x.size).reshape(
+                x.shape) for r in self.procs], 0, x)]}
+        local = dict(zip(who, values))
+        xs = [local[m] for m in self.mine]
+        parts = [_contiguous(xs[0][k] if len(xs) == 1 else
+                             self.fn([x[k] for x in xs], 0, xs[0][k]))
+                 for k in range(len(xs[0]))]
+        everyone = agree(b"".join(p.tobytes() for p in parts))
+        results, offset = [], 0
+        for p in parts:
+            got = [np.frombuffer(everyone[r], p.dtype, p.size, offset).reshape(p.shape)
+                   for r in self.procs]
+            offset += p.nbytes
+            results.append(self.fn(got, 0, p))
+        shared = [_share(r, len(self.mine)) for r in results]
+        return {m: [s[i] for s in shared] for i, m in enumerate(self.mine)}
 
 
 def _combine_here(name, rest, group, local, out, combine):

@@ -15,15 +15,16 @@ or arrives somewhere else, is reported instead of waited for.
 """
 from __future__ import annotations
 
+import struct
 import time
 import zlib
-
-import numpy as np
 
 from .divergence import CollectiveMismatchError, collective_timeout, describe, mismatch_error
 
 _FP_TAG, _DESC_TAG = 1, 2
-_HEADER = 32  # call number, collective number, checksum of the description, payload bytes
+# The header: call number, collective number, checksum of the description, payload bytes.
+_HEAD = struct.Struct("<4q")
+_HEADER = _HEAD.size
 SMALL = 2048  # payloads up to this many bytes travel with the fingerprint
 _SPINS = 20000  # tests before sleeping: a few ms, longer than most waits for a partner
 _CHECKSUMS: dict = {}  # fingerprint -> checksum of its description
@@ -113,49 +114,59 @@ class CallState:
         self.peers = [p for p in ranks if p != self.rank]
         comms.calls[ranks] = self.call_id = comms.calls.get(ranks, 0) + 1
         self.timeout = collective_timeout()
-        self._send = np.empty(_HEADER + SMALL, np.uint8)
-        self._header = self._send[:_HEADER].view(np.int64)
-        self._recv = np.empty((len(self.peers), _HEADER + SMALL), np.uint8)
+        # bytearrays and struct: packing and comparing a header through NumPy cost more than
+        # the exchange itself
+        width = _HEADER + SMALL
+        self._send = bytearray(width)
+        self._send_view = memoryview(self._send)
+        self._rows = [memoryview(bytearray(width)) for _ in self.peers]
 
     def agree(self, fp, step: int, payload=None):
         """Return once every process of the call reached collective ``fp`` as its collective
         number ``step``; raise :class:`CollectiveMismatchError` naming the processes when one
-        is elsewhere, or did not arrive within the timeout. A small ``payload`` (bytes, at
-        most ``SMALL``) rides along: then returns rank -> payload for every process of the
-        call (a small collective costs one exchange instead of two)."""
+        is elsewhere, or did not arrive within the timeout. A small ``payload`` (a contiguous
+        buffer of at most ``SMALL`` bytes) rides along: then returns rank -> payload for every
+        process of the call (a small collective costs one exchange instead of two); the
+        other processes' payloads are views valid until the next check."""
         if not self.peers:
             return {self.rank: payload}
-        size = 0 if payload is None else len(payload)
+        if payload is None:
+            size = 0
+        else:
+            payload = memoryview(payload).cast("B")
+            size = payload.nbytes
+            self._send[_HEADER:_HEADER + size] = payload
         code = _CHECKSUMS.get(fp)
         if code is None:
             code = _CHECKSUMS[fp] = zlib.crc32(repr(fp).encode())
-        header = self._header
-        header[:] = (self.call_id, step, code, size)
-        mine = self._send[:_HEADER + size]
-        if size:
-            mine[_HEADER:] = np.frombuffer(payload, np.uint8)
-        theirs = self._recv  # (reused: each check completes before the next starts)
+        header = (self.call_id, step, code, size)
+        _HEAD.pack_into(self._send, 0, *header)
         ctrl = _comms.control
-        requests = [ctrl.Irecv(theirs[i], source=p, tag=_FP_TAG)
-                    for i, p in enumerate(self.peers)]
+        rows = self._rows  # (reused: each check completes before the next starts)
+        requests = [ctrl.Irecv(row, source=p, tag=_FP_TAG) for row, p in zip(rows, self.peers)]
+        mine = self._send_view[:_HEADER + size]
         requests += [ctrl.Isend(mine, dest=p, tag=_FP_TAG) for p in self.peers]
         deadline = time.monotonic() + self.timeout
         if not _wait(requests, deadline):
-            missing = [f"process {p}" for p, r in zip(self.peers, requests) if not r.Test()]
-            raise CollectiveMismatchError(
-                f"{describe(fp)} (collective #{step} of pmap/shard_map call #{self.call_id} "
-                f"among processes {sorted(self.peers + [self.rank])}): {', '.join(missing)} "
-                f"did not reach it within {self.timeout:g} s (FUNCTRANS_COLLECTIVE_TIMEOUT); "
-                "they finished, failed, or run a different program")
-        if not (theirs[:, :_HEADER] == mine[:_HEADER]).all():
-            # Every process saw every fingerprint, so all of them are here: say what each
-            # runs.
-            self._report(fp, step, deadline)
+            self._missing(fp, step, requests)
+        for row in rows:
+            if _HEAD.unpack_from(row) != header:
+                # Every process saw every fingerprint, so all of them are here: say what each
+                # runs.
+                self._report(fp, step, deadline)
         if payload is None:
             return None
-        got = {p: theirs[i, _HEADER:_HEADER + size].tobytes() for i, p in enumerate(self.peers)}
+        got = {p: row[_HEADER:_HEADER + size] for p, row in zip(self.peers, rows)}
         got[self.rank] = payload
         return got
+
+    def _missing(self, fp, step, requests):
+        missing = [f"process {p}" for p, r in zip(self.peers, requests) if not r.Test()]
+        raise CollectiveMismatchError(
+            f"{describe(fp)} (collective #{step} of pmap/shard_map call #{self.call_id} "
+            f"among processes {sorted(self.peers + [self.rank])}): {', '.join(missing)} "
+            f"did not reach it within {self.timeout:g} s (FUNCTRANS_COLLECTIVE_TIMEOUT); "
+            "they finished, failed, or run a different program")
 
     def _report(self, fp, step, deadline):
         ctrl = _comms.control

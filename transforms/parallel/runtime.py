@@ -48,6 +48,7 @@ class Rendezvous:
             from .mpi_comms import CallState
             self.call = CallState(comm, owners)
         self.memo: dict = {}  # per-call facts collectives reuse (groups of each axis set)
+        self.plans: dict = {}  # fingerprint -> how this process runs it across processes
         self.step = 0  # collectives completed (named #step + 1 in errors)
         self._cond = threading.Condition()
         self._slots = [None] * n_local
@@ -69,6 +70,8 @@ class Rendezvous:
         ``publish(values, global_indices, agree)`` when given (under MPI: ``agree(payload)``
         checks that every process reached this collective), else every shard's value in
         global order (None for other processes' shards)."""
+        if self.n_local == 1 and publish is not None:
+            return self._exchange_alone(value, fingerprint, global_index, publish)
         with self._cond:
             if self._aborted:
                 raise ShardAborted()
@@ -109,6 +112,24 @@ class Rendezvous:
             raise
         with self._cond:
             self._complete(result, fingerprint)
+        return result
+
+    def _exchange_alone(self, value, fingerprint, global_index, publish):
+        """:meth:`exchange` for the only shard of this process: no local shard to meet, so
+        no lock or wait around the exchange with the other processes (the per-collective
+        cost of a small collective is mostly Python)."""
+        if self._aborted:
+            raise ShardAborted()
+        if global_index is not None:
+            self._who[0] = global_index
+        try:
+            result = publish([value], self._who, functools.partial(
+                self.call.agree, fingerprint, self.step + 1))
+        except BaseException as e:
+            with self._cond:
+                self._fail(self._generation, e)
+            raise
+        self.step += 1
         return result
 
     def _complete(self, result, fingerprint) -> None:
