@@ -2,8 +2,9 @@
 ``make_array_from_single_device_arrays`` and ``make_array_from_process_local_data``, with JAX's
 signatures.
 
-A functrans array holds its global value (one host buffer; its shards are views of it), so
-each function assembles that value from the blocks it is given and records the sharding::
+An array whose devices are all this process's holds its global value (one host buffer; its
+shards are views of it), so each function assembles that value from the blocks it is given
+and records the sharding::
 
     >>> mesh = ft.make_mesh((2,), ("x",))
     >>> g = np.arange(4.0)
@@ -11,14 +12,15 @@ each function assembles that value from the blocks it is given and records the s
     >>> x.tolist(), [s.data.tolist() for s in x.addressable_shards]
     ([0.0, 1.0, 2.0, 3.0], [[0.0, 1.0], [2.0, 3.0]])
 
-Across processes (MPI) every process ends up with the global value: the blocks of other
-processes' devices are gathered from them.
+Across processes (MPI) each process keeps only its own devices' blocks: the result is a
+``DistributedArray`` (not fully addressable), which jit computes with shard by shard.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .core.array import Array
+from .core.distributed_array import DistributedArray
 from .core.devices import processes
 from .core.mesh import Sharding, SingleDeviceSharding
 
@@ -104,15 +106,39 @@ def make_array_from_process_local_data(sharding, local_data, global_shape=None) 
     data = np.asarray(local_data)
     if processes.count > 1 and not all(d.process_index == processes.index
                                        for d in sharding.device_set):
-        raise NotImplementedError(
-            f"{what}: a sharding over several processes' devices is not supported; build the "
-            "array with make_array_from_callback (each process gives its devices' blocks)")
+        return _from_process_region(sharding, data, global_shape, what)
     if global_shape is not None and tuple(global_shape) != data.shape:
         raise ValueError(f"{what}: when the sharding's devices are all this process's, "
                          f"global_shape must be None or the shape of local_data, {data.shape}; "
                          f"got {tuple(global_shape)}")
     sharding.devices_indices_map(data.shape)  # checks that the sharding divides the shape
     return Array(data)._with_sharding(sharding)
+
+
+def _from_process_region(sharding, data, global_shape, what):
+    """This process's data is the box of the global array its devices' blocks cover."""
+    if global_shape is None:  # each dimension split over processes grows by their count
+        probe = tuple(d * 64 for d in data.shape)
+        blocks = sharding.devices_indices_map(probe)
+        mine = sharding.addressable_devices_indices_map(probe)
+        global_shape = tuple(
+            n * len({s[k].indices(p)[:2] for s in blocks.values()})
+            // len({s[k].indices(p)[:2] for s in mine.values()})
+            for k, (n, p) in enumerate(zip(data.shape, probe)))
+    global_shape = _shape(global_shape, what)
+    index = sharding.addressable_devices_indices_map(global_shape)
+    starts = [min(i[k].indices(n)[0] for i in index.values()) for k, n in enumerate(global_shape)]
+    stops = [max(i[k].indices(n)[1] for i in index.values()) for k, n in enumerate(global_shape)]
+    if tuple(b - a for a, b in zip(starts, stops)) != data.shape:
+        raise ValueError(f"{what}: this process's devices hold the part "
+                         f"{_show(tuple(slice(a, b) for a, b in zip(starts, stops)))} of the "
+                         f"global shape {global_shape}, but local_data has shape {data.shape}")
+    blocks = {}
+    for d, i in index.items():
+        local = tuple(slice(s.indices(n)[0] - a, s.indices(n)[1] - a)
+                      for s, n, a in zip(i, global_shape, starts))
+        blocks[d] = np.array(data[local])
+    return DistributedArray(global_shape, data.dtype, False, sharding, blocks)
 
 
 def _shape(shape, what) -> tuple:
@@ -142,19 +168,22 @@ def _assemble(shape, sharding, blocks, what) -> Array:
     if len(dtypes) > 1:
         raise ValueError(f"{what}: the blocks must have one dtype, got "
                          f"{sorted(map(str, dtypes))}")
+    dtype = blocks[0][1].dtype if blocks else np.float64
     if processes.count > 1 and not all(d.process_index == processes.index
                                        for d in sharding.device_set):
-        gathered = processes.communicator.allgather(blocks)
-        blocks = [b for part in gathered for b in part]
-        dtypes = {block.dtype for _, block in blocks}
-        if len(dtypes) > 1:
-            raise ValueError(f"{what}: the processes' blocks have different dtypes "
-                             f"{sorted(map(str, dtypes))}")
-    dtype = blocks[0][1].dtype if blocks else np.float64
+        # Each process keeps its own devices' blocks (no global value anywhere).
+        index = sharding.addressable_devices_indices_map(shape)
+        by_index = {_key(i): b for i, b in blocks}
+        return DistributedArray(shape, dtype, False, sharding, {
+            d: np.array(by_index[_key(i)]) for d, i in index.items()})
     out = np.empty(shape, dtype)
     for index, block in blocks:
         out[index] = block
     return Array(out)._with_sharding(sharding)
+
+
+def _key(index) -> tuple:
+    return tuple((s.start, s.stop) for s in index)
 
 
 def _show(index) -> str:

@@ -410,6 +410,7 @@ def test_multihost_utils_on_one_process_are_jaxs():
 MPI_SCRIPT = """
 import numpy as np
 import functrans as ft
+import functrans.numpy as fnp
 ft.config.update("num_cpu_devices", 2)
 ft.distributed.initialize()
 from functrans.experimental import multihost_utils as mu
@@ -428,10 +429,33 @@ except AssertionError:
     pass
 s = NamedSharding(ft.make_mesh((4,), ("x",)), P("x"))
 x = ft.make_array_from_callback((8,), s, lambda i: np.arange(8.0)[i])
-assert x.tolist() == list(np.arange(8.0)) and len(x.addressable_shards) == 2
+# Each process holds its own devices' blocks only; reading the whole value raises, as in JAX.
+assert not x.is_fully_addressable and x.local_nbytes == 4 * 8 and len(x.addressable_shards) == 2
+assert [sh.data.tolist() for sh in x.addressable_shards] == [[4 * r + 0.0, 4 * r + 1.0],
+                                                           [4 * r + 2.0, 4 * r + 3.0]]
+try:
+    np.asarray(x)
+    raise SystemExit("the value of a non-fully-addressable array was read")
+except RuntimeError as e:
+    assert "process_allgather" in str(e)
+assert mu.process_allgather(x, tiled=True).tolist() == list(np.arange(8.0))
 blocks = [ft.device_put(np.full(2, float(d.id)), d) for d in ft.local_devices()]
 y = ft.make_array_from_single_device_arrays((8,), s, blocks)
 assert mu.process_allgather(y, tiled=True).tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
+z = ft.make_array_from_process_local_data(s, np.full(4, float(r)))
+assert z.shape == (8,) and mu.process_allgather(z, tiled=True).tolist() == [0] * 4 + [1] * 4
+# jit runs over each process's shards and keeps the results spread.
+f = ft.jit(lambda a, b: (fnp.sin(a) * b, fnp.sum(a * b)))
+u, total = f(x, y)
+assert not u.is_fully_addressable and u.sharding.spec == P("x")
+np.testing.assert_allclose(mu.process_allgather(u, tiled=True),
+                           np.sin(np.arange(8.0)) * np.repeat(np.arange(4.0), 2), rtol=1e-15)
+np.testing.assert_allclose(mu.process_allgather(total, tiled=True),
+                           np.sum(np.arange(8.0) * np.repeat(np.arange(4.0), 2)), rtol=1e-15)
+w = ft.device_put(np.arange(16.0).reshape(8, 2), s)  # from global data: only local blocks kept
+assert w.local_nbytes == 8 * 8
+moved = ft.device_put(w, NamedSharding(s.mesh, P(None, None)))  # resharded by a program
+assert mu.process_allgather(moved, tiled=True).tolist() == np.arange(16.0).reshape(8, 2).tolist()
 print(f"process {r}: multihost checks passed")
 """
 

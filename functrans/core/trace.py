@@ -200,6 +200,8 @@ def get_aval(x) -> ShapedArray:
         return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
     if t in (bool, int, float, complex):
         return ShapedArray((), dtypes.python_scalar_dtype(x), True)
+    if isinstance(x, Array) and x._value is None:  # spread over processes: no value here
+        return x.aval
     if isinstance(x, (np.ndarray, Array)):  # subclasses
         return get_aval(np.asarray(x))
     raise TypeError(f"value of type {t.__name__} is not an array: {x!r:.80}; "

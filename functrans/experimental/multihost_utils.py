@@ -47,7 +47,7 @@ def process_allgather(in_tree, tiled: bool = False):
             if not tiled:
                 raise ValueError("process_allgather: an array spanning several processes' "
                                  "devices can only be gathered with tiled=True")
-            return np.asarray(x)  # functrans arrays hold their global value in every process
+            return _gather_blocks(x, comm)
         v = np.asarray(x)
         if comm is None:
             return v if tiled else v[None]
@@ -55,6 +55,24 @@ def process_allgather(in_tree, tiled: bool = False):
             v = v[None]
         return np.concatenate(comm.allgather(v), axis=0)
     return tree_map(gather, in_tree)
+
+
+def _gather_blocks(x, comm) -> np.ndarray:
+    """The global value of an array spread over processes: each process sends its blocks
+    (once per distinct index: replicated blocks are sent by one device)."""
+    if x._value is not None:
+        return np.asarray(x)
+    mine, seen = [], set()
+    for shard in x.addressable_shards:
+        key = tuple((s.start, s.stop) for s in shard.index)
+        if key not in seen:
+            seen.add(key)
+            mine.append((shard.index, np.asarray(shard.data._value)))
+    out = np.empty(x.shape, x.dtype)
+    for part in comm.allgather(mine):
+        for index, block in part:
+            out[index] = block
+    return out
 
 
 def broadcast_one_to_all(in_tree, is_source: bool | None = None):

@@ -25,6 +25,7 @@ asks for a layout (``with_sharding_constraint``), jit partitions its traced prog
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import numpy as np
@@ -32,13 +33,17 @@ import numpy as np
 from functrans.core.array import Array
 from functrans.core.avals import ShapedArray
 from functrans.core import compiler
-from functrans.core.devices import get_backend
+from functrans.core.axis_env import extend_axis_env
+from functrans.core.devices import get_backend, processes
+from functrans.core.distributed_array import DistributedArray, from_local_blocks
 from functrans.core.ir import Literal, has_effects
 from functrans.core.memo import cache_on_jaxpr
 from functrans.core.mesh import Mesh, NamedSharding, PartitionSpec, canonical_spec, shard_slices
 from functrans.core.staging import trace_to_jaxpr
+from functrans.core.trace import Tracer
 
 from ..jit.tiered import Tiered
+from ..parallel.runtime import run_shards
 from ..passes import inline_calls
 from .layouts import Layout, local_shape, reshard, used
 from .rules import LINEAR_ONE_OF, LINEAR_SUMS, LINEAR_UNARY, rule_for
@@ -56,7 +61,7 @@ def mesh_and_specs(jaxpr, args):
     placed on a mesh of several devices, or the program constrains a layout), else None."""
     mesh, specs, where = None, [], None
     for i, (x, v) in enumerate(zip(args, jaxpr.invars)):
-        s = x._sharding if type(x) is Array else None
+        s = x._sharding if isinstance(x, Array) and not isinstance(x, Tracer) else None
         if type(s) is NamedSharding and isinstance(s.mesh, Mesh) and s.mesh.size > 1:
             if mesh is None:
                 mesh, where = s.mesh, i
@@ -119,9 +124,12 @@ class Partitioned:
         self._in_dtypes = [a.dtype for a in jaxpr.in_avals]
 
         self._direct = _runs_direct(self.per_shard, mesh, self.out_specs)
+        self._across = not all(d.process_index == processes.index for d in mesh.devices.flat)
         self._exe = None
 
     def __call__(self, *args):
+        if self._across:
+            return self._run_across(args)
         args = [np.asarray(a._value if type(a) is Array else a, d)
                 for a, d in zip(args, self._in_dtypes)]
         if self._direct is not None:
@@ -157,6 +165,38 @@ class Partitioned:
         return [_assemble(b, spec, sizes, [(coords[g], np.asarray(r[k]))
                                            for g, r in results.items()])
                 for k, (b, spec) in enumerate(zip(self.per_shard.out_avals, self.out_specs))]
+
+
+    def _run_across(self, args):
+        """Under MPI: each process runs its devices' shards on their blocks (an argument
+        spread over processes gives its own blocks, others are sliced) and keeps its blocks
+        of the results, which are DistributedArrays: no process assembles a global value."""
+        from functrans.primitives.shard_map import _shard_contexts, mesh_axes
+        mesh, sizes, coords = self.mesh, self.mesh.shape, self.mesh.coords()
+        flat = list(mesh.devices.flat)
+        with mesh_axes(mesh):
+            exe = compiler.backend_compile_and_load(get_backend(flat[0].platform),
+                                                    self.per_shard, self.name)
+        contexts, local = _shard_contexts(mesh)
+        args = [a if isinstance(a, DistributedArray) else
+                np.asarray(a._value if type(a) is Array else a, d)
+                for a, d in zip(args, self._in_dtypes)]
+
+        def run(i):
+            g = local[i]
+            ins = [a.block(flat[g]) if isinstance(a, DistributedArray) else
+                   a[shard_slices(a.shape, spec, coords[g], sizes)]
+                   for a, spec in zip(args, self.in_specs)]
+            with contextlib.ExitStack() as stack:
+                for n, k in contexts[i].sizes.items():
+                    stack.enter_context(extend_axis_env(n, k))
+                return [np.asarray(o) for o in exe(*ins)]
+
+        results = run_shards(len(local), run, contexts)
+        return [from_local_blocks(a.shape, dtype, weak, s,
+                                  {flat[g]: np.asarray(r[k], dtype) for g, r in zip(local, results)})
+                for k, (a, (dtype, weak), s) in enumerate(zip(
+                    self.global_jaxpr.out_avals, self._out_types, self.out_shardings))]
 
 
 def _runs_direct(per_shard, mesh, out_specs):
