@@ -136,25 +136,30 @@ class _SmallReduction:
             sorted(group.procs) == list(ranks)
 
     def __call__(self, values, who, agree) -> dict:
-        if len(who) == 1 and len(values[0]) == 1:  # one shard here, one operand
-            x = _contiguous(values[0][0])
-            everyone = agree(x)
-            return {who[0]: [self.fn([np.frombuffer(everyone[r], x.dtype, x.size).reshape(
-                x.shape) for r in self.procs], 0, x)]}
-        local = dict(zip(who, values))
-        xs = [local[m] for m in self.mine]
-        parts = [_contiguous(xs[0][k] if len(xs) == 1 else
-                             self.fn([x[k] for x in xs], 0, xs[0][k]))
-                 for k in range(len(xs[0]))]
-        everyone = agree(b"".join(p.tobytes() for p in parts))
+        if len(who) == 1:  # the group holds every local shard
+            xs = values
+        else:
+            local = dict(zip(who, values))
+            xs = [local[m] for m in self.mine]
+        if len(xs[0]) == 1:  # one operand: sent as it is, no packing
+            parts = [self._part(xs, 0)]
+            everyone = agree(parts[0])
+        else:
+            parts = [self._part(xs, k) for k in range(len(xs[0]))]
+            everyone = agree(b"".join(p.tobytes() for p in parts))
         results, offset = [], 0
         for p in parts:
             got = [np.frombuffer(everyone[r], p.dtype, p.size, offset).reshape(p.shape)
                    for r in self.procs]
             offset += p.nbytes
-            results.append(self.fn(got, 0, p))
-        shared = [_share(r, len(self.mine)) for r in results]
-        return {m: [s[i] for s in shared] for i, m in enumerate(self.mine)}
+            results.append(_share(self.fn(got, 0, p), len(xs))[0])
+        return {m: list(results) for m in self.mine}
+
+    def _part(self, xs, k):
+        """Operand ``k`` of this process's members, combined in group order."""
+        if len(xs) == 1:
+            return _contiguous(xs[0][k])
+        return _contiguous(self.fn([x[k] for x in xs], 0, xs[0][k]))
 
 
 def _combine_here(name, rest, group, local, out, combine):
