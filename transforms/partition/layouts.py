@@ -56,6 +56,14 @@ def block_number(names, sizes):
     return index
 
 
+def scatter_dimension(have: Layout, want: tuple, shape, sizes):
+    """The dimension a value's partial sums are reduce-scattered along on the way to
+    ``want`` (split over exactly their axes there and whole now), or None: all-reduced."""
+    return next((d for d, names in enumerate(want)
+                 if names == have.partial and not have.spec[d]
+                 and shape[d] % factor(names, sizes) == 0), None)
+
+
 def reshard(x, have: Layout, want: tuple, sizes):
     """``x`` (a shard's block laid out as ``have``) laid out as ``want`` (a spec, no partial
     sums): partial sums are reduce-scattered where ``want`` splits a dimension over exactly
@@ -65,9 +73,7 @@ def reshard(x, have: Layout, want: tuple, sizes):
     spec = list(have.spec)
     if have.partial:
         axes = have.partial
-        target = next((d for d, names in enumerate(want)
-                       if names == axes and not spec[d]
-                       and x.shape[d] % factor(axes, sizes) == 0), None)
+        target = scatter_dimension(have, want, x.shape, sizes)
         if target is not None:
             x = lax.psum_scatter(x, axes, scatter_dimension=target, tiled=True)
             spec[target] = axes

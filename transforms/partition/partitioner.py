@@ -31,29 +31,23 @@ import threading
 import numpy as np
 
 from functrans.core.array import Array
-from functrans.core.avals import ShapedArray
 from functrans.core import compiler
 from functrans.core.axis_env import extend_axis_env
 from functrans.core.devices import get_backend, processes
 from functrans.core.distributed_array import DistributedArray, from_local_blocks
-from functrans.core.ir import Literal, has_effects
+from functrans.core.ir import has_effects
 from functrans.core.memo import cache_on_jaxpr
 from functrans.core.mesh import Mesh, NamedSharding, PartitionSpec, canonical_spec, shard_slices
-from functrans.core.staging import trace_to_jaxpr
 from functrans.core.trace import Tracer
 
 from ..jit.tiered import Tiered
 from ..parallel.runtime import run_shards
 from ..passes import inline_calls
-from .layouts import Layout, local_shape, reshard, used
-from .rules import LINEAR_ONE_OF, LINEAR_SUMS, LINEAR_UNARY, rule_for
+from .emit import MeshMismatchError, partition
+from .layouts import used
 
 _HOST_STEPS = ("shard_map", "psum", "pmax", "pmin", "all_gather", "psum_scatter",
                "ppermute", "all_to_all", "axis_index")
-
-
-class MeshMismatchError(ValueError):
-    """Shardings of one program on different meshes."""
 
 
 def mesh_and_specs(jaxpr, args):
@@ -117,7 +111,7 @@ class Partitioned:
     def __init__(self, jaxpr, mesh, in_specs, name):
         self.mesh, self.in_specs, self.name = mesh, in_specs, name
         self.global_jaxpr = inline_calls(jaxpr)
-        self.per_shard, out_specs, self.layouts = _partition(self.global_jaxpr, mesh, in_specs)
+        self.per_shard, out_specs, self.layouts = partition(self.global_jaxpr, mesh, in_specs)
         self.out_specs = tuple(out_specs)
         self.out_shardings = [NamedSharding(mesh, _public_spec(s)) for s in out_specs]
         self._out_types = [(a.dtype, a.weak_type) for a in jaxpr.out_avals]
@@ -234,112 +228,3 @@ def _public_spec(spec) -> PartitionSpec:
     while parts and parts[-1] is None:
         parts.pop()
     return PartitionSpec(*parts)
-
-
-def _partition(jaxpr, mesh, in_specs):
-    """``(per-shard jaxpr, output specs, {var: Layout})`` of a call-free ``jaxpr``."""
-    from functrans.primitives.shard_map import mesh_axes
-    sizes = mesh.shape
-    record: dict = {}
-    out_specs: list = []
-    local_avals = [ShapedArray(local_shape(v.aval.shape, s, sizes), v.aval.dtype,
-                               v.aval.weak_type) for v, s in zip(jaxpr.invars, in_specs)]
-
-    def body(*xs):
-        env = {v: (c, Layout.replicated(np.ndim(c))) for v, c in
-               zip(jaxpr.constvars, jaxpr.consts)}
-        env.update({v: (x, Layout(s)) for v, x, s in zip(jaxpr.invars, xs, in_specs)})
-        resharded: dict = {}
-
-        def read(x):
-            if isinstance(x, Literal):
-                return x.bound, Layout.replicated(x.aval.ndim)
-            return env[x]
-
-        def to(x, var, want):
-            val, have = read(x)
-            if have.spec == tuple(want) and not have.partial:
-                return val
-            key = (id(var), tuple(want))
-            if key not in resharded:
-                resharded[key] = reshard(val, have, tuple(want), sizes)
-            return resharded[key]
-
-        for eqn in jaxpr.eqns:
-            _apply(eqn, read, to, env, sizes, mesh)
-            for o in eqn.outputs:
-                record[o] = env[o][1]
-        outs = []
-        for v in jaxpr.outvars:
-            val, lay = read(v)
-            if lay.partial:
-                val = to(v, v, lay.spec)
-            outs.append(val)
-            out_specs.append(lay.spec)
-        return outs
-
-    with mesh_axes(mesh):
-        per_shard = trace_to_jaxpr(body, local_avals, name="partitioned")
-    return per_shard, out_specs, record
-
-
-def _apply(eqn, read, to, env, sizes, mesh):
-    """Apply one equation of the global program to the shard's blocks."""
-    if eqn.prim.name == "sharding_constraint":
-        s = eqn.params["sharding"]
-        if s.mesh != mesh:
-            raise MeshMismatchError(f"jit: with_sharding_constraint names {s.mesh}, but the "
-                                    f"program is partitioned over {mesh}")
-        want = canonical_spec(s.spec, eqn.inputs[0].aval.ndim, "with_sharding_constraint")
-        env[eqn.outputs[0]] = (to(eqn.inputs[0], eqn.inputs[0], want), Layout(want))
-        return
-    layouts = [read(x)[1] for x in eqn.inputs]
-    plan = rule_for(eqn.prim)(eqn, [lay.spec for lay in layouts], sizes)
-    keep, positions = _kept_partial(eqn, layouts, plan)
-    vals = []
-    for i, (x, lay, need) in enumerate(zip(eqn.inputs, layouts, plan.need)):
-        if i in positions:
-            vals.append(read(x)[0])  # partial sums pass through a linear op
-        else:
-            vals.append(to(x, x, need))
-    params = eqn.params
-    if plan.localize is not None:
-        ins = [local_shape(x.aval.shape, n, sizes) for x, n in zip(eqn.inputs, plan.need)]
-        outs = [local_shape(o.aval.shape, s, sizes) for o, s in zip(eqn.outputs, plan.out)]
-        params = plan.localize(params, ins, outs)
-    results = eqn.prim.bind(*vals, **params)
-    for k, (o, v) in enumerate(zip(eqn.outputs, results)):
-        partial = set(keep) | set((plan.partial or [None] * len(results))[k] or ())
-        post = (plan.post or [None] * len(results))[k]
-        if post is not None:
-            from functrans import lax
-            v = (lax.pmax if post[0] == "pmax" else lax.pmin)(v, post[1])
-        order = list(sizes)
-        env[o] = (v, Layout(plan.out[k], tuple(sorted(partial, key=order.index))))
-
-
-def _kept_partial(eqn, layouts, plan):
-    """``(axes, input positions)`` of partial sums that pass through ``eqn`` unresolved."""
-    partial = [lay.partial for lay in layouts]
-    if not any(partial):
-        return (), ()
-    name = eqn.prim.name
-    touched = set().union(*map(used, plan.need), *map(used, plan.out))
-    ok = [i for i, (lay, need) in enumerate(zip(layouts, plan.need))
-          if lay.partial and lay.spec == tuple(need) and not set(lay.partial) & touched]
-    if name in LINEAR_UNARY and ok == [0] and len(eqn.inputs) == 1:
-        if name == "convert_element_type" and not (
-                np.issubdtype(eqn.inputs[0].aval.dtype, np.inexact)
-                and np.issubdtype(eqn.outputs[0].aval.dtype, np.inexact)):
-            return (), ()
-        return layouts[0].partial, (0,)
-    if name in LINEAR_SUMS:
-        rank = eqn.outputs[0].aval.ndim
-        if len(ok) == len(eqn.inputs) and len({lay.partial for lay in layouts}) == 1 and \
-                all(x.aval.ndim == rank for x in eqn.inputs):
-            return layouts[0].partial, tuple(ok)
-        return (), ()
-    if name in LINEAR_ONE_OF and len([p for p in partial if p]) == 1 and len(ok) == 1 \
-            and ok[0] in LINEAR_ONE_OF[name]:
-        return layouts[ok[0]].partial, (ok[0],)
-    return (), ()

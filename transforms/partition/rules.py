@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
-from .layouts import divides, factor, local_shape, used
+from .layouts import divides, factor, local_shape
 
 _REPLICATED_OUT = None
 
