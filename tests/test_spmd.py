@@ -408,3 +408,12 @@ def test_parallel_kernels_in_shards_with_numba_workqueue_layer():
                                            "NUMBA_THREADING_LAYER": "workqueue"})
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "workqueue"
+
+
+def test_psum_of_a_python_number_is_a_weak_python_number():
+    # JAX: psum(1, axis) is the axis size as a Python number, so float32 stays float32.
+    with ft.config.override(num_cpu_devices=2):
+        out = ft.pmap(lambda x: x / lax.psum(1, "i"), "i")(np.ones(2, np.float32))
+        assert out.dtype == np.float32 and out.tolist() == [0.5, 0.5]
+    a, two = ft.vmap(lambda x: lax.psum((x, 2.0), ("i",)), axis_name="i")(np.arange(3.0))
+    assert a.tolist() == [3.0] * 3 and two.tolist() == [6.0] * 3

@@ -38,9 +38,25 @@ def psum(x, axis_name):
     leaves, tree = tree_flatten(x)
     if not leaves:
         return x
-    # One psum for the whole pytree: on devices, one exchange between the shards.
-    sums = P.psum_p.bind(*map(_array, leaves), axis_name=_names(axis_name))
-    return tree_unflatten(tree, sums)
+    names = _names(axis_name)
+    # A Python number is the same in every member: its sum is it times the axis size, a
+    # Python number still (weak: psum(1, ax) / psum(1, ax) keeps float32 float32, as JAX).
+    sums = [None if type(v) in (int, float, complex) else v for v in leaves]
+    arrays = [v for v in sums if v is not None]
+    # One psum for all arrays of the pytree: on devices, one exchange between the shards.
+    summed = iter(P.psum_p.bind(*map(_array, arrays), axis_name=names) if arrays else ())
+    size = None
+    out = []
+    for v, s in zip(leaves, sums):
+        if s is None:
+            if size is None:
+                size = 1
+                for n in (names if isinstance(names, tuple) else (names,)):
+                    size *= _axis_size(n)
+            out.append(v * size)
+        else:
+            out.append(next(summed))
+    return tree_unflatten(tree, out)
 
 
 def pmean(x, axis_name):

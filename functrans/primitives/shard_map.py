@@ -36,6 +36,7 @@ from ..transforms.autodiff.partial_eval import partial_eval_jaxpr
 from ..transforms.autodiff.transpose import is_undefined, transpose_jaxpr
 from ..transforms.batching import batch_jaxpr, moveaxis
 from ..transforms.call_rules import CallRules
+from ..transforms.parallel.buffer_pool import take
 from ..transforms.parallel.runtime import Rendezvous, ShardContext, current_shard, run_shards
 from . import collectives as C
 from . import elementwise as E
@@ -164,7 +165,7 @@ def _assemble(block_aval, spec, sizes, blocks):
                if all(c[n] == 0 for n in sizes if n not in named)]
     if len(writers) == 1 and np.shape(writers[0][1]) == shape:  # one block is the whole
         return np.asarray(writers[0][1], block_aval.dtype)
-    out = np.empty(shape, block_aval.dtype)
+    out = take(shape, block_aval.dtype)  # a large one reused once no array holds it
     for c, block in blocks:
         if all(c[n] == 0 for n in sizes if n not in named):  # one writer per block
             out[shard_slices(out.shape, spec, c, sizes)] = block
