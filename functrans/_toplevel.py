@@ -71,10 +71,28 @@ def typeof(x):
     if isinstance(x, KeyArray):
         return x.aval
     try:
-        return get_aval(x)
+        aval = get_aval(x)
     except TypeError:
         raise TypeError(f"typeof: argument of type {type(x).__name__} ({x!r:.60}) is not an "
                         "array or scalar") from None
+    return _with_explicit_sharding(x, aval)
+
+
+def _with_explicit_sharding(x, aval):
+    """A placed array's type carries its sharding when its mesh has Explicit axes (sharding
+    in types, as JAX shows it: ``float32[8@x,4]``)."""
+    from .core.array import Array
+    from .core.avals import ShardedShapedArray
+    from .core.mesh import Mesh, NamedSharding, PartitionSpec, canonical_spec
+    s = getattr(x, "_sharding", None) if isinstance(x, Array) else None
+    if type(s) is not NamedSharding or not isinstance(s.mesh, Mesh) or not s.mesh.explicit_axes:
+        return aval
+    spec = canonical_spec(s.spec, aval.ndim, "typeof")
+    explicit = set(s.mesh.explicit_axes)
+    parts = [tuple(n for n in names if n in explicit) for names in spec]
+    parts = [None if not p else p[0] if len(p) == 1 else p for p in parts]
+    sharding = NamedSharding(s.mesh.abstract_mesh, PartitionSpec(*parts))
+    return ShardedShapedArray(aval.shape, aval.dtype, aval.weak_type, sharding)
 
 
 def effects_barrier() -> None:

@@ -15,7 +15,8 @@ from hypothesis import given, settings, strategies as st
 import functrans as ft
 import functrans.numpy as fnp
 from functrans import lax
-from functrans.sharding import NamedSharding, PartitionSpec as P
+from functrans.core.errors import ShardingTypeError
+from functrans.sharding import AxisType, NamedSharding, PartitionSpec as P
 from functrans.transforms.partition.partitioner import (MeshMismatchError, mesh_and_specs,
                                                          partitioned)
 
@@ -84,7 +85,8 @@ def a_mesh():
 
 
 def _mesh(shape):
-    return ft.make_mesh(shape, ("x", "y"))
+    """A mesh of Auto axes: jit chooses layouts and reshards (JAX's automatic mode)."""
+    return ft.make_mesh(shape, ("x", "y"), axis_types=(AxisType.Auto,) * 2)
 
 
 def _spec(draw, rank):
@@ -241,7 +243,7 @@ def test_megatron_tensor_parallelism_splits_columns_then_rows():
 
 def test_output_shardings_match_jax():
     # JAX 0.10.2 (Auto axes) prints these specs for the same programs and placements.
-    mesh = ft.make_mesh((2,), ("x",))
+    mesh = ft.make_mesh((2,), ("x",), axis_types=(AxisType.Auto,))
     x = ft.device_put(fnp.arange(8.0).reshape(4, 2), NamedSharding(mesh, P("x")))
     w = ft.device_put(fnp.ones((2, 6)), NamedSharding(mesh, P(None, "x")))
     assert ft.jit(lambda a: fnp.sin(a) * 2)(x).sharding.spec == P("x")
@@ -257,6 +259,43 @@ def test_a_constraint_lays_out_a_replicated_input():
     out = f(np.ones((4, 4)))
     assert out.sharding == s
     np.testing.assert_array_equal(out, np.full((4, 4), 3.0))
+
+
+# ---- Explicit axes: shardings are part of the types --------------------------------------
+def _explicit(*arrays_and_specs):
+    mesh = ft.make_mesh((2,), ("x",))  # Explicit by default, as in JAX 0.10.2
+    return [ft.device_put(np.ones(shape, np.float32), NamedSharding(mesh, spec))
+            for shape, spec in arrays_and_specs]
+
+
+def test_explicit_axes_follow_jax_result_shardings():
+    # JAX 0.10.2 on the same placements (make_mesh's default Explicit axes).
+    a, b, w, r = _explicit(((4, 4), P("x", None)), ((4, 4), P(None, "x")),
+                           ((4, 6), P("x", None)), ((4, 6), P()))
+    assert str(ft.typeof(a)) == "float32[4@x,4]"
+    assert ft.jit(lambda a, w: a @ w)(a, w).sharding.spec == P("x", None)  # w gathered
+    assert ft.jit(lambda a, r: a @ r)(a, r).sharding.spec == P("x", None)
+    assert ft.jit(lambda a: a.sum(0))(a).sharding.spec == P(None)
+    assert ft.jit(lambda a: a.reshape(16))(a).sharding.spec == P("x")
+    np.testing.assert_array_equal(ft.jit(lambda a, w: a @ w)(a, w), np.full((4, 6), 4.0))
+
+
+@pytest.mark.parametrize("fn, which, message", [
+    (lambda a, b: a + b, (0, 1), r"add operation with inputs: f32\[4@x,4\], f32\[4,4@x\] "
+     r"produces an illegally sharded result: f32\[4@x,4@x\] \(at test_jit_partitioning"),
+    (lambda a, b: b @ a, (0, 1), r"Contracting dimensions are sharded .* "
+     r"lhs_contracting_spec=\('x',\) and rhs_contracting_spec=\('x',\)"),
+    (lambda a, b: b.reshape(2, 8), (0, 1), r"This reshape is not supported.* operand type: "
+     r"float32\[4,4@x\], new sizes: \(2, 8\)"),
+    (lambda a, c: a * c, (0, 2), r"mul got incompatible shardings for broadcasting: "
+     r"\('x', None\), \('y', None\)"),
+], ids=["add", "dot", "reshape", "mul"])
+def test_explicit_axes_reject_ambiguous_operations_naming_both_operands(fn, which, message):
+    mesh = ft.make_mesh((2, 2), ("x", "y"))
+    arrays = [ft.device_put(np.ones((4, 4), np.float32), NamedSharding(mesh, s))
+              for s in (P("x", None), P(None, "x"), P("y", None))]
+    with pytest.raises(ShardingTypeError, match=message):
+        ft.jit(fn)(*[arrays[i] for i in which])
 
 
 def test_programs_with_their_own_shard_map_are_not_partitioned_again():

@@ -92,3 +92,43 @@ def scalar_aval(dtype, weak_type=False) -> ShapedArray:
 
 def aval_of_numpy(x: np.ndarray, weak_type=False, what="value") -> ShapedArray:
     return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype, what=what), weak_type)
+
+
+class ShardedShapedArray(ShapedArray):
+    """The type of an array placed on a mesh's ``Explicit`` axes, as ``typeof`` gives it:
+    its sharding is part of it (printed ``float32[8@x,4]``, as JAX prints it).
+
+        >>> from functrans.core.mesh import AbstractMesh, AxisType, NamedSharding, P
+        >>> m = AbstractMesh((2,), ("x",), (AxisType.Explicit,))
+        >>> str(ShardedShapedArray((8, 4), np.float32, False, NamedSharding(m, P("x"))))
+        'float32[8@x,4]'
+    """
+
+    __slots__ = ("_sharding",)
+
+    def __init__(self, shape, dtype, weak_type, sharding):
+        super().__init__(shape, dtype, weak_type)
+        self._sharding = sharding
+
+    @property
+    def sharding(self):
+        return self._sharding
+
+    def _dims(self) -> str:
+        from .mesh import canonical_spec
+        dims = []
+        for n, names in zip(self.shape, canonical_spec(self._sharding.spec, len(self.shape),
+                                                       "typeof")):
+            dims.append(str(n) if not names else f"{n}@{names[0]}" if len(names) == 1
+                        else f"{n}@({','.join(names)})")
+        return ",".join(dims)
+
+    def str_short(self) -> str:
+        return f"{dtypes.short_name(self.dtype)}[{self._dims()}]"
+
+    def __str__(self):
+        return f"{self.dtype.name}[{self._dims()}]"
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self}{weak})"

@@ -8,8 +8,13 @@ the global value: ``jit`` runs programs over its shards (``transforms/partition`
 ``.addressable_shards`` gives the local blocks, and ``multihost_utils.process_allgather``
 collects the whole. Reading the value in another way raises, as JAX does::
 
-    >>> a = DistributedArray((4,), np.float32, False, sharding, {dev: block})  # doctest: +SKIP
-    >>> np.asarray(a)  # doctest: +SKIP
+    >>> mesh = ft.make_mesh((2,), ("x",))
+    >>> blocks = {d: np.full(2, float(d.id)) for d in mesh.devices.flat}
+    >>> a = DistributedArray((4,), np.float64, False, ft.NamedSharding(mesh, P("x")), blocks)
+    >>> a.local_nbytes, [s.data.tolist() for s in a.addressable_shards]
+    (32, [[0.0, 0.0], [1.0, 1.0]])
+    >>> np.asarray(a)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
     RuntimeError: Fetching the value of an Array that spans devices of other processes ...
 """
 from __future__ import annotations

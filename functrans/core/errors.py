@@ -113,3 +113,8 @@ class InconclusiveDimensionOperation(Exception):
 class ShardError(JaxRuntimeError):
     """An exception raised by the code of one shard of a pmap/shard_map, re-raised in the
     caller with the shard's index (the original exception is its ``__cause__``)."""
+
+
+class ShardingTypeError(Exception):
+    """An operation whose operands' shardings (on ``Explicit`` mesh axes, where shardings are
+    part of the types) give no well-defined result sharding (``jax._src.core``'s)."""

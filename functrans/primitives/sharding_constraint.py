@@ -11,7 +11,9 @@ same constraint, and a batch dimension stays unsplit::
     >>> s = ft.NamedSharding(mesh, P("x"))
     >>> print(ft.make_jaxpr(lambda v: lax.with_sharding_constraint(v, s))(fnp.ones(4)))
     { lambda ; a:f64[4]. let
-        b:f64[4] = sharding_constraint[sharding=NamedSharding(mesh=Mesh('x': 2, axis_types=(Explicit,)), spec=PartitionSpec('x',), memory_kind=device)] a
+        b:f64[4] = sharding_constraint[
+          sharding=NamedSharding(mesh=Mesh('x': 2, axis_types=(Explicit,)), spec=PartitionSpec('x'), memory_kind=device)
+        ] a
       in (b,) }
 """
 from __future__ import annotations

@@ -23,6 +23,7 @@ from functrans.core.ir import Literal
 from functrans.core.mesh import canonical_spec
 from functrans.core.staging import trace_to_jaxpr
 
+from . import explicit
 from .layouts import Layout, local_shape, reshard, scatter_dimension, used
 from .rules import LINEAR_ONE_OF, LINEAR_SUMS, LINEAR_UNARY, rule_for
 
@@ -46,6 +47,7 @@ class _ShardProgram:
     def __init__(self, jaxpr, mesh, in_specs, groups):
         self.jaxpr, self.mesh, self.in_specs = jaxpr, mesh, in_specs
         self.sizes = mesh.shape
+        self.explicit = bool(explicit.explicit_axes(mesh))
         self.groups = groups  # axes -> vars all-reduced over them (from a first walk)
         self.all_reduced: dict = {}  # what this walk all-reduces, by axes
         self.env: dict = {}
@@ -162,6 +164,10 @@ class _ShardProgram:
         sizes = self.sizes
         layouts = [self.read(x)[1] for x in eqn.inputs]
         plan = rule_for(eqn.prim)(eqn, [lay.spec for lay in layouts], sizes)
+        if self.explicit:
+            explicit.check(eqn, [lay.spec for lay in layouts], plan, self.mesh)
+            if eqn.prim.name == "dot_general":
+                plan = explicit.dot_plan(eqn, [lay.spec for lay in layouts], plan)
         keep, positions = _kept_partial(eqn, layouts, plan)
         vals = [self.read(x)[0] if i in positions else self.to(x, need)
                 for i, (x, need) in enumerate(zip(eqn.inputs, plan.need))]

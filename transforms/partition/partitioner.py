@@ -113,7 +113,8 @@ class Partitioned:
         self.global_jaxpr = inline_calls(jaxpr)
         self.per_shard, out_specs, self.layouts = partition(self.global_jaxpr, mesh, in_specs)
         self.out_specs = tuple(out_specs)
-        self.out_shardings = [NamedSharding(mesh, _public_spec(s)) for s in out_specs]
+        full = bool(mesh.explicit_axes)  # JAX's explicit mode keeps every dimension's entry
+        self.out_shardings = [NamedSharding(mesh, _public_spec(s, full)) for s in out_specs]
         self._out_types = [(a.dtype, a.weak_type) for a in jaxpr.out_avals]
         self._in_dtypes = [a.dtype for a in jaxpr.in_avals]
 
@@ -223,8 +224,8 @@ def partitioned(jaxpr, mesh, in_specs, name):
     return Partitioned(jaxpr, mesh, in_specs, name)
 
 
-def _public_spec(spec) -> PartitionSpec:
+def _public_spec(spec, full=False) -> PartitionSpec:
     parts = [None if not names else names[0] if len(names) == 1 else names for names in spec]
-    while parts and parts[-1] is None:
+    while parts and parts[-1] is None and not full:
         parts.pop()
     return PartitionSpec(*parts)
