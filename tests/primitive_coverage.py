@@ -13,6 +13,9 @@ TESTED_ELSEWHERE = {
     "shard_map": "test_spmd", "debug_callback": "test_spmd", "pure_callback": "test_callbacks",
     "io_callback": "test_io_callback",
     "custom_vmap_call": "test_custom_batching",
+    # the identity unless partitioned: jit, grad and vmap of it in test_jit_partitioning and
+    # test_with_sharding_constraint
+    "sharding_constraint": "test_jit_partitioning",
 }
 # vmap replaces collectives by ordinary primitives while tracing; on devices they exchange
 # values between shards: test_vmap and test_spmd (pmap == vmap for each) test them.

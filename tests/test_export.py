@@ -122,10 +122,12 @@ def test_deserialized_program_compiles_to_the_same_kernel():
 # params are strings and tuples): test_collectives_serialize checks that directly.
 # custom_lin only appears in linearized programs that are transposed, never compiled, and holds
 # a Python rule: writing it raises UnserializableError (test_unserializable_things).
-# debug_callback, pure_callback and io_callback hold Python code and shard_map a mesh of this
-# machine's devices: refused by name (test_programs_with_callbacks_or_device_meshes_are_refused).
+# debug_callback, pure_callback and io_callback hold Python code, shard_map and
+# sharding_constraint a mesh of this machine's devices: refused by name
+# (test_programs_with_callbacks_or_device_meshes_are_refused).
 NOT_IN_EXPORTED_PROGRAMS = COLLECTIVES | {"custom_lin", "debug_callback", "pure_callback",
-                                          "io_callback", "shard_map", "check"}
+                                          "io_callback", "shard_map", "check",
+                                          "sharding_constraint"}
 
 
 def _control_flow_programs():
@@ -606,3 +608,7 @@ def test_programs_with_callbacks_or_device_meshes_are_refused():
         pmapped = ft.jit(ft.pmap(lambda x: lax.psum(x, "i"), "i"))
         with pytest.raises(UnserializableError, match="shard_map.*Mesh"):
             ft.export.export(pmapped)(np.ones(2)).serialize()
+        split = ft.NamedSharding(ft.make_mesh((2,), ("x",)), ft.sharding.PartitionSpec("x"))
+        constrained = ft.jit(lambda v: lax.with_sharding_constraint(v * 2.0, split))
+        with pytest.raises(UnserializableError, match="sharding_constraint.*NamedSharding"):
+            ft.export.export(constrained)(np.ones(2)).serialize()
