@@ -8,6 +8,10 @@ sums (at most 4 of them here) where the unpartitioned one adds the elements in o
 reassociating at most 64 float64 terms of size <= ~1e3 stays below 1e-12 relative; integer,
 sorted and gathered values are compared exactly.
 """
+import pathlib
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -327,3 +331,19 @@ def test_a_constraint_that_does_not_divide_raises_at_the_call():
     s = NamedSharding(_mesh((2, 2)), P("x"))
     with pytest.raises(ValueError, match="dimension 0 .* size 3"):
         ft.jit(lambda a: lax.with_sharding_constraint(a, s))(np.ones(3))
+
+
+# ---- across processes ----------------------------------------------------------------------
+MPIEXEC = pathlib.Path(sys.executable).parent / "mpiexec"
+
+
+@pytest.mark.skipif(not MPIEXEC.exists(), reason="needs the mpi extra's mpiexec; the README's "
+                    "test command installs it")
+@pytest.mark.timeout(300)
+def test_partitioned_steps_across_two_processes():
+    script = pathlib.Path(__file__).parent / "mpi" / "partitioned.py"
+    out = subprocess.run([str(MPIEXEC), "-n", "2", sys.executable, "-m", "mpi4py", str(script)],
+                         capture_output=True, text=True, timeout=280)
+    assert out.returncode == 0, out.stdout + out.stderr
+    for rank in (0, 1):
+        assert f"process {rank}: partitioned checks passed" in out.stdout

@@ -338,6 +338,9 @@ class EvalTrace(Trace):
                         user = (user or []) + [x]
             elif isinstance(x, Tracer):
                 raise UnexpectedTracerError(x)  # only tracers of finished traces get here
+            elif isinstance(x, Array) and x._value is None:  # spread over processes
+                from functrans.transforms.partition.eager import apply_on_shards
+                return apply_on_shards(prim, args, params)
             else:
                 aval = get_aval(x)
                 sig.append((aval.shape, aval.dtype, aval.weak_type))

@@ -49,6 +49,8 @@ def asarray(a, dtype=None, order=None, *, copy=None):
     t = type(a)
     if t is Array or isinstance(a, Tracer):
         out = a
+    elif isinstance(a, Array) and a._value is None:  # spread over processes: as it is
+        out = a
     elif t in _PY_SCALARS:
         d = dtypes.python_scalar_dtype(a)
         if dtype is not None:
@@ -75,7 +77,8 @@ def asarray(a, dtype=None, order=None, *, copy=None):
 
 def _arraylike(x) -> bool:
     t = type(x)
-    return (t is Array or t in _PY_SCALARS or isinstance(x, (Tracer, np.ndarray, np.generic))
+    return (t is Array or t in _PY_SCALARS
+            or isinstance(x, (Tracer, np.ndarray, np.generic, Array))
             or hasattr(x, "__jax_array__") or np.isscalar(x))
 
 

@@ -196,14 +196,19 @@ def vjp(fun, *primals, has_aux=False):
     return (out, f_vjp, aux) if has_aux else (out, f_vjp)
 
 
+def _spread(values) -> bool:
+    return any(isinstance(v, Array) and v._value is None for v in values)
+
+
 def _vjp_flat(fun, p_flat, in_tree, has_aux, what):
     """``vjp`` on flat primals: ``(primals_out, out_tree, backward, aux)``, where
     ``backward(cts_out)`` maps flat output cotangents (checked by the caller) to flat input
     cotangents."""
     flat, store = _flatten_fun(fun, in_tree, has_aux, what)
-    if current_trace() is EVAL_TRACE and not config.debug_nans:
+    if current_trace() is EVAL_TRACE and not config.debug_nans and not _spread(p_flat):
         # Eager: per-primitive linearizations cached by signature, recorded on a tape
-        # (debug_nans takes the general path: the eval trace checks every primitive's outputs).
+        # (debug_nans takes the general path: the eval trace checks every primitive's outputs;
+        # so do arrays spread over processes, whose values the tape cannot hold).
         p_flat, mask = _float_primals(p_flat)
         p_out, transpose = vjp_on_tape(flat, p_flat, mask)
     else:

@@ -173,6 +173,9 @@ class Partitioned:
             exe = compiler.backend_compile_and_load(get_backend(flat[0].platform),
                                                     self.per_shard, self.name)
         contexts, local = _shard_contexts(mesh)
+        if not local:  # none of the mesh's devices is here: this process holds no blocks
+            return [from_local_blocks(a.shape, dtype, weak, s, {}) for a, (dtype, weak), s in
+                    zip(self.global_jaxpr.out_avals, self._out_types, self.out_shardings)]
         args = [a if isinstance(a, DistributedArray) else
                 np.asarray(a._value if type(a) is Array else a, d)
                 for a, d in zip(args, self._in_dtypes)]

@@ -1,0 +1,40 @@
+"""Eager operations on arrays spread over processes: each runs as a one-equation program
+partitioned over the arrays' mesh (as JAX dispatches eager operations as jitted ones), so a
+training loop's optimizer update outside ``jit`` works on every process's blocks.
+
+    >>> apply_on_shards  # doctest: +ELLIPSIS
+    <function apply_on_shards at ...>
+"""
+from __future__ import annotations
+
+import threading
+
+from functrans.core.staging import trace_to_jaxpr
+from functrans.core.trace import get_aval
+
+from .partitioner import mesh_and_specs, partitioned
+
+_programs: dict = {}  # (primitive, params, avals) -> its one-equation jaxpr
+_lock = threading.Lock()
+
+
+def apply_on_shards(prim, args, params) -> list:
+    """``prim.bind(*args, **params)`` computed shard by shard (some argument is a
+    DistributedArray)."""
+    avals = tuple(get_aval(x) for x in args)
+    try:
+        key = (prim, tuple(sorted(params.items())), avals)
+        hash(key)
+    except TypeError:  # unhashable params: traced every time
+        key = None
+    jaxpr = _programs.get(key) if key is not None else None
+    if jaxpr is None:
+        jaxpr = trace_to_jaxpr(lambda *xs: prim.bind(*xs, **params), list(avals),
+                               name=prim.name)
+        if key is not None:
+            with _lock:
+                if len(_programs) > 512:
+                    _programs.clear()
+                _programs[key] = jaxpr
+    sharded = mesh_and_specs(jaxpr, args)
+    return partitioned(jaxpr, *sharded, prim.name)(*args)
