@@ -152,6 +152,64 @@ assert all(r["dparams"] <= dd.TOLERANCE and r["dloss"] <= dd.TOLERANCE for r in 
 # holding only its own shards: `mpiexec -n 2 python -m mpi4py -m functrans.demo --distributed`.
 
 # %% [markdown]
+# ## The global view: `jit` partitions over a mesh
+#
+# Instead of writing the per-device program, place the arrays and let `jit` split the global
+# program. Each primitive family says how shardings flow through it; where a layout has to
+# change, the per-device program gets the collective. The same training step, three
+# placements (a mesh of `Auto` axes: jit chooses and reshards):
+
+# %%
+from functrans.sharding import AxisType
+from functrans.transforms.partition.partitioner import mesh_and_specs, partitioned
+
+auto = make_mesh((2,), ("x",), axis_types=(AxisType.Auto,))
+rng = np.random.default_rng(0)
+w = [rng.normal(size=(16, 8)).astype(np.float32), rng.normal(size=(8, 4)).astype(np.float32)]
+xb = rng.normal(size=(32, 16)).astype(np.float32)
+
+
+@ft.jit
+def sgd_step(params, x):
+    loss = lambda p: fnp.mean((fnp.tanh(x @ p[0]) @ p[1]) ** 2)
+    return [p - 0.1 * g for p, g in zip(params, ft.grad(loss)(params))]
+
+
+want = sgd_step(w, xb)
+place = lambda a, spec: ft.device_put(a, NamedSharding(auto, spec))
+for name, specs, xspec in [("data parallel", (P(), P()), P("x")),
+                           ("FSDP", (P("x"), P("x")), P("x")),
+                           ("Megatron", (P(None, "x"), P("x")), P())]:
+    args = ([place(a, s) for a, s in zip(w, specs)], place(xb, xspec))
+    got = sgd_step(*args)
+    jaxpr = sgd_step.trace(*args)
+    plan = partitioned(jaxpr, *mesh_and_specs(jaxpr, ft.tree_util.tree_leaves(args)), "step")
+    moves = [e.prim.name for e in plan.per_shard.eqns
+             if e.prim.name in ("psum", "all_gather", "psum_scatter")]
+    err = max(float(np.abs(np.asarray(g) - np.asarray(v)).max()) for g, v in zip(got, want))
+    print(f"{name:14} updated params {[g.sharding.spec for g in got]}, collectives {moves}, "
+          f"max |difference| {err:.1e}")
+
+# %% [markdown]
+# Data parallelism all-reduces the gradients (one exchange for all of them); FSDP gathers each
+# weight where it is used and reduce-scatters its gradient, so the updated shards stay split;
+# Megatron's column layer needs no communication and its row layer all-reduces partial sums.
+#
+# On `Explicit` axes (`make_mesh`'s default, as in JAX) shardings are part of the types:
+# `typeof` shows them, and an operation whose result sharding would be ambiguous is an error
+# naming both operands (here: the same axis on two dimensions):
+
+# %%
+explicit = make_mesh((2,), ("x",))
+rows_split = ft.device_put(np.ones((4, 4), np.float32), NamedSharding(explicit, P("x", None)))
+cols_split = ft.device_put(np.ones((4, 4), np.float32), NamedSharding(explicit, P(None, "x")))
+print(ft.typeof(rows_split), ft.typeof(cols_split))
+try:
+    ft.jit(lambda a, b: a + b)(rows_split, cols_split)
+except Exception as e:
+    print(type(e).__name__, str(e).split(" (at ")[0])
+
+# %% [markdown]
 # ## Many processes with MPI
 #
 # `ft.distributed.initialize()` connects the processes of an MPI job; `ft.devices()` then
