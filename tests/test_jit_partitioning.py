@@ -347,3 +347,49 @@ def test_partitioned_steps_across_two_processes():
     assert out.returncode == 0, out.stdout + out.stderr
     for rank in (0, 1):
         assert f"process {rank}: partitioned checks passed" in out.stdout
+
+
+# ---- whole programs: hypothesis-built chains of families -----------------------------------
+STEPS = {
+    "sin": lambda a, b: fnp.sin(a),
+    "scale": lambda a, b: a * 0.5 - 1.0,
+    "add": lambda a, b: a + b,
+    "mul": lambda a, b: a * b.T,
+    "maximum": lambda a, b: fnp.maximum(a, b),
+    "matmul": lambda a, b: fnp.tanh(a @ b) * 0.5,
+    "matmul_t": lambda a, b: a.T @ b * 0.25,
+    "transpose": lambda a, b: a.T,
+    "sum_back": lambda a, b: a - a.sum(0, keepdims=True) * 0.25,
+    "max_back": lambda a, b: a - a.max(1, keepdims=True),
+    "reshape": lambda a, b: (a.reshape(2, 8) * 2.0).reshape(4, 4),
+    "flatten": lambda a, b: a.reshape(16)[::-1].reshape(4, 4),
+    "cumsum": lambda a, b: fnp.cumsum(a, 0) * 0.25,
+    "slice_pad": lambda a, b: fnp.pad(a[1:3], ((1, 1), (0, 0))),
+    "concat": lambda a, b: fnp.concatenate([a[:, :2], b[:, 2:]], 1),
+    "constrain": lambda a, b: lax.with_sharding_constraint(
+        a, NamedSharding(a_mesh(), P("y", "x"))),
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([(1, 2), (2, 1), (2, 2)]),
+       st.lists(st.sampled_from(sorted(STEPS)), min_size=3, max_size=10),
+       st.data())
+def test_random_programs_partition_as_they_compute(shape, steps, data):
+    mesh = _MESHES["current"] = _mesh(shape)
+
+    def program(a, b):
+        for name in steps:
+            a, b = STEPS[name](a, b), a
+        return a, fnp.sum(a * b)
+
+    rng = np.random.default_rng(len(steps))
+    a, b = rng.normal(size=(4, 4)), rng.normal(size=(4, 4))
+    specs = [data.draw(st.builds(lambda s: s, st.sampled_from(
+        [P(), P("x"), P(None, "y"), P("y", "x"), P(("x", "y")), P(None, ("y", "x"))])))
+        for _ in range(2)]
+    want = ft.jit(program)(a, b)
+    got = ft.jit(program)(*[ft.device_put(v, NamedSharding(mesh, s))
+                            for v, s in zip((a, b), specs)])
+    _assert_same(got, want)
+    _assert_placed(got, mesh)
