@@ -78,9 +78,13 @@ def _place(xs, shardings, what: str, explicit_only: bool = True):
     out = []
     for x, s in zip(leaves, per_leaf):
         if isinstance(x, Tracer):
-            # Traced values are whole arrays in functrans; still check what a placement would
-            # refuse, so a program that fails in JAX fails here at trace time too.
+            # Check what a placement would refuse, so a program that fails in JAX fails here
+            # at trace time too; a split over several devices is recorded for jit's
+            # partitioner (as with_sharding_constraint records it).
             s.shard_shape(get_aval(x).shape)
+            if isinstance(s, NamedSharding) and isinstance(s.mesh, Mesh) and s.mesh.size > 1:
+                from .primitives.sharding_constraint import sharding_constraint_p
+                x = sharding_constraint_p.bind1(x, sharding=s)
             out.append(x)
         else:
             out.append(device_put(x, s))
@@ -90,8 +94,8 @@ def _place(xs, shardings, what: str, explicit_only: bool = True):
 def reshard(xs, out_shardings):
     """``xs`` (a pytree of arrays) placed on ``out_shardings``: a ``NamedSharding``, or a
     ``PartitionSpec`` on the context mesh (``set_mesh``), or a pytree prefix of them. Values
-    never change; concrete arrays get the sharding (``device_put``), traced ones (under jit,
-    grad, vmap) stay as they are: functrans computes whole arrays there.
+    never change; concrete arrays get the sharding (``device_put``); under jit the layout is
+    recorded for the partitioner (as ``with_sharding_constraint``).
 
     >>> with ft.set_mesh(ft.make_mesh((2,), ("x",))):
     ...     y = ft.reshard(fnp.arange(4.0), P("x"))

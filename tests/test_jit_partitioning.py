@@ -393,3 +393,11 @@ def test_random_programs_partition_as_they_compute(shape, steps, data):
                             for v, s in zip((a, b), specs)])
     _assert_same(got, want)
     _assert_placed(got, mesh)
+
+
+def test_reshard_under_jit_lays_out_the_value():
+    mesh = ft.make_mesh((2,), ("x",))
+    with ft.set_mesh(mesh):
+        out = ft.jit(lambda v: ft.reshard(v * 2.0, P("x")) + 1.0)(np.ones(4))
+    assert out.sharding == NamedSharding(mesh, P("x"))
+    np.testing.assert_array_equal(out, np.full(4, 3.0))
