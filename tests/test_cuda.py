@@ -172,3 +172,24 @@ def test_no_driver_and_no_simulator_names_the_available_backends():
         pytest.skip("this machine has a CUDA GPU")
     assert "the cuda backend is not available here" in out.stdout, out.stdout + out.stderr
     assert "the available backends are ['cpu']" in out.stdout
+
+
+def test_results_stay_on_the_device_between_programs(monkeypatch):
+    from functrans.core.array import Array
+    from functrans.transforms.cuda.resident import DeviceResidentArray
+    copies_in = []
+    to_device = cuda_exec.to_device
+    monkeypatch.setattr(cuda_exec, "to_device",
+                        lambda x, aval: copies_in.append(aval) or to_device(x, aval))
+    x = np.linspace(0.0, 1.0, 8).astype(np.float32)
+    f, g = cuda_jit(lambda v: fnp.sin(v) * 2.0), cuda_jit(lambda v: v + 1.0)
+    y = f(x)
+    assert len(copies_in) == 1 and type(y) is DeviceResidentArray
+    z = g(y)  # y's buffer is passed as it is: no copy in, and y was never copied out
+    assert len(copies_in) == 1
+    with pytest.raises(AttributeError):
+        Array.__dict__["_value"].__get__(y, Array)
+    assert y.shape == (8,) and y.dtype == np.float32 and ft.typeof(z).shape == (8,)
+    want = ft.jit(lambda v: fnp.sin(v) * 2.0 + 1.0, backend="cpu")(x)
+    _assert_close("resident", z, want, False)
+    _assert_close("eager on the host", y + 1.0, z, False)

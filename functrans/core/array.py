@@ -40,6 +40,8 @@ class Array(metaclass=_ArrayMeta):
 
     __slots__ = ("_value", "_weak", "_sharding", "__weakref__")
     __array_priority__ = 100
+    _host_backed = True  # the value is a host buffer (subclasses: on a device, or spread)
+    _spread = False  # this process holds only its devices' blocks (DistributedArray)
 
     def __init__(self, value, weak_type: bool = False):
         value = np.asarray(value)

@@ -37,6 +37,8 @@ class DistributedArray(Array):
     """An Array of which this process holds only its devices' blocks."""
 
     __slots__ = ("_shape", "_dtype", "_blocks")
+    _host_backed = False
+    _spread = True
 
     def __init__(self, shape, dtype, weak_type, sharding, blocks: dict):
         self._value = None

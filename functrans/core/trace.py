@@ -200,7 +200,7 @@ def get_aval(x) -> ShapedArray:
         return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
     if t in (bool, int, float, complex):
         return ShapedArray((), dtypes.python_scalar_dtype(x), True)
-    if isinstance(x, Array) and x._value is None:  # spread over processes: no value here
+    if not getattr(type(x), "_host_backed", True) and isinstance(x, Array):  # elsewhere
         return x.aval
     if isinstance(x, (np.ndarray, Array)):  # subclasses
         return get_aval(np.asarray(x))
@@ -338,7 +338,7 @@ class EvalTrace(Trace):
                         user = (user or []) + [x]
             elif isinstance(x, Tracer):
                 raise UnexpectedTracerError(x)  # only tracers of finished traces get here
-            elif isinstance(x, Array) and x._value is None:  # spread over processes
+            elif getattr(type(x), "_spread", False):  # over processes: no value here
                 from functrans.transforms.partition.eager import apply_on_shards
                 return apply_on_shards(prim, args, params)
             else:

@@ -60,7 +60,7 @@ def process_allgather(in_tree, tiled: bool = False):
 def _gather_blocks(x, comm) -> np.ndarray:
     """The global value of an array spread over processes: each process sends its blocks
     (once per distinct index: replicated blocks are sent by one device)."""
-    if x._value is not None:
+    if not x._spread:
         return np.asarray(x)
     mine, seen = [], set()
     for shard in x.addressable_shards:

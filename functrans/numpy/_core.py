@@ -49,7 +49,7 @@ def asarray(a, dtype=None, order=None, *, copy=None):
     t = type(a)
     if t is Array or isinstance(a, Tracer):
         out = a
-    elif isinstance(a, Array) and a._value is None:  # spread over processes: as it is
+    elif getattr(type(a), "_spread", False):  # an Array spread over processes: as it is
         out = a
     elif t in _PY_SCALARS:
         d = dtypes.python_scalar_dtype(a)

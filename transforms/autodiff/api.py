@@ -197,7 +197,7 @@ def vjp(fun, *primals, has_aux=False):
 
 
 def _spread(values) -> bool:
-    return any(isinstance(v, Array) and v._value is None for v in values)
+    return any(getattr(type(v), "_spread", False) for v in values)
 
 
 def _vjp_flat(fun, p_flat, in_tree, has_aux, what):

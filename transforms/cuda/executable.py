@@ -441,7 +441,8 @@ def _plan_of(jaxpr) -> _Plan:
 
 
 class CudaExecutable:
-    """A jaxpr compiled for one CUDA device: arguments go to the device, results come back."""
+    """A jaxpr compiled for one CUDA device: arguments go to the device (those a CUDA program
+    left there are taken as they are), results stay there (``resident.py``)."""
 
     def __init__(self, jaxpr, name, device):
         self.jaxpr, self.name, self.device, self.text = jaxpr, name, device, None
@@ -450,9 +451,14 @@ class CudaExecutable:
 
     def __call__(self, *args):
         from functrans.core.mesh import SingleDeviceSharding
-        d_args = [to_device(a._value if type(a) is Array else a, aval)
-                  for a, aval in zip(args, self.in_avals)]
+        from .resident import DeviceResidentArray
+        d_args = []
+        for a, aval in zip(args, self.in_avals):
+            buffer = a.buffer_on(self.device) if type(a) is DeviceResidentArray else None
+            d_args.append(buffer if buffer is not None else
+                          to_device(a._value if isinstance(a, Array) else a, aval))
         outs = run_jaxpr(self.plan, d_args)
         sharding = SingleDeviceSharding(self.device)
-        return [Array._wrap(to_host(o, v.aval), v.aval.weak_type)._with_sharding(sharding)
+        # Results stay on the device: the next program there takes them as they are.
+        return [DeviceResidentArray.wrap(o, v.aval, self.device, sharding)
                 for o, v in zip(outs, self.jaxpr.outvars)]
