@@ -101,13 +101,12 @@ class Jitted:
         if _state.trace is EVAL_TRACE and not entry.consts:
             sharded = mesh_and_specs(entry.jaxpr, leaves)
         if sharded is not None:  # arguments on a mesh: one program per shard
-            outs = partitioned(entry.jaxpr, *sharded, self.name)(*leaves)
+            executable = partitioned(entry.jaxpr, *sharded, self.name)
+            outs = executable(*leaves)
             if self._plain and len(self._fast) < config.jit_cache_size:
                 fast = _fast_signature(args, kwargs)
                 if fast is not None and len(fast[1]) == len(leaves):
-                    self._fast[fast[0]] = fast_runner(partitioned(entry.jaxpr, *sharded,
-                                                                  self.name),
-                                                      entry.out_tree, None, fast[1])
+                    self._fast[fast[0]] = fast_runner(executable, entry.out_tree, None, fast[1])
         elif _state.trace is EVAL_TRACE and not entry.consts:
             executable = entry.executable
             if executable is None:

@@ -26,7 +26,6 @@ asks for a layout (``with_sharding_constraint``), jit partitions its traced prog
 from __future__ import annotations
 
 import contextlib
-import threading
 
 import numpy as np
 
@@ -202,12 +201,11 @@ def _runs_direct(per_shard, mesh, out_specs):
     does, on their threads): possible when the program has no collectives or shard
     positions, no effects (skipped shards would skip them), and every device is this
     process's CPU device."""
-    from functrans.core.devices import processes
     devices = list(mesh.devices.flat)
     if any(d.platform != "cpu" or d.process_index != processes.index for d in devices) or \
-            any(e.prim.name in _HOST_STEPS or has_effects(e) for e in per_shard.eqns):
+            any(has_effects(e) for e in per_shard.eqns) or _has_host_parallelism(per_shard):
         return None
-    return None if _has_host_parallelism(per_shard) else _writers(mesh, out_specs)
+    return _writers(mesh, out_specs)
 
 
 def _writers(mesh, out_specs):
@@ -215,9 +213,6 @@ def _writers(mesh, out_specs):
     coordinate 0 of the mesh axes an output's spec leaves out)."""
     return [g for g, c in enumerate(mesh.coords()) if any(
         all(c[n] == 0 for n in mesh.shape if n not in used(spec)) for spec in out_specs)]
-
-
-_lock = threading.Lock()
 
 
 @cache_on_jaxpr

@@ -32,9 +32,6 @@ from typing import Callable, NamedTuple
 
 from .layouts import divides, factor, local_shape
 
-_REPLICATED_OUT = None
-
-
 class Plan(NamedTuple):
     need: list  # per input: the spec it must have
     out: list  # per output: its spec
