@@ -29,6 +29,7 @@ from functrans.transforms.lowering.emit import LoweringError
 from functrans.transforms.lowering.emit import _calls_blas
 
 from . import engine, harvest, parallel
+from .user_calls import FAILED, calls_user_kernels, check_failure
 from .blocks import Emitter, Unsupported, module_text
 from .ir import Fn, Module, mem_type
 
@@ -96,6 +97,9 @@ class Driver:
         self.inlined = em.inlined
         self.fn, self.mod = fn, mod
         self.regions = em.regions
+        # Programs calling users' kernels check, after each run, whether one failed.
+        self.user_kernels = calls_user_kernels(eqns)
+        self.eqns = list(eqns)
         self.symbol, self.text = module_text(fn, mod, self.inlined, "ftp")
         self.entry = None
         self._lock = threading.Lock()
@@ -153,12 +157,18 @@ class Driver:
     def _run(self, ins, outs):
         if not self.arena_size:
             self.entry(*ins, *outs, *self.consts, _NO_ARENA)
-            return
-        arena = _take_arena(self.arena_size)
-        try:
-            self.entry(*ins, *outs, *self.consts, arena)
-        finally:
-            _give_arena(arena)
+        else:
+            arena = _take_arena(self.arena_size)
+            try:
+                self.entry(*ins, *outs, *self.consts, arena)
+            finally:
+                _give_arena(arena)
+        if self.user_kernels and FAILED[0]:
+            self.report_failure(ins)
+
+    def report_failure(self, ins) -> None:
+        """Raise the error of a user kernel that failed in the run on ``ins`` (if one did)."""
+        check_failure(Jaxpr([], [], self.ins, self.outs, self.eqns), ins)
 
 
 # ctypes types of scalar arguments (passed by value: no 0-d array per call)

@@ -35,7 +35,7 @@ from functrans.transforms.lowering.scalar import dtype_ctor, result_typed, scala
 from . import engine
 from .ir import mem_type, reg_type
 
-__all__ = ["scalar_function", "text", "arg_types", "ret_type"]
+__all__ = ["scalar_function", "compiled_function", "text", "arg_types", "ret_type"]
 
 _HEADER = """\
 import cmath
@@ -197,6 +197,18 @@ def scalar_function(name, in_avals, out_aval, params):
     return hit
 
 
+def compiled_function(prefix: str, ident: str, compile_fn) -> str:
+    """The symbol of a function another module compiles with Numba (a user's kernel):
+    ``compile_fn()`` returns ``(Numba's name for it, its final LLVM IR)``, and is called the
+    first time its text is needed on this machine (then it is read from the disk cache).
+    ``ident`` says what the code depends on besides the target machine."""
+    symbol = engine.symbol_for(prefix, ident)
+    with _lock:
+        if symbol not in _texts:
+            _pending[symbol] = compile_fn
+    return symbol
+
+
 def text(symbol: str) -> str:
     """The LLVM IR defining harvested function ``symbol`` (compiled by Numba on first use on
     this machine, then read from the disk cache)."""
@@ -208,8 +220,8 @@ def text(symbol: str) -> str:
         if body is None:
             body = _read_cached(symbol)
             if body is None:
-                source, in_avals, out_aval = _pending[symbol]
-                mangled, raw = _compile(source, in_avals, out_aval)
+                pending = _pending[symbol]
+                mangled, raw = pending() if callable(pending) else _compile(*pending)
                 body = _localize(raw, mangled, symbol)
                 _write_cached(symbol, body)
             _texts[symbol] = body

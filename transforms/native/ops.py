@@ -260,7 +260,9 @@ op_kernels["dot_general"] = _dot_general
 
 def _register_data_kernels():
     from .ops_data import data_kernels
+    from .user_calls import numba_call_kernel
     op_kernels.update(data_kernels)
+    op_kernels["numba_call"] = numba_call_kernel
 
 
 _register_data_kernels()

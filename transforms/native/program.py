@@ -26,6 +26,7 @@ from functrans.transforms.lowering.scalar import scalar_rules
 from .blocks import CONTROL
 from .driver import (_NO_ARENA, Driver, Unsupported, _give_arena, _take_arena,
                      program_calls_blas)
+from .user_calls import FAILED
 from .ops import supported as op_supported
 
 __all__ = ["NativeProgram", "native_eqn"]
@@ -41,6 +42,8 @@ def _dtypes_ok(eqn) -> bool:
 
 def native_eqn(eqn) -> bool:
     """Whether the native backend compiles ``eqn``."""
+    if eqn.prim.name == "numba_call":  # pointers and sizes: any dtype Numba takes
+        return op_supported(eqn)
     if not _dtypes_ok(eqn):
         return False
     name = eqn.prim.name
@@ -295,12 +298,18 @@ class NativeProgram:
             outs.append(f"o{k}")
         for k, c in enumerate(d.consts):
             ns[f"c{k}"] = c
+        if d.user_kernels:  # the inputs are kept, to report a kernel that failed
+            lines.append(f"ins = ({''.join(a + ', ' for a in args)})")
+            args = ["*ins"]
+            ns.update(FAILED=FAILED, driver=d)
         call_args = ", ".join(args + outs + [f"c{k}" for k in range(len(d.consts))])
         if d.arena_size:
             lines += [f"arena = take({d.arena_size})", "try:",
                       f"    entry({call_args}, arena)", "finally:", "    give(arena)"]
         else:
             lines.append(f"entry({call_args}, NO_ARENA)")
+        if d.user_kernels:
+            lines += ["if FAILED[0]:", "    driver.report_failure(ins)"]
         for k, weak in enumerate(self.out_weak):
             lines += [f"o{k}.setflags(write=False)", f"r{k} = new(Array)",
                       f"r{k}._value, r{k}._weak, r{k}._sharding = o{k}, {weak}, None"]

@@ -1,0 +1,197 @@
+"""``numba_call`` and ``numba_kernel``: users' own array kernels, written in Python and
+compiled by Numba, as steps of functrans programs.
+
+    >>> def cumulative(x, out):
+    ...     acc = 0.0
+    ...     for i in range(x.shape[0]):
+    ...         acc += x[i]
+    ...         out[i] = acc
+    >>> x = fnp.arange(4.0, dtype="float32")
+    >>> ft.jit(lambda v: ft.numba_call(cumulative, ft.ShapeDtypeStruct(v.shape, v.dtype), v))(x)
+    Array([0., 1., 3., 6.], dtype=float32)
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from functrans import numpy as fnp
+from functrans._tree import tree_flatten, tree_unflatten
+from functrans.core import dtypes
+from functrans.core.avals import ShapedArray
+from functrans.core.ir import source_info
+from functrans.core.trace import get_aval
+from functrans.primitives.numba_call import VMAP_METHODS, KernelCode, numba_call_p
+from functrans.transforms.autodiff import custom_jvp, custom_vjp
+
+__all__ = ["numba_call", "numba_kernel", "NumbaKernel"]
+
+_RESERVED = ("vmap_method", "batched_kernel", "zero_outputs", "boundscheck", "launch")
+
+
+def _result_avals(result_shape_dtypes):
+    specs, tree = tree_flatten(result_shape_dtypes)
+    avals = []
+    for i, s in enumerate(specs):
+        if not (hasattr(s, "shape") and hasattr(s, "dtype")):
+            raise TypeError(f"numba_call: result_shape_dtypes leaf {i} must have .shape and "
+                            f".dtype (e.g. ft.ShapeDtypeStruct), got {type(s).__name__}")
+        dtype = dtypes.canonicalize_dtype(np.dtype(s.dtype), what="numba_call result dtype")
+        avals.append(ShapedArray(tuple(int(d) for d in s.shape), dtype))
+    if not avals:
+        raise ValueError("numba_call: result_shape_dtypes declares no results; a kernel "
+                         "returns what it writes into its result arrays")
+    return avals, tree
+
+
+def _code(kernel, params, zero_outputs, boundscheck, launch):
+    if isinstance(kernel, KernelCode):
+        return kernel
+    return KernelCode(kernel, params, zero_outputs=zero_outputs, boundscheck=boundscheck,
+                      launch=launch)
+
+
+def numba_call(kernel, result_shape_dtypes, *operands, vmap_method=None, batched_kernel=None,
+               zero_outputs=True, boundscheck=False, launch=None, **params):
+    """Call ``kernel(*operands, *results, **params)``, a Python function compiled by Numba
+    that writes its results in place, and return the results.
+
+    ``result_shape_dtypes`` is a ``ShapeDtypeStruct`` or a pytree of them; the results are
+    allocated with those shapes and dtypes, filled with zeros first (so a histogram can
+    accumulate; ``zero_outputs=False`` skips the fill when the kernel writes every element).
+    ``kernel`` is a plain Python function (compiled with ``numba.njit``) or a Numba
+    dispatcher (its options kept); it is compiled once per signature (operand and result
+    dtypes and ranks, static params): sizes are read from the arrays, so new sizes compile
+    nothing. Operands reach it as read-only C-contiguous arrays.
+
+    ``params`` are static: they reach the kernel as keyword arguments whose values are
+    compile-time constants to Numba (numbers, strings, tuples); each distinct value compiles
+    once. Pass arrays as operands.
+
+    Under ``jit`` the kernel is a step of the compiled program, called from it directly (no
+    Python per call). Under ``vmap``, ``vmap_method`` says how it batches, as JAX's
+    ``pure_callback``: ``"sequential"`` loops over the batch (a compiled loop under jit),
+    ``"expand_dims"`` calls it once with batched operands' batch axis in front and a new
+    axis of size 1 on the others, ``"broadcast_all"`` with every operand broadcast to the
+    batch; ``batched_kernel=`` gives a kernel of its own for batches (called with every
+    operand and result batched in front). Without any, vmap raises. ``boundscheck=True``
+    compiles the kernel with bounds checks (an out-of-bounds index raises ``IndexError``).
+    Differentiating it needs rules: see :func:`numba_kernel`.
+
+    ``launch=(blocks, threads_per_block)`` (or a function of the operands' shapes returning
+    it) runs a ``numba.cuda.jit`` kernel in ``jit(..., backend="cuda")`` programs.
+
+        >>> def scale(x, out, factor):
+        ...     for i in range(x.shape[0]):
+        ...         out[i] = factor * x[i]
+        >>> ft.numba_call(scale, ft.ShapeDtypeStruct((3,), "float32"),
+        ...               fnp.ones(3, "float32"), factor=3.0)
+        Array([3., 3., 3.], dtype=float32)
+    """
+    if vmap_method is not None and vmap_method not in VMAP_METHODS:
+        raise ValueError(f"numba_call: vmap_method must be one of "
+                         f"{', '.join(map(repr, VMAP_METHODS))} or None, got {vmap_method!r}")
+    code = _code(kernel, params, zero_outputs, boundscheck, launch)
+    batched = None if batched_kernel is None else \
+        _code(batched_kernel, params, zero_outputs, boundscheck, launch)
+    out_avals, out_tree = _result_avals(result_shape_dtypes)
+    args = [x if hasattr(x, "aval") else fnp.asarray(x) for x in operands]
+    src = source_info()
+    if code.launch is None:
+        code.typed([get_aval(a) for a in args], out_avals, src and str(src))
+    outs = numba_call_p.bind(*args, kernel=code, out_avals=tuple(out_avals),
+                             vmap_method=vmap_method, loops=(),
+                             looped=tuple(() for _ in args), batched_kernel=batched)
+    return tree_unflatten(out_tree, outs)
+
+
+class NumbaKernel:
+    """An array kernel as a function of its operands (made by :func:`numba_kernel`)."""
+
+    def __init__(self, fn, result, *, vmap_method=None, batched_kernel=None, jvp=None,
+                 vjp=None, zero_outputs=True, boundscheck=False, launch=None):
+        if jvp is not None and vjp is not None:
+            raise ValueError(f"numba_kernel ({getattr(fn, '__name__', fn)}): give jvp= or "
+                             "vjp=, not both")
+        if vjp is not None and not (isinstance(vjp, tuple) and len(vjp) == 2):
+            raise TypeError("numba_kernel: vjp= must be a pair (fwd, bwd), as "
+                            "custom_vjp.defvjp takes")
+        self.fn, self.result = fn, result
+        self.options = dict(vmap_method=vmap_method, batched_kernel=batched_kernel,
+                            zero_outputs=zero_outputs, boundscheck=boundscheck, launch=launch)
+        self.jvp, self.vjp = jvp, vjp
+        functools.update_wrapper(self, fn)
+
+    def results(self, *operands, **params):
+        """The declared results for these operands (``ShapeDtypeStruct`` pytree)."""
+        if callable(self.result) and not hasattr(self.result, "shape"):
+            return self.result(*operands, **params)
+        return self.result
+
+    def _plain(self, operands, params):
+        return numba_call(self.fn, self.results(*operands, **params), *operands,
+                          **self.options, **params)
+
+    @functools.lru_cache(maxsize=256)
+    def _with_rules(self, params):
+        kw = dict(params)
+
+        def call(*operands):
+            return self._plain(operands, kw)
+        call.__name__ = call.__qualname__ = self.__name__
+        if self.jvp is not None:
+            f = custom_jvp(call)
+            f.defjvp(lambda primals, tangents: self.jvp(primals, tangents, **kw))
+            return f
+        fwd, bwd = self.vjp
+        f = custom_vjp(call)
+        f.defvjp(lambda *ops: fwd(*ops, **kw), lambda res, ct: bwd(res, ct, **kw))
+        return f
+
+    def __call__(self, *operands, **params):
+        bad = [k for k in params if k in _RESERVED]
+        if bad:
+            raise TypeError(f"numba_kernel ({self.__name__}): {bad[0]}= is set when the "
+                            "kernel is declared, not at the call")
+        if self.jvp is None and self.vjp is None:
+            return self._plain(operands, params)
+        try:
+            key = tuple(sorted(params.items()))
+            hash(key)
+        except TypeError:
+            raise TypeError(f"numba_kernel ({self.__name__}): static params must be "
+                            "hashable (numbers, strings, tuples)") from None
+        return self._with_rules(key)(*operands)
+
+    def __hash__(self):
+        return id(self)
+
+    def __eq__(self, other):
+        return self is other
+
+
+def numba_kernel(fn=None, *, result, vmap_method=None, batched_kernel=None, jvp=None,
+                 vjp=None, zero_outputs=True, boundscheck=False, launch=None):
+    """Declare an array kernel once; call it like a function of its operands.
+
+    ``result`` is a ``ShapeDtypeStruct`` pytree or a function of the operands (and static
+    params) returning one. ``jvp(primals, tangents, **params) -> (out, out_tangent)``, or
+    ``vjp=(fwd, bwd)`` with ``fwd(*operands, **params) -> (out, residuals)`` and
+    ``bwd(residuals, cotangent, **params) -> operand cotangents``, are its derivative rules
+    (``custom_jvp``/``custom_vjp``), written as functrans code or other kernels. The other
+    options are :func:`numba_call`'s. Usable as a decorator::
+
+        >>> @ft.numba_kernel(result=lambda x: ft.ShapeDtypeStruct(x.shape, x.dtype),
+        ...                  jvp=lambda p, t: (square(*p), 2 * p[0] * t[0]))
+        ... def square(x, out):
+        ...     for i in range(x.size):
+        ...         out.flat[i] = x.flat[i] ** 2
+        >>> ft.grad(lambda v: square(v).sum())(fnp.arange(3.0, dtype="float32"))
+        Array([0., 2., 4.], dtype=float32)
+    """
+    def wrap(f):
+        return NumbaKernel(f, result, vmap_method=vmap_method, batched_kernel=batched_kernel,
+                           jvp=jvp, vjp=vjp, zero_outputs=zero_outputs,
+                           boundscheck=boundscheck, launch=launch)
+    return wrap if fn is None else wrap(fn)

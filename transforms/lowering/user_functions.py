@@ -1,0 +1,125 @@
+"""Users' Numba functions inside compiled programs: what their compiled forms depend on,
+where generated code finds them, and what Numba-compiled code needs when it is loaded.
+
+A user's kernel is Python code, so the name of its compiled form (in memory and in the
+on-disk caches) must change when its code does: :func:`fingerprint` hashes the function's
+source (or bytecode), constants, and the globals and closure values it reads, following
+the functions it calls. Generated code (the Numba backend's modules, harvested scalar
+wrappers) refers to a user function by a key and finds it with :func:`lookup`.
+
+    >>> def twice(x):
+    ...     return 2 * x
+    >>> key = register(twice)
+    >>> lookup(key) is twice, key == register(twice)
+    (True, True)
+"""
+from __future__ import annotations
+
+import hashlib
+import inspect
+import threading
+import types
+
+import numpy as np
+
+__all__ = ["fingerprint", "register", "lookup", "ensure_numba_runtime"]
+
+_lock = threading.Lock()
+_registry: dict = {}  # key -> function
+
+
+def _py_function(fn):
+    """The Python function behind ``fn`` (a Numba dispatcher's ``py_func``)."""
+    return getattr(fn, "py_func", fn)
+
+
+def _value_digest(v, h, seen) -> None:
+    """Feed what compiled code would freeze of global or closure value ``v`` into ``h``."""
+    if isinstance(v, (bool, int, float, complex, str, bytes, type(None), np.generic)):
+        h.update(repr((type(v).__name__, v)).encode())
+    elif isinstance(v, tuple):
+        h.update(b"(")
+        for x in v:
+            _value_digest(x, h, seen)
+        h.update(b")")
+    elif isinstance(v, np.ndarray):
+        h.update(f"array{v.dtype.str}{v.shape}".encode())
+        h.update(np.ascontiguousarray(v).tobytes())
+    elif isinstance(v, types.ModuleType):
+        h.update(("module " + v.__name__).encode())
+    elif isinstance(_py_function(v), types.FunctionType):
+        _code_digest(_py_function(v), h, seen)
+        opts = getattr(v, "targetoptions", None)
+        if opts:
+            h.update(repr(sorted(opts.items())).encode())
+    else:
+        h.update(("object " + type(v).__module__ + "." + type(v).__qualname__).encode())
+
+
+def _code_digest(fn, h, seen) -> None:
+    if fn in seen:
+        h.update(b"<recursive>")
+        return
+    seen.add(fn)
+    code = fn.__code__
+    h.update(f"{fn.__module__}.{fn.__qualname__}".encode())
+    try:
+        h.update(inspect.getsource(fn).encode())
+    except (OSError, TypeError):
+        h.update(code.co_code)
+    h.update(repr(code.co_consts).encode("utf-8", "replace"))
+    h.update(repr(fn.__defaults__).encode("utf-8", "replace"))
+    for name in code.co_names:
+        if name in fn.__globals__:
+            h.update(name.encode())
+            _value_digest(fn.__globals__[name], h, seen)
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        h.update(name.encode())
+        try:
+            _value_digest(cell.cell_contents, h, seen)
+        except ValueError:  # an empty cell
+            h.update(b"<empty>")
+
+
+def fingerprint(fn) -> str:
+    """A hash of what Numba would compile of ``fn``: its code, its constants, the values of
+    the globals and closure variables it reads (Numba freezes them at compile time) and the
+    functions it calls, recursively. Two functions with equal fingerprints compile to the
+    same code; editing a kernel (or a constant it reads) changes its fingerprint."""
+    h = hashlib.sha256()
+    _value_digest(fn, h, set())
+    return h.hexdigest()[:24]
+
+
+def register(fn, key: str | None = None) -> str:
+    """Make ``fn`` findable by generated code; returns its key (its fingerprint unless
+    given)."""
+    key = key or fingerprint(fn)
+    with _lock:
+        _registry[key] = fn
+    return key
+
+
+def lookup(key: str):
+    """The function registered under ``key`` (generated modules call this at import)."""
+    try:
+        return _registry[key]
+    except KeyError:
+        raise LookupError(f"functrans: no user kernel is registered under {key!r} in this "
+                          "process (generated code outlived the kernel it calls)") from None
+
+
+_runtime_ready = False
+
+
+def ensure_numba_runtime() -> None:
+    """Register the symbols Numba-compiled code calls (its runtime's allocation and reference
+    counting, its helper library) with LLVM, so that such code loaded from the disk cache
+    links in a process that has not compiled anything with Numba yet."""
+    global _runtime_ready
+    if _runtime_ready:
+        return
+    from numba.core.registry import cpu_target
+    from numba.core.runtime import rtsys
+    rtsys.initialize(cpu_target.target_context)
+    _runtime_ready = True
