@@ -33,7 +33,7 @@ from .core.devices import (default_backend, device_count, devices, local_device_
                            local_devices, process_count, process_index)
 from .placement import block_until_ready, device_put  # noqa: F401
 from .callbacks import pure_callback  # noqa: F401
-from .kernels import numba_call, numba_kernel  # noqa: F401
+from .kernels import numba_call, numba_kernel, numba_vectorize  # noqa: F401
 from . import custom_batching  # noqa: F401
 from .spmd import pmap, shard_map  # noqa: F401
 from . import debug, distributed, sharding  # noqa: F401

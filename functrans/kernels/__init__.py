@@ -14,5 +14,6 @@ broadcasts like a ufunc and fuses into ``jit``'s loops.
     Array([9.], dtype=float32)
 """
 from .calls import NumbaKernel, numba_call, numba_kernel  # noqa: F401
+from .vectorize import NumbaVectorized, numba_vectorize  # noqa: F401
 
-__all__ = ["numba_call", "numba_kernel", "NumbaKernel"]
+__all__ = ["numba_call", "numba_kernel", "NumbaKernel", "numba_vectorize", "NumbaVectorized"]

@@ -24,5 +24,6 @@ from .sharding_constraint import sharding_constraint_p  # noqa: F401
 from .callback import debug_callback_p  # noqa: F401
 from .pure_callback import pure_callback_p  # noqa: F401
 from .numba_call import numba_call_p  # noqa: F401
+from .numba_elementwise import numba_vectorize_p  # noqa: F401
 from .io_callback import io_callback_p  # noqa: F401
 from .custom_vmap import custom_vmap_call_p  # noqa: F401

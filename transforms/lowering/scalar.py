@@ -78,6 +78,19 @@ scalar_rules["zeta"] = lambda ctx, a, i, o: f"sp.zeta_scalar({a[0]}, {a[1]})"
 scalar_rules["square"] = lambda ctx, a, i, o: f"({a[0]} * {a[0]})"
 scalar_rules["neg"] = lambda ctx, a, i, o: f"(-{a[0]})"
 scalar_rules["stop_gradient"] = lambda ctx, a, i, o: a[0]
+
+
+def _user_scalar(ctx, args, in_avals, out_aval, *, code):
+    """A user's scalar kernel (``numba_vectorize``): a call of its Numba function, found by
+    key when the generated module is loaded (``user_functions.lookup``)."""
+    name = "_uf_" + code.lookup_key
+    line = f"{name} = user_function({code.lookup_key!r})"
+    if line not in ctx.const_lines:
+        ctx.const_lines.append(line)
+    return f"{name}({', '.join(args)})"
+
+
+scalar_rules["numba_vectorize"] = _user_scalar
 scalar_rules["floor"] = lambda ctx, a, i, o: f"np.floor({a[0]})"
 scalar_rules["ceil"] = lambda ctx, a, i, o: f"np.ceil({a[0]})"
 scalar_rules["is_finite"] = lambda ctx, a, i, o: f"np.isfinite({a[0]})"
