@@ -53,18 +53,26 @@ def kernel_failure(kernel, err, source=None) -> JaxRuntimeError:
 
 
 def _operand_avals(in_avals, looped):
-    """The operands' types as the kernel sees them: without their loop dimensions."""
-    return [ShapedArray(a.shape[len(lv):], a.dtype) for a, lv in zip(in_avals, looped)]
+    """The operands' types as the kernel sees them: without their loop dimensions (one
+    leading dimension per loop the operand carries: ``sum(lv)``, not ``len(lv)``, as an
+    operand vmapped with in_axes=None carries none)."""
+    return [ShapedArray(a.shape[sum(lv):], a.dtype) for a, lv in zip(in_avals, looped)]
 
 
 def _inner(avals, n):
     return [ShapedArray(a.shape[n:], a.dtype) for a in avals]
 
 
+def _c_array(a):
+    # Not np.ascontiguousarray: it returns 0-d arrays as 1-d, which the kernel (compiled for
+    # the 0-d operand jit and typing saw) cannot take.
+    return np.asarray(a, order="C")
+
+
 def _impl(*args, kernel, out_avals, vmap_method, loops, looped, batched_kernel):
     outs = [(np.zeros if kernel.zero_outputs else np.empty)(a.shape, a.dtype)
             for a in out_avals]
-    ins = [np.ascontiguousarray(a) for a in args]
+    ins = [_c_array(a) for a in args]
     try:
         if not loops:
             kernel.eager(ins, outs)
@@ -72,7 +80,8 @@ def _impl(*args, kernel, out_avals, vmap_method, loops, looped, batched_kernel):
             for idx in itertools.product(*(range(n) for n in loops)):
                 sub_in = [a[tuple(i for i, on in zip(idx, lv) if on) + (Ellipsis,)]
                           for a, lv in zip(ins, looped)]
-                kernel.eager([np.ascontiguousarray(a) for a in sub_in], [o[idx + (Ellipsis,)] for o in outs])
+                kernel.eager([_c_array(a) for a in sub_in],
+                             [o[idx + (Ellipsis,)] for o in outs])
     except KernelTypingError:
         raise
     except Exception as e:
@@ -82,7 +91,7 @@ def _impl(*args, kernel, out_avals, vmap_method, loops, looped, batched_kernel):
 
 def _abstract_eval(*avals, kernel, out_avals, vmap_method, loops, looped, batched_kernel):
     for a, lv in zip(avals, looped):
-        if tuple(a.shape[:len(lv)]) != tuple(n for n, on in zip(loops, lv) if on):
+        if tuple(a.shape[:sum(lv)]) != tuple(n for n, on in zip(loops, lv) if on):
             raise TypeError(f"numba_call ({kernel.name}): operand {a.str_short()} does not "
                             f"carry the loop dimensions {loops}")
     return [ShapedArray(a.shape, a.dtype) for a in out_avals]

@@ -137,6 +137,13 @@ def _localize(text: str, mangled: str, symbol: str) -> str:
         elif line.startswith("@") and " = " in line and "__functrans_keep" not in line:
             lhs, rhs = line.split(" = ", 1)
             rhs = re.sub(r"^(common |external |dso_local )*", "", rhs)
+            if rhs.startswith("external "):
+                # A declaration (no initializer: e.g. Python's exception objects, which
+                # users' kernels refer to on error paths): made internal it would be a
+                # definition without a value, which LLVM refuses. It stays external and
+                # resolves to the process's symbol when loaded.
+                out.append(line)
+                continue
             if not rhs.startswith(("internal ", "private ", "linkonce", "weak")):
                 rhs = "internal " + rhs
             rhs = rhs.replace("internal common ", "internal ")
@@ -203,7 +210,8 @@ def compiled_function(prefix: str, ident: str, compile_fn) -> str:
     ``compile_fn()`` returns ``(Numba's name for it, its final LLVM IR)``, and is called the
     first time its text is needed on this machine (then it is read from the disk cache).
     ``ident`` says what the code depends on besides the target machine."""
-    symbol = engine.symbol_for(prefix, ident)
+    # "v2": texts cached before _localize kept external declarations were invalid IR.
+    symbol = engine.symbol_for(prefix, "v2\0" + ident)
     with _lock:
         if symbol not in _texts:
             _pending[symbol] = compile_fn

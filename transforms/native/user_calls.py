@@ -81,7 +81,9 @@ def numba_call_kernel(eqn) -> Kernel:
                                   "jit(..., backend='cuda') programs")
     loops, looped = eqn.params["loops"], eqn.params["looped"]
     nl = len(loops)
-    inner_in = [ShapedArray(x.aval.shape[len(lv):], x.aval.dtype)
+    # An operand carries one leading dimension per loop it is batched in (sum(lv)): one
+    # vmapped with in_axes=None carries none of the loops around it.
+    inner_in = [ShapedArray(x.aval.shape[sum(lv):], x.aval.dtype)
                 for x, lv in zip(eqn.inputs, looped)]
     inner_out = [ShapedArray(o.aval.shape[nl:], o.aval.dtype) for o in eqn.outputs]
     ident, compile_fn = code.native(inner_in, inner_out)
@@ -112,7 +114,7 @@ def numba_call_kernel(eqn) -> Kernel:
 
     arg_types = []
     for _, dims, lv, _ in operands + results:
-        arg_types += ["ptr"] + ["i64"] * (len(dims) - len(lv))
+        arg_types += ["ptr"] + ["i64"] * (len(dims) - sum(lv))
     mod.link(symbol, eqn)
     mod.declare(symbol, f"declare i32 @{symbol}(ptr, ptr, {', '.join(arg_types)})")
     mod.declare(FAILED_SYMBOL, f"declare void @{FAILED_SYMBOL}(i32)")
@@ -123,7 +125,7 @@ def numba_call_kernel(eqn) -> Kernel:
         args = [f"ptr {ret}", f"ptr {exc}"]
         for ptr, dims, lv, dt in operands + results:
             carried = [i for i, on in zip(index, lv) if on]
-            lead, inner = dims[:len(carried)], dims[len(lv):]
+            lead, inner = dims[:len(carried)], dims[len(carried):]
             p = ptr
             if carried:  # the element of the batched operand this iteration sees
                 lin = "0"
