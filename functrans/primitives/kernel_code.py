@@ -26,6 +26,7 @@ value compiles once).
 """
 from __future__ import annotations
 
+import os
 import threading
 
 import numba
@@ -88,6 +89,16 @@ def _check_signature(fn):
                         "results (def kernel(x, out, nbins): ...)")
 
 
+def _cacheable(fn) -> bool:
+    import inspect
+    try:
+        path = inspect.getsourcefile(fn)
+    except TypeError:
+        return False
+    return bool(path) and os.path.exists(path) and fn.__name__ != "<lambda>" and \
+        fn.__closure__ is None
+
+
 class KernelCode:
     """A user's kernel function (plain Python or a Numba dispatcher), its static ``params``
     and options; equal when they would compile to the same code."""
@@ -115,6 +126,11 @@ class KernelCode:
         self._eager: dict = {}  # signature -> callable on arrays
         self._native: dict = {}  # signature -> harvested symbol
 
+    @property
+    def parallel(self) -> bool:
+        """Whether the kernel runs loops on Numba's thread pool (``njit(parallel=True)``)."""
+        return bool(getattr(self.fn, "targetoptions", {}).get("parallel"))
+
     def __eq__(self, other):
         return type(other) is KernelCode and other._ident == self._ident
 
@@ -137,7 +153,9 @@ class KernelCode:
                     fn = numba.njit(**opts)(fn.py_func)
                 d = fn
             else:
-                d = numba.njit(boundscheck=self.boundscheck or None)(fn)
+                # Numba's own disk cache keeps the kernel's compiled code between processes
+                # when it has a source file to key it by (not for lambdas or exec'd code).
+                d = numba.njit(boundscheck=self.boundscheck or None, cache=_cacheable(fn))(fn)
             self._dispatcher = d
         return d
 

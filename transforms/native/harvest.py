@@ -132,11 +132,11 @@ def _localize(text: str, mangled: str, symbol: str) -> str:
     out = []
     for line in text.splitlines():
         if line.startswith("define ") and f"@{symbol}(" not in line and \
-                " internal " not in line and " linkonce_odr " not in line:
+                not any(f" {w} " in line for w in ("internal", "private", "linkonce_odr",
+                                                   "weak_odr", "weak", "linkonce")):
             line = "define internal " + line[len("define "):]
         elif line.startswith("@") and " = " in line and "__functrans_keep" not in line:
             lhs, rhs = line.split(" = ", 1)
-            rhs = re.sub(r"^(common |external |dso_local )*", "", rhs)
             if rhs.startswith("external "):
                 # A declaration (no initializer: e.g. Python's exception objects, which
                 # users' kernels refer to on error paths): made internal it would be a
@@ -144,6 +144,7 @@ def _localize(text: str, mangled: str, symbol: str) -> str:
                 # resolves to the process's symbol when loaded.
                 out.append(line)
                 continue
+            rhs = re.sub(r"^(common |external |dso_local )*", "", rhs)
             if not rhs.startswith(("internal ", "private ", "linkonce", "weak")):
                 rhs = "internal " + rhs
             rhs = rhs.replace("internal common ", "internal ")

@@ -91,6 +91,9 @@ def numba_call_kernel(eqn) -> Kernel:
     user_functions.ensure_numba_runtime()  # the code may call Numba's runtime
 
     k = Kernel([])
+    # A prange kernel runs on Numba's thread pool: the driver starts it (and registers its
+    # entry points before code loaded from the disk cache links to them).
+    k.parallel = code.parallel
     fn, mod = k.fn, k.mod
     operands = []  # (pointer, dims, number of loop levels carried, carried flags, dtype)
     for x, lv in zip(eqn.inputs, looped):
