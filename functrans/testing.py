@@ -1,11 +1,16 @@
-"""Testing helpers: hypothesis strategies for arrays, dtypes, shapes and axes, and
+"""Testing helpers: hypothesis strategies for arrays, dtypes, shapes and axes;
 :func:`check_against`, which compares a functrans function with a NumPy (or SciPy) oracle
-eagerly *and* traced (``make_jaxpr`` -> ``check_jaxpr`` -> ``eval_jaxpr``).
+eagerly *and* traced (``make_jaxpr`` -> ``check_jaxpr`` -> ``eval_jaxpr``); ``check_grads``;
+and :func:`check_transforms`, which checks that a function's jit, vmap and derivatives agree
+(the laws user-written derivative and batching rules must keep).
 
     >>> from hypothesis import given
     >>> @given(arrays(dtypes=float_dtypes()))
     ... def test_sin(x):
     ...     check_against(fnp.sin, np.sin, x)
+    >>> @given(float_arrays(shape=(3,), positive=True))
+    ... def test_log_transforms(x):
+    ...     check_transforms(fnp.log, x)
 """
 from __future__ import annotations
 
@@ -14,6 +19,8 @@ import warnings
 import numpy as np
 
 from .transforms.autodiff.check import check_grads  # noqa: F401  (ft.testing.check_grads)
+from .transforms.autodiff.laws import (LAWS, LawResult, TransformLawError,  # noqa: F401
+                                       TransformReport, check_transforms)
 from functrans.core.dtypes import kind as dtype_kind
 
 try:
@@ -119,6 +126,57 @@ def arrays(dtypes=None, shape=None, elements=None, finite=True, *, specials=Fals
         el = elements(dt) if callable(elements) else elements
         if el is None:
             el = elements_for(dt, bound, specials, int_range)
+        return hnp.arrays(dt, shape, elements=el)
+
+    return dtypes.flatmap(build)
+
+
+def _inside(value, dtype, up):
+    """``value`` rounded to ``dtype``, moved one step ``up`` (or down) if rounding left the
+    interval it bounds."""
+    v = np.dtype(dtype).type(value)
+    if up and float(v) < value:
+        v = np.nextafter(v, np.dtype(dtype).type(np.inf))
+    if not up and float(v) > value:
+        v = np.nextafter(v, np.dtype(dtype).type(-np.inf))
+    return float(v)
+
+
+def float_arrays(shape=None, dtype="float64", *, bound=10.0, positive=False, away_from=(),
+                 margin=0.1, **shape_kwargs):
+    """Well-conditioned float arrays, for derivative checks (:func:`check_transforms`): finite,
+    no subnormals, ``|x| <= bound``; with ``positive`` in ``[margin, bound]`` (domains such as
+    ``log``'s, with room for finite-difference steps); every element at least ``margin`` away
+    from each point of ``away_from`` (kinks and poles: ``abs`` at 0, ``1/x``).
+
+    ``dtype`` and ``shape`` may be strategies (``float_dtypes()``, :func:`shapes`); without a
+    shape, ``shape_kwargs`` go to :func:`shapes`.
+
+    >>> from hypothesis import find
+    >>> x = find(float_arrays((4,), "float32", positive=True, away_from=(1.0,)), lambda a: True)
+    >>> x.dtype, bool(np.all((x >= 0.1) & (np.abs(x - 1.0) >= 0.1)))
+    (dtype('float32'), True)
+    """
+    _need_hypothesis()
+    dtypes = (dtype if isinstance(dtype, st.SearchStrategy) else st.just(dtype)).map(np.dtype)
+    shape = shapes(**shape_kwargs) if shape is None else shape
+    points = tuple(float(p) for p in away_from)
+    if positive and margin <= 0:
+        raise ValueError("float_arrays: positive=True needs margin > 0")
+
+    def build(dt):
+        lo = _inside(margin if positive else -bound, dt, up=True)
+        hi = _inside(bound, dt, up=False)
+        el = st.floats(lo, hi, allow_nan=False, allow_infinity=False, allow_subnormal=False,
+                       width=8 * dt.itemsize)
+        if points:
+            def push(v):
+                for p in points:
+                    if abs(v - p) < margin:
+                        v = p + 1.01 * margin * (1.0 if v >= p else -1.0)
+                        v = min(max(v, lo), hi)
+                return float(dt.type(v))
+            el = el.map(push).filter(lambda v: all(abs(v - p) >= margin for p in points))
         return hnp.arrays(dt, shape, elements=el)
 
     return dtypes.flatmap(build)
