@@ -117,8 +117,9 @@ class KernelCode:
         self.zero_outputs = bool(zero_outputs)
         self.boundscheck = bool(boundscheck)
         # A CUDA kernel's launch configuration: (blocks, threads) or a function of the
-        # operands' shapes returning it (transforms/cuda runs such kernels).
-        self.launch = launch
+        # operands' shapes returning it (transforms/cuda/user_kernels.py runs such kernels).
+        from functrans.transforms.cuda.user_kernels import checked_launch
+        self.launch = launch = checked_launch(fn, launch, self.name)
         self.key = user_functions.fingerprint(fn)
         self._ident = (self.key, self.params, self.zero_outputs, self.boundscheck,
                        launch if launch is None or isinstance(launch, tuple) else id(launch))
@@ -177,7 +178,10 @@ class KernelCode:
     def typed(self, in_avals, out_avals, where=None):
         """Compile the kernel for these operand and result types now (once per signature);
         a kernel Numba cannot type raises :class:`KernelTypingError` naming the kernel, the
-        types and ``where`` (the user's line)."""
+        types and ``where`` (the user's line). A CUDA kernel is compiled by numba-cuda when
+        it is first launched."""
+        if self.launch is not None:
+            return
         self._eager_callable(in_avals, out_avals, where)
 
     def _eager_callable(self, in_avals, out_avals, where=None):

@@ -70,6 +70,9 @@ def _c_array(a):
 
 
 def _impl(*args, kernel, out_avals, vmap_method, loops, looped, batched_kernel):
+    if kernel.launch is not None:  # a numba.cuda.jit kernel: launched on the device
+        from ..transforms.cuda.user_kernels import run_eagerly
+        return run_eagerly(args, kernel, out_avals, loops, looped)
     outs = [(np.zeros if kernel.zero_outputs else np.empty)(a.shape, a.dtype)
             for a in out_avals]
     ins = [_c_array(a) for a in args]
@@ -94,6 +97,9 @@ def _abstract_eval(*avals, kernel, out_avals, vmap_method, loops, looped, batche
         if tuple(a.shape[:sum(lv)]) != tuple(n for n, on in zip(loops, lv) if on):
             raise TypeError(f"numba_call ({kernel.name}): operand {a.str_short()} does not "
                             f"carry the loop dimensions {loops}")
+    if kernel.launch is not None:  # a CUDA kernel's params and launch configuration
+        from ..transforms.cuda.user_kernels import check_call
+        check_call(kernel, avals, out_avals, loops, looped)
     return [ShapedArray(a.shape, a.dtype) for a in out_avals]
 
 

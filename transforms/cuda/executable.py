@@ -6,7 +6,9 @@ The host drives: it launches one kernel per step, runs control flow (cond reads 
 while its predicate, scan slices its inputs on the device), and transfers only arguments,
 results, and the few runtime indices that gather/scatter/dynamic_slice need. Primitives
 without a CUDA kernel (listed in ``HOST_PRIMITIVES``) run their NumPy impl on the host, with
-their operands copied over and back.
+their operands copied over and back. Users' ``numba.cuda.jit`` kernels (``numba_call`` with
+``launch=``) are launched on the buffers the program holds (``user_kernels.py``); users' CPU
+kernels run on the host like the primitives without a kernel.
 """
 from __future__ import annotations
 
@@ -422,6 +424,16 @@ def _control(plan, eqn, vals, in_avals, out_aval, params):
     return carry + ys
 
 
+def _numba_call(plan, eqn, vals, in_avals, out_aval, params):
+    """A user's kernel: a CUDA kernel launches on the buffers the program holds (its results
+    stay on the device); a CPU kernel runs on the host between the device steps."""
+    if params["kernel"].launch is None:
+        return _on_host(eqn, vals)
+    from . import user_kernels
+    return user_kernels.run(params["kernel"], vals, in_avals, params["out_avals"],
+                            params["loops"], params["looped"])
+
+
 _HANDLERS = {
     **{n: _alias for n in _ALIASES}, "iota": _iota,
     **{n: _index_map_op for n in _INDEX_MAPS}, **{n: _reduce for n in _REDUCE},
@@ -429,6 +441,7 @@ _HANDLERS = {
     "gather": _gather, "dynamic_slice": _gather, "sort": _sort,
     "bitcast_convert_type": _bitcast, "dynamic_update_slice": _scatter,
     **{n: _scatter for n in _SCATTER}, "cond": _control, "while": _control, "scan": _control,
+    "numba_call": _numba_call,
 }
 _plans: dict = {}
 

@@ -11,6 +11,7 @@
 * ``matmul``: batched, 16x16 tiles in shared memory.
 * ``scan_rows``: cumulative ops, one thread per row.
 * ``scatter``: plain or atomic (add, min, max) writes at positions from an index map.
+* ``zero``: fills the results of users' CUDA kernels (``user_kernels.py``) with zeros.
 """
 from __future__ import annotations
 
@@ -136,6 +137,22 @@ def take(out, src, idx, fill):
 
 def take():
     return _compile(_TAKE, "take")
+
+
+# ---- zero fill (users' kernels' results) -----------------------------------------------
+_ZERO = """
+def zero(out):
+    i = cuda.grid(1)
+    s = cuda.gridsize(1)
+    while i < out.size:
+        out[i] = _zero
+        i += s
+"""
+
+
+def zero(dtype):
+    """``k(out)``: fill the flat array ``out`` with zeros of ``dtype`` on the device."""
+    return _compile(_ZERO, "zero", (("_zero", np.zeros((), dtype)[()]),))
 
 
 # ---- reductions ------------------------------------------------------------------------------

@@ -51,6 +51,8 @@ class Interpreted:
 @cache_on_jaxpr
 def executable_for(jaxpr, name):
     """A callable running ``jaxpr`` on concrete arguments (compiled when possible)."""
+    from ..cuda.user_kernels import refuse_on_cpu
+    refuse_on_cpu(jaxpr, name)  # users' CUDA kernels run in cuda-backend programs only
     optimized = optimize(expand_lowerings(jaxpr))
     if config.check_jaxprs:
         check_jaxpr(optimized)  # a pass that breaks typing is caught here, not in Numba
