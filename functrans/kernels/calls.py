@@ -79,8 +79,16 @@ def numba_call(kernel, result_shape_dtypes, *operands, vmap_method=None, batched
     compiles the kernel with bounds checks (an out-of-bounds index raises ``IndexError``).
     Differentiating it needs rules: see :func:`numba_kernel`.
 
-    ``launch=(blocks, threads_per_block)`` (or a function of the operands' shapes returning
-    it) runs a ``numba.cuda.jit`` kernel in ``jit(..., backend="cuda")`` programs.
+    ``kernel`` may be a ``numba.cuda.jit`` kernel; then ``launch=`` is its launch
+    configuration, ``(blocks, threads_per_block)`` (each an int or a tuple of 1-3 ints) or a
+    function called with the operands' shapes (one tuple each) returning that pair, and it is
+    launched as ``kernel[blocks, threads_per_block](*operands, *results, *params)``: a launch
+    takes no keywords, so the static params follow the results positionally in the order the
+    kernel's signature declares them (matched by name). Eagerly it runs on the CUDA device,
+    operands copied there and results back; in ``jit(..., backend="cuda")`` programs it is a
+    step launched on the device buffers of the steps before it, its results zero-filled and
+    kept on the device. The cpu backend's ``jit`` refuses it; a CPU kernel in a CUDA program
+    runs on the host between the device steps. See ``transforms/cuda/user_kernels.py``.
 
         >>> def scale(x, out, factor):
         ...     for i in range(x.shape[0]):
