@@ -124,10 +124,11 @@ def test_deserialized_program_compiles_to_the_same_kernel():
 # a Python rule: writing it raises UnserializableError (test_unserializable_things).
 # debug_callback, pure_callback and io_callback hold Python code, shard_map and
 # sharding_constraint a mesh of this machine's devices: refused by name
-# (test_programs_with_callbacks_or_device_meshes_are_refused).
+# (test_programs_with_callbacks_or_device_meshes_are_refused). numba_call holds a user's
+# Python kernel: export refuses it naming the kernel (test_numba_call).
 NOT_IN_EXPORTED_PROGRAMS = COLLECTIVES | {"custom_lin", "debug_callback", "pure_callback",
                                           "io_callback", "shard_map", "check",
-                                          "sharding_constraint"}
+                                          "sharding_constraint", "numba_call"}
 
 
 def _control_flow_programs():

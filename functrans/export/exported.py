@@ -163,6 +163,20 @@ def leaf_paths(tree: PyTreeDef) -> list[str]:
     return out
 
 
+def _refuse_user_kernels(jaxpr) -> None:
+    """A user's Numba kernel (``numba_call``) is Python code, which the format cannot carry:
+    refuse it when exporting, naming the kernel, rather than when serializing."""
+    from functrans.core.ir import walk_jaxprs
+    from .serialization import UnserializableError
+    for e in jaxpr.eqns:
+        if e.prim.name == "numba_call":
+            raise UnserializableError(
+                f"numba_call of kernel '{e.params['kernel'].name}' cannot be exported: its code "
+                "is Python, not serializable")
+        for sub in walk_jaxprs(e.params):
+            _refuse_user_kernels(sub)
+
+
 def export(fun_or_jitted, *, platforms=None):
     """``export(jit(f))(*args, **kwargs)``: trace ``f`` for these argument types (arrays,
     scalars or ``ShapeDtypeStruct``) and return an :class:`Exported`.
@@ -185,6 +199,7 @@ def export(fun_or_jitted, *, platforms=None):
         if entry.consts:
             raise TypeError(f"export({jitted.name}): the function closes over traced values of "
                             "an enclosing transformation; export it outside transformations")
+        _refuse_user_kernels(entry.jaxpr)
         in_tree = jitted._key(args, kwargs)[2]  # (args, kwargs) minus static ones
         return Exported(jitted.name, entry.jaxpr, in_tree, entry.out_tree, platforms)
 

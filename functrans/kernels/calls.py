@@ -13,6 +13,8 @@ compiled by Numba, as steps of functrans programs.
 from __future__ import annotations
 
 import functools
+import threading
+import weakref
 
 import numpy as np
 
@@ -45,11 +47,43 @@ def _result_avals(result_shape_dtypes):
     return avals, tree
 
 
+# kernel function -> {(params, options): KernelCode}. A KernelCode holds the kernel's
+# compiled forms, so each call making a new one compiled the kernel again with Numba at every
+# eager call and every trace (a static param's wrapper is new Numba code each time); kept per
+# function, a signature compiles once per process, as documented.
+_codes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_codes_lock = threading.Lock()
+
+
+def _typed_key(v):
+    # 1, 1.0 and True are equal and hash alike but are different constants to Numba.
+    if isinstance(v, tuple):
+        return (tuple, tuple(_typed_key(x) for x in v))
+    return (type(v), v)
+
+
 def _code(kernel, params, zero_outputs, boundscheck, launch):
     if isinstance(kernel, KernelCode):
         return kernel
-    return KernelCode(kernel, params, zero_outputs=zero_outputs, boundscheck=boundscheck,
-                      launch=launch)
+    try:
+        key = (tuple(sorted((k, _typed_key(v)) for k, v in params.items())),
+               bool(zero_outputs), bool(boundscheck),
+               launch if launch is None or isinstance(launch, tuple) else id(launch))
+        hash(key)
+        with _codes_lock:
+            code = _codes.get(kernel, {}).get(key)
+    except TypeError:  # unhashable params (KernelCode says so) or a kernel without weakrefs
+        key = code = None
+    if code is None:
+        code = KernelCode(kernel, params, zero_outputs=zero_outputs, boundscheck=boundscheck,
+                          launch=launch)
+        if key is not None:
+            with _codes_lock:
+                try:
+                    _codes.setdefault(kernel, {})[key] = code
+                except TypeError:
+                    pass
+    return code
 
 
 def numba_call(kernel, result_shape_dtypes, *operands, vmap_method=None, batched_kernel=None,

@@ -56,6 +56,18 @@ def _value_digest(v, h, seen) -> None:
         h.update(("object " + type(v).__module__ + "." + type(v).__qualname__).encode())
 
 
+def _bytecode_digest(code, h) -> None:
+    """Feed a code object's bytecode, names and constants (nested code objects by their
+    contents: their repr holds a memory address) into ``h``."""
+    h.update(code.co_code)
+    h.update(repr(code.co_names).encode("utf-8", "replace"))
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            _bytecode_digest(c, h)
+        else:
+            h.update(repr(c).encode("utf-8", "replace"))
+
+
 def _code_digest(fn, h, seen) -> None:
     if fn in seen:
         h.update(b"<recursive>")
@@ -66,8 +78,11 @@ def _code_digest(fn, h, seen) -> None:
     try:
         h.update(inspect.getsource(fn).encode())
     except (OSError, TypeError):
-        h.update(code.co_code)
-    h.update(repr(code.co_consts).encode("utf-8", "replace"))
+        pass
+    # The source alone does not tell functions apart: a lambda's source is its whole line,
+    # so `f, g = (lambda x: x + 1.0), (lambda x: x - 1.0)` would share a key (and generated
+    # code would call whichever was registered last). Bytecode and names differ.
+    _bytecode_digest(code, h)
     h.update(repr(fn.__defaults__).encode("utf-8", "replace"))
     for name in code.co_names:
         if name in fn.__globals__:
