@@ -125,10 +125,12 @@ def test_deserialized_program_compiles_to_the_same_kernel():
 # debug_callback, pure_callback and io_callback hold Python code, shard_map and
 # sharding_constraint a mesh of this machine's devices: refused by name
 # (test_programs_with_callbacks_or_device_meshes_are_refused). numba_call holds a user's
-# Python kernel: export refuses it naming the kernel (test_numba_call).
+# Python kernel, numba_vectorize a scalar one: export refuses them naming the kernel
+# (test_numba_call, test_numba_vectorize).
 NOT_IN_EXPORTED_PROGRAMS = COLLECTIVES | {"custom_lin", "debug_callback", "pure_callback",
                                           "io_callback", "shard_map", "check",
-                                          "sharding_constraint", "numba_call"}
+                                          "sharding_constraint", "numba_call",
+                                          "numba_vectorize"}
 
 
 def _control_flow_programs():

@@ -169,10 +169,11 @@ def _refuse_user_kernels(jaxpr) -> None:
     from functrans.core.ir import walk_jaxprs
     from .serialization import UnserializableError
     for e in jaxpr.eqns:
-        if e.prim.name == "numba_call":
+        if e.prim.name in ("numba_call", "numba_vectorize"):
+            code = e.params.get("kernel") or e.params.get("code")
             raise UnserializableError(
-                f"numba_call of kernel '{e.params['kernel'].name}' cannot be exported: its code "
-                "is Python, not serializable")
+                f"{e.prim.name} of kernel '{code.name}' cannot be exported: its code is "
+                "Python, not serializable")
         for sub in walk_jaxprs(e.params):
             _refuse_user_kernels(sub)
 
