@@ -16,6 +16,9 @@ TESTED_ELSEWHERE = {
     # the identity unless partitioned: jit, grad and vmap of it in test_jit_partitioning and
     # test_with_sharding_constraint
     "sharding_constraint": "test_jit_partitioning",
+    # a user's scalar kernel: eager, jit (both code generators, fused), vmap, derivatives
+    # through its per-operand partials, its type rule against its impl, in its own module
+    "numba_vectorize": "test_numba_vectorize",
 }
 # vmap replaces collectives by ordinary primitives while tracing; on devices they exchange
 # values between shards: test_vmap and test_spmd (pmap == vmap for each) test them.

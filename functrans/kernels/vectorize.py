@@ -31,7 +31,12 @@ class NumbaVectorized:
             raise TypeError(f"numba_vectorize: expected a scalar function, got "
                             f"{type(fn).__name__}")
         if derivatives is not None:
-            derivatives = tuple(derivatives)
+            try:
+                derivatives = tuple(derivatives)
+            except TypeError:  # a lone function: say what is expected, not "not iterable"
+                raise TypeError("numba_vectorize: derivatives must be a sequence of "
+                                "callables, one per operand (a tuple even for one operand), "
+                                f"got {type(derivatives).__name__}") from None
             bad = [d for d in derivatives if d is not None and not callable(d)]
             if bad:
                 raise TypeError("numba_vectorize: derivatives must be callables (scalar "
@@ -83,8 +88,8 @@ def numba_vectorize(fn=None, *, derivatives=None):
         >>> import math
         >>> dgauss = ft.numba_vectorize(lambda x: -2 * x * math.exp(-x * x))
         >>> gauss = ft.numba_vectorize(lambda x: math.exp(-x * x), derivatives=(dgauss,))
-        >>> ft.grad(lambda x: gauss(x).sum())(fnp.array([0.0, 1.0])).round(4)
-        Array([ 0.    , -0.7358], dtype=float64)
+        >>> ft.grad(lambda x: gauss(x).sum())(fnp.array([0.5, 1.0])).round(4)
+        Array([-0.7788, -0.7358], dtype=float64)
     """
     if fn is None:
         return lambda f: NumbaVectorized(f, derivatives)

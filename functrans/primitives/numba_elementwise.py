@@ -141,8 +141,15 @@ def _jvp(primals, tangents, *, code):
             "differentiated (grad, jvp, jacfwd...); give one partial derivative per operand: "
             f"ft.numba_vectorize({code.name}, derivatives=(d{code.name}_dx, ...)), each a "
             "scalar kernel (numba_vectorize) or a functrans function of the operands")
+    derivs = code.derivatives
+    if len(derivs) > len(primals):
+        raise TypeError(f"numba_vectorize: scalar kernel '{code.name}' has {len(derivs)} "
+                        f"derivatives for {len(primals)} operands; give one per operand")
+    # Fewer derivatives than operands: the last operands have none (zip alone would drop
+    # their tangents and give a silently zero derivative).
+    derivs = derivs + (None,) * (len(primals) - len(derivs))
     out = None
-    for k, (d, t) in enumerate(zip(code.derivatives, tangents)):
+    for k, (d, t) in enumerate(zip(derivs, tangents)):
         if type(t) is Zero:
             continue
         if d is None:
