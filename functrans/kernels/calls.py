@@ -24,7 +24,10 @@ from functrans.core import dtypes
 from functrans.core.avals import ShapedArray
 from functrans.core.ir import source_info
 from functrans.core.trace import get_aval
-from functrans.primitives.numba_call import VMAP_METHODS, KernelCode, numba_call_p
+from functrans.core.array import Array
+from functrans.core.trace import EVAL_TRACE, _state
+from functrans.primitives.numba_call import (VMAP_METHODS, KernelCode, kernel_failure,
+                                            numba_call_p)
 from functrans.transforms.autodiff import custom_jvp, custom_vjp
 
 __all__ = ["numba_call", "numba_kernel", "NumbaKernel"]
@@ -139,13 +142,33 @@ def numba_call(kernel, result_shape_dtypes, *operands, vmap_method=None, batched
         _code(batched_kernel, params, zero_outputs, boundscheck, launch)
     out_avals, out_tree = _result_avals(result_shape_dtypes)
     args = [x if hasattr(x, "aval") else fnp.asarray(x) for x in operands]
-    src = source_info()
+    if code.launch is None and _state.trace is EVAL_TRACE and \
+            all(type(a) is Array for a in args):
+        # Eagerly, on concrete arrays: the compiled kernel called at once (no primitive
+        # dispatch), so a call costs little more than calling the Numba function.
+        return tree_unflatten(out_tree, _eager_call(code, args, out_avals))
     if code.launch is None:
-        code.typed([get_aval(a) for a in args], out_avals, src and str(src))
+        code.typed([get_aval(a) for a in args], out_avals, _where)
     outs = numba_call_p.bind(*args, kernel=code, out_avals=tuple(out_avals),
                              vmap_method=vmap_method, loops=(),
                              looped=tuple(() for _ in args), batched_kernel=batched)
     return tree_unflatten(out_tree, outs)
+
+
+def _where():
+    src = source_info()
+    return src and str(src)
+
+
+def _eager_call(code, args, out_avals):
+    ins = [a._value for a in args]
+    outs = [(np.zeros if code.zero_outputs else np.empty)(a.shape, a.dtype) for a in out_avals]
+    fn = code.eager_fn(ins, outs, _where)
+    try:
+        fn(*ins, *outs)
+    except Exception as e:
+        raise kernel_failure(code, e, _where()) from e
+    return [Array._wrap(o) for o in outs]
 
 
 class NumbaKernel:

@@ -126,6 +126,7 @@ class KernelCode:
         self._lock = threading.Lock()
         self._eager: dict = {}  # signature -> callable on arrays
         self._native: dict = {}  # signature -> harvested symbol
+        self._fast: dict = {}  # (dtype, ndim) of the eager call's arrays -> its callable
 
     @property
     def parallel(self) -> bool:
@@ -156,7 +157,10 @@ class KernelCode:
             else:
                 # Numba's own disk cache keeps the kernel's compiled code between processes
                 # when it has a source file to key it by (not for lambdas or exec'd code).
-                d = numba.njit(boundscheck=self.boundscheck or None, cache=_cacheable(fn))(fn)
+                # (Not with bounds checks: Numba's cache index does not tell the two
+                # compilations apart, so one would load the other's code.)
+                d = numba.njit(boundscheck=self.boundscheck or None,
+                               cache=_cacheable(fn) and not self.boundscheck)(fn)
             self._dispatcher = d
         return d
 
@@ -218,12 +222,27 @@ class KernelCode:
         lines = [ln for ln in str(err).splitlines() if ln.strip()]
         # Numba's report: keep what it says went wrong, not the stack of frames it walked.
         detail = "\n".join("    " + ln for ln in lines[:12])
+        where = where() if callable(where) else where
         loc = f" (called from {where})" if where else ""
         params = "".join(f", {k}={v!r}" for k, v in self.params)
         return (f"numba_call: Numba cannot compile kernel '{self.name}' for operands "
                 f"({ins}) and results ({outs}){params}{loc}; check that the kernel's "
                 f"arguments are its operands followed by its results, and that "
                 f"result_shape_dtypes matches what it writes. Numba said:\n{detail}")
+
+    def eager_fn(self, ins, outs, where=None):
+        """The compiled eager form for NumPy arrays ``ins`` and ``outs`` (read-only operands
+        are what it is compiled for: ``ins`` must not be writeable). ``where()`` names the
+        user's line if compiling fails."""
+        key = tuple((a.dtype, a.ndim) for a in ins) + (None,) + \
+            tuple((o.dtype, o.ndim) for o in outs)
+        fn = self._fast.get(key)
+        if fn is None:
+            from functrans.core.avals import ShapedArray
+            fn = self._fast[key] = self._eager_callable(
+                [ShapedArray(a.shape, a.dtype) for a in ins],
+                [ShapedArray(o.shape, o.dtype) for o in outs], where)
+        return fn
 
     def eager(self, ins, outs):
         """Run on NumPy arrays: ``ins`` (C-contiguous, read-only or not), ``outs`` written."""
@@ -265,7 +284,7 @@ class KernelCode:
         source = (f"def call({', '.join(args)}):\n" + "\n".join(lines) +
                   f"\n    kernel({', '.join(call_args)}{kw})\n")
         # What the compiled form depends on (the native backend adds the target machine).
-        ident = "\0".join((self.key, repr(self.params), str(self.boundscheck), repr(sig),
+        ident = "\0".join(("v2", self.key, repr(self.params), str(self.boundscheck), repr(sig),
                            source))
         nb_sig = types.none(*arg_types)
 
