@@ -6,18 +6,23 @@
 Checks every primitive-family program of the jit tests on both backends, then times fused
 elementwise, a reduction, a matrix product and an MLP value_and_grad step: functrans on the GPU
 (including the transfers of arguments and results) vs NumPy on the host, and vs JAX on the GPU
-when JAX with CUDA is installed (in its own process). Prints medians and ratios; < 5 minutes.
+when JAX with CUDA is installed (in its own process). Then a user's numba.cuda.jit kernel (a
+weighted pair count into distance bins with atomic adds) as a step of a jitted CUDA program
+vs the same kernel launched by plain numba-cuda, with host arrays in and the histogram read
+back, and with the inputs already on the device. Prints medians and ratios; < 5 minutes.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
 import time
 
 import numpy as np
+from numba import cuda  # kernels' global: the simulator swaps it for its own
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -131,6 +136,89 @@ def time_jax(tiny: bool):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _pair_count_kernel():
+    @cuda.jit
+    def pair_count(pos, w, hist, rmax):
+        """hist[b] += w_i w_j over the pairs i < j whose distance falls in bin b."""
+        i = cuda.grid(1)
+        n = pos.shape[0]
+        nbins = hist.shape[0]
+        if i < n:
+            for j in range(i + 1, n):
+                dx = pos[i, 0] - pos[j, 0]
+                dy = pos[i, 1] - pos[j, 1]
+                dz = pos[i, 2] - pos[j, 2]
+                b = int(math.sqrt(dx * dx + dy * dy + dz * dz) / rmax * nbins)
+                if b < nbins:
+                    cuda.atomic.add(hist, b, w[i] * w[j])
+    return pair_count
+
+
+def time_user_kernel(tiny: bool):
+    """The pair count in a jitted CUDA program vs plain numba-cuda: (label, plain, functrans,
+    agree) rows; host-to-host (inputs copied in, the histogram read back) and device-resident
+    (inputs already on the device, the histogram left there)."""
+    kernel = _pair_count_kernel()
+    n, nbins, threads = (48, 16, 8) if tiny else (1 << 15, 64, 256)
+    rmax = np.float32(2.0)
+    rng = np.random.default_rng(0)
+    pos = rng.uniform(0.0, 1.0, (n, 3)).astype(np.float32)
+    w = rng.uniform(0.5, 1.5, n).astype(np.float32)
+    launch = (-(-n // threads), threads)
+    hist_type = ft.ShapeDtypeStruct((nbins,), np.float32)
+    program = ft.jit(lambda p, v: ft.numba_call(kernel, hist_type, p, v, rmax=rmax,
+                                                launch=launch), backend="cuda")
+
+    def plain_device(d_pos, d_w):
+        hist = cuda.device_array(nbins, np.float32)
+        hist.copy_to_device(np.zeros(nbins, np.float32))
+        kernel[launch](d_pos, d_w, hist, rmax)
+        return hist
+
+    def plain(p, v):
+        return plain_device(cuda.to_device(p), cuda.to_device(v)).copy_to_host()
+
+    def functrans_host(p, v):
+        return np.asarray(program(p, v))
+
+    resident = ft.jit(lambda a: a * 1, backend="cuda")
+    r_pos, r_w = resident(pos), resident(w)
+    d_pos, d_w = cuda.to_device(pos), cuda.to_device(w)
+
+    def synced(f, *args):
+        def run():
+            out = f(*args)
+            cuda.synchronize()
+            return out
+        return run
+
+    want = plain(pos, w)
+    ok = np.allclose(functrans_host(pos, w), want, rtol=1e-4, atol=1e-3)
+    ok_resident = np.allclose(np.asarray(program(r_pos, r_w)), want, rtol=1e-4, atol=1e-3)
+    if tiny:  # the oracle: every pair, in NumPy
+        i, j = np.triu_indices(n, 1)
+        b = (np.sqrt(((pos[i] - pos[j]) ** 2).sum(-1)) / rmax * nbins).astype(np.int64)
+        keep = b < nbins
+        exact = np.bincount(b[keep], (w[i] * w[j])[keep], minlength=nbins)
+        ok = ok and np.allclose(want, exact, rtol=1e-4, atol=1e-3)
+    repeat, min_time = (3, 0.0) if tiny else (15, 0.2)
+    rows = []
+    for label, base, ours, agree in (
+            ("pair count, host arrays in and out", synced(plain, pos, w),
+             synced(functrans_host, pos, w), ok),
+            ("pair count, inputs on the device", synced(plain_device, d_pos, d_w),
+             synced(program, r_pos, r_w), ok_resident)):
+        t_base = median_time(base, repeat=repeat, min_time=min_time)
+        t_ours = median_time(ours, repeat=repeat, min_time=min_time)
+        rows.append((label, t_base, t_ours, agree))
+    print(f"\nuser CUDA kernel ({n} points, {n * (n - 1) // 2} pairs, {nbins} bins, atomics)")
+    print(f"{'benchmark':40} {'numba-cuda':>12} {'functrans jit':>14} {'ratio':>9}  correct")
+    for label, t_base, t_ours, agree in rows:
+        print(f"{label:40} {fmt(t_base):>12} {fmt(t_ours):>14} {t_ours / t_base:>8.2f}x"
+              f"  {'yes' if agree else 'NO'}")
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", action="store_true", help="small shapes (for the simulator)")
@@ -147,8 +235,9 @@ def main():
         if jax_times:
             line += f" {fmt(jax_times[k]):>10} {t_gpu / jax_times[k]:>7.2f}x"
         print(line + f"  {'yes' if ok else 'NO'}")
+    user_rows = time_user_kernel(args.tiny)
     print(f"\n({time.perf_counter() - start:.0f} s)")
-    if failures or not all(ok for *_, ok in rows):
+    if failures or not all(ok for *_, ok in rows + user_rows):
         sys.exit(1)
 
 

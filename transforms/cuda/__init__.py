@@ -2,7 +2,10 @@
 
 It is registered always and available when numba-cuda finds a driver and a GPU, or runs in
 its simulator (``NUMBA_ENABLE_CUDASIM=1``, which the test suite uses); numba.cuda is only
-imported when the backend is first asked for::
+imported when the backend is first asked for. Users' own ``numba.cuda.jit`` kernels are
+steps of its programs through ``ft.numba_call(kernel, results, *operands, launch=...)``
+(``user_kernels.py``: launch configuration, params after the results in the kernel's
+declared order, results zero-filled and kept on the device)::
 
     >>> from functrans.core.devices import get_backend
     >>> get_backend("cpu").platform
