@@ -294,3 +294,28 @@ def test_a_failing_kernel_raises_naming_it():
     for g in (f, cuda_jit(f)):
         with pytest.raises(JaxRuntimeError, match="kernel out_of_bounds raised"):
             g(np.ones(2))
+
+
+def test_inside_control_flow_and_without_the_zero_fill():
+    """In a fori_loop body (a nested program the host drives); zero_outputs=False when the
+    kernel writes every element."""
+    from functrans import lax
+    x = np.linspace(0.0, 1.0, 6)
+
+    def step(i, v):
+        return ft.numba_call(affine, S(v.shape, v.dtype), v, scale=0.5, shift=1.0,
+                             launch=(2, 4), zero_outputs=False)
+    want = x
+    for _ in range(3):
+        want = 0.5 * want + 1.0
+    np.testing.assert_allclose(cuda_jit(lambda v: lax.fori_loop(0, 3, step, v))(x), want,
+                               rtol=1e-12)
+
+
+def test_numba_kernel_declares_a_cuda_kernel_once():
+    double = ft.numba_kernel(affine, result=lambda x, **p: S(x.shape, x.dtype),
+                             launch=lambda shape: blocks_of(shape[0]))
+    x = np.arange(5.0)
+    np.testing.assert_allclose(cuda_jit(lambda v: double(v, scale=2.0, shift=0.0))(x), 2 * x)
+    with pytest.raises(TypeError, match="kernel 'affine' has no derivative rule"):
+        ft.grad(lambda v: double(v, scale=2.0, shift=0.0).sum())(x)

@@ -182,11 +182,12 @@ class NumbaKernel:
         if vjp is not None and not (isinstance(vjp, tuple) and len(vjp) == 2):
             raise TypeError("numba_kernel: vjp= must be a pair (fwd, bwd), as "
                             "custom_vjp.defvjp takes")
+        # First: it copies the kernel's attributes (a simulated CUDA kernel's own ``fn``).
+        functools.update_wrapper(self, fn)
         self.fn, self.result = fn, result
         self.options = dict(vmap_method=vmap_method, batched_kernel=batched_kernel,
                             zero_outputs=zero_outputs, boundscheck=boundscheck, launch=launch)
         self.jvp, self.vjp = jvp, vjp
-        functools.update_wrapper(self, fn)
 
     def results(self, *operands, **params):
         """The declared results for these operands (``ShapeDtypeStruct`` pytree)."""
