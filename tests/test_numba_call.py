@@ -1,0 +1,651 @@
+"""numba_call / numba_kernel: users' own Numba array kernels as steps of functrans programs.
+
+Every value is checked against an oracle: the same kernel run by hand as a plain
+``numba.njit`` function on NumPy arrays (zero-filled results), or the equivalent NumPy
+expression. Covered: eager and ``jit`` for every dtype family, pytrees of results, 0-d
+operands and results, static params, accumulating kernels and ``zero_outputs=False``,
+dispatchers and plain functions, kernels inside larger jitted programs (elementwise ops,
+``fori_loop``, ``cond``), every ``vmap_method`` and ``batched_kernel``, derivative rules
+(``jvp=``, ``vjp=(fwd, bwd)``) against central finite differences, a hypothesis test over
+shapes (zero-size included) and dtypes, ``pmap``/``shard_map``, errors for bad input, and
+the compile cache (one native form per kernel signature, shared by programs).
+"""
+import numba
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import functrans as ft
+import functrans.numpy as fnp
+from functrans import lax
+from functrans.core.errors import JaxRuntimeError
+from functrans.primitives.kernel_code import KernelTypingError
+from functrans.sharding import P, make_mesh
+
+S = ft.ShapeDtypeStruct
+
+
+def run_by_hand(kernel, result_specs, *operands, **params):
+    """The oracle: the kernel as a plain njit function on zero-filled NumPy results."""
+    fn = kernel if isinstance(kernel, numba.core.registry.CPUDispatcher) else numba.njit(kernel)
+    outs = [np.zeros(s.shape, s.dtype) for s in result_specs]
+    fn(*[np.asarray(o, order="C") for o in operands], *outs, **params)
+    return outs
+
+
+def same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype, (a.dtype, b.dtype)
+    assert a.shape == b.shape, (a.shape, b.shape)
+    np.testing.assert_array_equal(a, b)
+
+
+# ---- kernels ---------------------------------------------------------------------------------
+
+def mul_add(x, y, out):
+    for i in range(x.shape[0]):
+        out[i] = x[i] * y[i] + x[i]
+
+
+def logic(x, y, out):
+    for i in range(x.shape[0]):
+        out[i] = (x[i] and not y[i]) or (y[i] and not x[i])
+
+
+def stats(x, count, prefix, total):
+    # results in the pytree's flattening order (dict keys sorted)
+    acc = 0.0
+    for i in range(x.shape[0]):
+        acc += x[i]
+        prefix[i] = acc
+    total[()] = acc
+    count[0] = x.shape[0]
+
+
+def plus_one_0d(x, out):
+    out[()] = x[()] + 1.5
+
+
+def total_0d(x, out):
+    for i in range(x.shape[0]):
+        out[()] += x[i]
+
+
+def scale(x, out, factor):
+    for i in range(x.shape[0]):
+        out[i] = factor * x[i]
+
+
+def histogram(x, out, nbins):
+    for i in range(x.shape[0]):
+        b = int(x[i] * nbins)
+        if 0 <= b < nbins:
+            out[b] += 1
+
+
+def every_element(x, out):
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            out[i, j] = x[i, j] * 10 + j
+
+
+@numba.njit(fastmath=False)
+def njit_cumsum(x, out):
+    acc = 0.0
+    for i in range(x.shape[0]):
+        acc += x[i]
+        out[i] = acc
+
+
+def cumsum(x, out):
+    acc = 0.0
+    for i in range(x.shape[0]):
+        acc += x[i]
+        out[i] = acc
+
+
+def reverse(x, out):
+    n = x.shape[0]
+    for i in range(n):
+        out[i] = x[n - 1 - i]
+
+
+def bcast_add(x, y, out):
+    # Rank-generic: 1-d operands (an unbatched call) or 2-d ones whose leading axis is the
+    # batch or 1 (vmap's expand_dims / broadcast_all).
+    x2 = x.reshape((-1, x.shape[-1]))
+    y2 = y.reshape((-1, y.shape[-1]))
+    o2 = out.reshape((-1, out.shape[-1]))
+    for b in range(o2.shape[0]):
+        for i in range(o2.shape[1]):
+            o2[b, i] = x2[b % x2.shape[0], i] * 2.0 + y2[b % y2.shape[0], i]
+
+
+def rows_scaled(x, out):
+    for i in range(x.shape[0]):
+        out[i] = x[i] * (i + 1)
+
+
+def rows_scaled_batched(x, out):
+    for b in range(x.shape[0]):
+        for i in range(x.shape[1]):
+            out[b, i] = x[b, i] * (i + 1)
+
+
+def twice_flat(x, out):
+    for i in range(x.size):
+        out.flat[i] = x.flat[i] * 2 + 1
+
+
+def row_sum(x, out):
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            out[i] += x[i, j]
+
+
+def like(x):
+    return S(x.shape, x.dtype)
+
+
+# ---- eager and jit, every dtype family -------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "complex128"])
+def test_eager_and_jit_equal_the_kernel_run_by_hand(dtype):
+    rng = np.random.default_rng(0)
+    x = (rng.normal(size=7) * 5).astype(dtype)
+    y = (rng.normal(size=7) * 5).astype(dtype)
+    if dtype == "complex128":
+        x = x + 1j * rng.normal(size=7)
+    spec = S((7,), dtype)
+
+    def f(a, b):
+        return ft.numba_call(mul_add, spec, a, b)
+    (want,) = run_by_hand(mul_add, [spec], x, y)
+    np.testing.assert_allclose(want, x * y + x, rtol=1e-6)  # the oracle is the kernel
+    same(f(x, y), want)
+    same(ft.jit(f)(x, y), want)
+
+
+def test_bool_operands_and_results():
+    x = np.array([True, False, True, False, True])
+    y = np.array([True, True, False, False, True])
+    spec = S((5,), "bool")
+
+    def f(a, b):
+        return ft.numba_call(logic, spec, a, b)
+    same(f(x, y), x ^ y)
+    same(ft.jit(f)(x, y), x ^ y)
+
+
+def test_multiple_results_as_a_dict_pytree():
+    x = np.array([1.0, 2.0, 3.5, -1.0])
+    specs = {"total": S((), "float64"), "prefix": S((4,), "float64"), "count": S((1,), "int32")}
+
+    def f(a):
+        return ft.numba_call(stats, specs, a)
+    for out in (f(x), ft.jit(f)(x)):
+        assert set(out) == {"total", "prefix", "count"}
+        same(out["total"], np.float64(np.cumsum(x)[-1]))
+        same(out["prefix"], np.cumsum(x))
+        same(out["count"], np.array([4], "int32"))
+
+
+def test_0d_operand_and_0d_result():
+    x0 = np.float64(2.25)
+    spec0 = S((), "float64")
+    (want,) = run_by_hand(plus_one_0d, [spec0], np.asarray(x0))
+    assert want == 3.75
+    for g in (lambda a: ft.numba_call(plus_one_0d, spec0, a),):
+        same(g(x0), want)
+        same(ft.jit(g)(x0), want)
+    v = np.array([1.0, 2.0, 4.5])
+    h = lambda a: ft.numba_call(total_0d, spec0, a)  # noqa: E731
+    same(h(v), np.float64(7.5))
+    same(ft.jit(h)(v), np.float64(7.5))
+
+
+def test_static_params_select_different_code():
+    x = np.arange(5.0)
+    spec = S((5,), "float64")
+
+    def f(a, factor):
+        return ft.numba_call(scale, spec, a, factor=factor)
+    for factor in (2.0, -3.0):
+        (want,) = run_by_hand(scale, [spec], x, factor=factor)
+        same(want, factor * x)
+        same(f(x, factor), want)
+        same(ft.jit(f, static_argnums=1)(x, factor), want)
+    assert not np.array_equal(np.asarray(f(x, 2.0)), np.asarray(f(x, -3.0)))
+
+
+def test_histogram_accumulates_into_zeroed_results():
+    x = np.random.default_rng(1).uniform(0.0, 1.0, size=200)
+
+    def f(a, nbins):
+        return ft.numba_call(histogram, S((nbins,), "int32"), a, nbins=nbins)
+    for nbins in (4, 8):
+        want = np.histogram(x, bins=nbins, range=(0.0, 1.0))[0].astype("int32")
+        same(f(x, nbins), want)
+        same(ft.jit(f, static_argnums=1)(x, nbins), want)
+        # twice in one program: each call starts from zeros again
+        g = ft.jit(lambda a: f(a, nbins) + f(a, nbins))
+        same(g(x), 2 * want)
+    assert len(np.asarray(f(x, 4))) != len(np.asarray(f(x, 8)))
+
+
+def test_zero_outputs_false_with_a_kernel_writing_every_element():
+    x = np.arange(12.0).reshape(3, 4)
+    spec = S((3, 4), "float64")
+    want = x * 10 + np.arange(4)
+
+    def f(a):
+        return ft.numba_call(every_element, spec, a, zero_outputs=False)
+    same(f(x), want)
+    same(ft.jit(f)(x), want)
+    same(ft.jit(lambda a: f(a) - 1.0)(x), want - 1.0)
+
+
+def test_a_numba_dispatcher_and_a_plain_function():
+    x = np.array([0.5, 1.0, -2.0, 4.0])
+    spec = S((4,), "float64")
+    want = np.cumsum(x)
+    for k in (njit_cumsum, cumsum):
+        same(ft.numba_call(k, spec, x), want)
+        same(ft.jit(lambda a: ft.numba_call(k, spec, a))(x), want)
+    same(run_by_hand(njit_cumsum, [spec], x)[0], want)
+
+
+# ---- inside larger jitted programs -----------------------------------------------------------
+
+def test_kernel_between_elementwise_ops():
+    x = np.linspace(-1.0, 2.0, 9)
+    spec = S((9,), "float64")
+
+    @ft.jit
+    def f(a):
+        b = fnp.sin(a) * 2.0 + 1.0
+        c = ft.numba_call(cumsum, spec, b)
+        return fnp.exp(-c) + fnp.sum(c)
+
+    b = np.sin(x) * 2.0 + 1.0
+    c = run_by_hand(cumsum, [spec], b)[0]
+    np.testing.assert_allclose(np.asarray(f(x)), np.exp(-c) + c.sum(), rtol=1e-13)
+
+
+def test_kernel_in_a_fori_loop_body():
+    x = np.array([1.0, -2.0, 3.0])
+    spec = S((3,), "float64")
+
+    def f(a):
+        return lax.fori_loop(0, 4, lambda i, c: ft.numba_call(cumsum, spec, c) * 0.5 + i, a)
+    want = x.copy()
+    for i in range(4):
+        want = np.cumsum(want) * 0.5 + i
+    np.testing.assert_allclose(np.asarray(ft.jit(f)(x)), want, rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(f(x)), want, rtol=1e-14)
+
+
+def test_kernels_in_cond_branches():
+    x = np.array([1.0, 2.0, 5.0, -1.0])
+    spec = S((4,), "float64")
+
+    @ft.jit
+    def f(p, a):
+        return lax.cond(p, lambda v: ft.numba_call(cumsum, spec, v),
+                        lambda v: ft.numba_call(reverse, spec, v) + 1.0, a)
+    same(f(True, x), np.cumsum(x))
+    same(f(False, x), x[::-1] + 1.0)
+
+
+# ---- vmap ------------------------------------------------------------------------------------
+
+def test_vmap_sequential_eager_and_jit():
+    xb = np.random.default_rng(2).normal(size=(5, 6))
+
+    def f(a):
+        return ft.numba_call(cumsum, like(a), a, vmap_method="sequential")
+    want = np.stack([run_by_hand(cumsum, [S((6,), "float64")], r)[0] for r in xb])
+    same(ft.vmap(f)(xb), want)
+    same(ft.jit(ft.vmap(f))(xb), want)
+    # batch axis not in front
+    same(ft.jit(ft.vmap(f, in_axes=1, out_axes=1))(xb.T.copy()), want.T)
+
+
+def test_nested_vmap_sequential():
+    xbb = np.random.default_rng(3).normal(size=(3, 4, 5))
+
+    def f(a):
+        return ft.numba_call(cumsum, like(a), a, vmap_method="sequential")
+    want = np.cumsum(xbb, axis=-1)
+    np.testing.assert_allclose(np.asarray(ft.vmap(ft.vmap(f))(xbb)), want, rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(ft.jit(ft.vmap(ft.vmap(f)))(xbb)), want, rtol=1e-14)
+
+
+def test_vmap_in_axes_0_none():
+    rng = np.random.default_rng(4)
+    xb, y = rng.normal(size=(4, 6)), rng.normal(size=6)
+
+    def f(a, b):
+        return ft.numba_call(mul_add, like(a), a, b, vmap_method="sequential")
+    want = xb * y + xb
+    for g in (ft.vmap(f, in_axes=(0, None)), ft.jit(ft.vmap(f, in_axes=(0, None)))):
+        np.testing.assert_allclose(np.asarray(g(xb, y)), want, rtol=1e-14)
+
+
+@pytest.mark.parametrize("method", ["expand_dims", "broadcast_all"])
+def test_vmap_expand_dims_and_broadcast_all(method):
+    rng = np.random.default_rng(5)
+    xb, y = rng.normal(size=(4, 6)), rng.normal(size=6)
+
+    def f(a, b):
+        return ft.numba_call(bcast_add, like(a), a, b, vmap_method=method)
+    want = xb * 2.0 + y
+    same(f(xb[0], y), want[0])
+    for g in (ft.vmap(f, in_axes=(0, None)), ft.jit(ft.vmap(f, in_axes=(0, None)))):
+        same(g(xb, y), want)
+    # both batched
+    yb = rng.normal(size=(4, 6))
+    same(ft.jit(ft.vmap(f))(xb, yb), xb * 2.0 + yb)
+
+
+def test_vmap_with_a_batched_kernel():
+    xb = np.random.default_rng(6).normal(size=(3, 5))
+
+    def f(a):
+        return ft.numba_call(rows_scaled, like(a), a, batched_kernel=rows_scaled_batched)
+    want = xb * np.arange(1, 6)
+    same(f(xb[0]), want[0])
+    same(ft.vmap(f)(xb), want)
+    same(ft.jit(ft.vmap(f))(xb), want)
+    # the batched kernel is the one called
+    eqn = ft.make_jaxpr(ft.vmap(f))(xb).eqns[0]
+    assert eqn.params["kernel"].name == "rows_scaled_batched"
+
+
+# ---- derivative rules ------------------------------------------------------------------------
+# Checked against central finite differences in float64 with h = 1e-6: the truncation error is
+# ~h^2 |f'''| ~ 1e-12 and the rounding error ~eps/h ~ 1e-10 relative, so rtol 1e-6 leaves a
+# wide margin while still catching any wrong rule (which is off by O(1)).
+
+H = 1e-6
+FD_RTOL = 1e-6
+
+
+def finite_diff_grad(f, x):
+    g = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[i] = H
+        g.flat[i] = (float(f(x + e)) - float(f(x - e))) / (2 * H)
+    return g
+
+
+@ft.numba_kernel(result=like, jvp=lambda p, t: (cube(*p), 3.0 * p[0] ** 2 * t[0]),
+                 vmap_method="sequential")
+def cube(x, out):
+    for i in range(x.shape[0]):
+        out[i] = x[i] ** 3
+
+
+@ft.numba_kernel(result=like, vmap_method="sequential")
+def cos_kernel(x, out):
+    for i in range(x.shape[0]):
+        out[i] = np.cos(x[i])
+
+
+def _sin_fwd(x):
+    return sin_kernel(x), x
+
+
+def _sin_bwd(x, ct):
+    return (cos_kernel(x) * ct,)  # the backward pass is another kernel
+
+
+@ft.numba_kernel(result=like, vjp=(_sin_fwd, _sin_bwd), vmap_method="sequential")
+def sin_kernel(x, out):
+    for i in range(x.shape[0]):
+        out[i] = np.sin(x[i])
+
+
+W = np.array([0.3, -1.2, 2.0, 0.7, 1.1])
+X = np.array([0.4, -0.9, 1.3, 2.1, -0.2])
+
+
+def loss_cube(x):
+    return fnp.sum(cube(x) * W)
+
+
+def loss_sin(x):
+    return fnp.sum(sin_kernel(fnp.sin(x) * 2.0) * W)
+
+
+def np_loss_cube(x):
+    return np.sum(x ** 3 * W)
+
+
+def np_loss_sin(x):
+    return np.sum(np.sin(np.sin(x) * 2.0) * W)
+
+
+@pytest.mark.parametrize("loss,np_loss", [(loss_cube, np_loss_cube), (loss_sin, np_loss_sin)],
+                         ids=["jvp_rule", "vjp_rule"])
+def test_grad_and_jit_grad_match_finite_differences(loss, np_loss):
+    same(loss(X), np.float64(np_loss(X))) if loss is loss_cube else \
+        np.testing.assert_allclose(float(loss(X)), np_loss(X), rtol=1e-14)
+    want = finite_diff_grad(np_loss, X)
+    np.testing.assert_allclose(np.asarray(ft.grad(loss)(X)), want, rtol=FD_RTOL)
+    np.testing.assert_allclose(np.asarray(ft.jit(ft.grad(loss))(X)), want, rtol=FD_RTOL)
+    # the kernel-run gradient against the functrans loss differentiated numerically
+    np.testing.assert_allclose(np.asarray(ft.grad(loss)(X)), finite_diff_grad(loss, X),
+                               rtol=FD_RTOL)
+
+
+def test_jacfwd_with_a_jvp_rule():
+    jac = np.asarray(ft.jacfwd(lambda x: cube(x))(X))
+    want = np.stack([finite_diff_grad(lambda v, i=i: v[i] ** 3, X) for i in range(X.size)])
+    np.testing.assert_allclose(jac, want, rtol=FD_RTOL, atol=1e-9)
+    np.testing.assert_allclose(np.diag(jac), 3 * X ** 2, rtol=1e-14)
+
+
+@pytest.mark.parametrize("loss,np_loss", [(loss_cube, np_loss_cube), (loss_sin, np_loss_sin)],
+                         ids=["jvp_rule", "vjp_rule"])
+def test_vmap_of_grad(loss, np_loss):
+    xb = np.stack([X, X * 0.5, -X])
+    want = np.stack([finite_diff_grad(np_loss, r) for r in xb])
+    np.testing.assert_allclose(np.asarray(ft.vmap(ft.grad(loss))(xb)), want, rtol=FD_RTOL)
+    np.testing.assert_allclose(np.asarray(ft.jit(ft.vmap(ft.grad(loss)))(xb)), want,
+                               rtol=FD_RTOL)
+
+
+# ---- hypothesis: shapes (zero-size included) and dtypes --------------------------------------
+
+DTYPES = ["float32", "float64", "int32"]
+
+
+def _values(seed, shape, dtype):
+    v = np.random.default_rng(seed).normal(size=shape) * 4
+    return v.astype(dtype)
+
+
+@given(shape=st.lists(st.integers(0, 4), min_size=1, max_size=3),
+       dtype=st.sampled_from(DTYPES), seed=st.integers(0, 2**31 - 1))
+def test_elementwise_kernel_jit_eager_numpy(shape, dtype, seed):
+    x = _values(seed, tuple(shape), dtype)
+
+    def f(a):
+        return ft.numba_call(twice_flat, like(a), a)
+    eager, jitted = np.asarray(f(x)), np.asarray(ft.jit(f)(x))
+    same(jitted, eager)
+    same(eager, (x * 2 + 1).astype(dtype))
+
+
+@given(rows=st.integers(0, 4), cols=st.integers(0, 5), dtype=st.sampled_from(DTYPES),
+       seed=st.integers(0, 2**31 - 1))
+def test_row_sum_kernel_jit_eager_numpy(rows, cols, dtype, seed):
+    x = _values(seed, (rows, cols), dtype)
+
+    def f(a):
+        return ft.numba_call(row_sum, S((a.shape[0],), a.dtype), a)
+    eager, jitted = np.asarray(f(x)), np.asarray(ft.jit(f)(x))
+    same(jitted, eager)
+    assert eager.dtype == np.dtype(dtype) and eager.shape == (rows,)
+    np.testing.assert_allclose(eager, x.sum(axis=1, dtype=dtype), rtol=1e-6 if dtype ==
+                               "float32" else 1e-14, atol=1e-5)
+
+
+# ---- pmap and shard_map ----------------------------------------------------------------------
+
+@pytest.fixture
+def two_devices():
+    with ft.config.override(num_cpu_devices=2):
+        yield
+
+
+def test_pmap_over_two_devices(two_devices):
+    xb = np.random.default_rng(7).normal(size=(2, 6))
+
+    def f(a):
+        return ft.numba_call(cumsum, like(a), a, vmap_method="sequential") * 2.0
+    np.testing.assert_allclose(np.asarray(ft.pmap(f)(xb)), np.cumsum(xb, axis=1) * 2.0,
+                               rtol=1e-14)
+
+
+def test_shard_map_runs_the_kernel_per_shard(two_devices):
+    mesh = make_mesh((2,), ("x",))
+    x = np.random.default_rng(8).normal(size=8)
+
+    def f(b):
+        return ft.numba_call(cumsum, like(b), b)
+    got = ft.shard_map(f, mesh=mesh, in_specs=P("x"), out_specs=P("x"))(x)
+    want = np.concatenate([np.cumsum(x[:4]), np.cumsum(x[4:])])  # per shard, not global
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-14)
+    got = ft.jit(ft.shard_map(f, mesh=mesh, in_specs=P("x"), out_specs=P("x")))(x)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-14)
+
+
+# ---- errors ----------------------------------------------------------------------------------
+
+def untypable_kernel(x, out):
+    for i in range(x.shape[0]):
+        out[i] = x[i].no_such_attribute
+
+
+def writes_2d(x, out):
+    for i in range(x.shape[0]):
+        for j in range(x.shape[0]):
+            out[i, j] = x[i]
+
+
+def raises_value_error(x, out):
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            raise ValueError("negative input found")
+        out[i] = x[i]
+
+
+def writes_past_the_end(x, out):
+    for i in range(x.shape[0] + 1):
+        out[i] = 1.0
+
+
+def kwonly_kernel(x, out, *, n):
+    out[0] = n
+
+
+def no_rules_kernel(x, out):
+    for i in range(x.shape[0]):
+        out[i] = x[i] * x[i]
+
+
+def test_untypable_kernel_names_kernel_types_and_the_callers_line():
+    x = np.ones(3)
+    for f in (lambda a: ft.numba_call(untypable_kernel, like(a), a),
+              ft.jit(lambda a: ft.numba_call(untypable_kernel, like(a), a))):
+        with pytest.raises(KernelTypingError) as info:
+            f(x)
+        msg = str(info.value)
+        assert "untypable_kernel" in msg and "f64[" in msg and "test_numba_call.py:" in msg, msg
+    assert issubclass(KernelTypingError, TypeError)
+
+
+def test_declared_1d_result_for_a_kernel_writing_2d():
+    with pytest.raises(KernelTypingError, match="writes_2d"):
+        ft.numba_call(writes_2d, S((3,), "float64"), np.ones(3))
+    with pytest.raises(KernelTypingError, match="writes_2d"):
+        ft.jit(lambda a: ft.numba_call(writes_2d, S((3,), "float64"), a))(np.ones(3))
+
+
+def test_a_kernel_raising_is_a_runtime_error_eager_and_jit():
+    x = np.array([1.0, -2.0, 3.0])
+
+    def f(a):
+        return ft.numba_call(raises_value_error, like(a), a)
+    with pytest.raises(JaxRuntimeError, match="negative input found"):
+        f(x)
+    with pytest.raises(JaxRuntimeError, match="negative input found"):
+        ft.jit(f)(x)
+    same(ft.jit(f)(np.abs(x)), np.abs(x))  # and the program still runs on good input
+
+
+def test_boundscheck_reports_index_error_eager_and_jit():
+    x = np.ones(4)
+
+    def f(a):
+        return ft.numba_call(writes_past_the_end, like(a), a, boundscheck=True)
+    with pytest.raises(JaxRuntimeError, match="IndexError"):
+        f(x)
+    with pytest.raises(JaxRuntimeError, match="IndexError"):
+        ft.jit(f)(x)
+
+
+def test_bad_params():
+    with pytest.raises(TypeError, match="keyword-only"):
+        ft.numba_call(kwonly_kernel, S((1,), "float64"), np.ones(1), n=2)
+    with pytest.raises(TypeError, match="nbins"):
+        ft.numba_call(histogram, S((4,), "int32"), np.ones(3), nbins=[4])
+
+
+def test_grad_without_rules_names_the_kernel():
+    f = lambda a: fnp.sum(ft.numba_call(no_rules_kernel, like(a), a))  # noqa: E731
+    with pytest.raises(TypeError, match="no_rules_kernel"):
+        ft.grad(f)(np.ones(3))
+    with pytest.raises(TypeError, match="no_rules_kernel"):
+        ft.jit(ft.grad(f))(np.ones(3))
+    same(f(np.arange(3.0)), np.float64(5.0))  # without derivatives it runs
+
+
+def test_vmap_without_a_method():
+    f = lambda a: ft.numba_call(no_rules_kernel, like(a), a)  # noqa: E731
+    with pytest.raises(NotImplementedError, match="no_rules_kernel"):
+        ft.vmap(f)(np.ones((2, 3)))
+
+
+def test_export_refuses_a_kernel_naming_it():
+    f = ft.jit(lambda a: fnp.sin(ft.numba_call(cumsum, like(a), a)))
+    with pytest.raises(Exception, match="cumsum"):
+        ft.export.export(f)(np.ones(3))
+
+
+# ---- reuse: one native compile per kernel signature ------------------------------------------
+
+def reused_kernel(x, out):
+    for i in range(x.shape[0]):
+        out[i] = x[i] * 3.0 - 1.0
+
+
+def test_one_native_form_shared_by_programs_and_sizes():
+    def f(a):
+        return ft.numba_call(reused_kernel, like(a), a)
+
+    def g(a):
+        return fnp.cos(ft.numba_call(reused_kernel, like(a), a)) + a
+
+    x5, x7 = np.arange(5.0), np.linspace(0, 1, 7)
+    code = ft.make_jaxpr(f)(x5).eqns[0].params["kernel"]
+    assert ft.make_jaxpr(g)(x7).eqns[0].params["kernel"] is code
+    same(ft.jit(f)(x5), run_by_hand(reused_kernel, [like(x5)], x5)[0])
+    np.testing.assert_allclose(np.asarray(ft.jit(g)(x7)), np.cos(x7 * 3.0 - 1.0) + x7,
+                               rtol=1e-14)
+    same(ft.jit(f)(x7), x7 * 3.0 - 1.0)
+    assert len(code._native) == 1
