@@ -16,6 +16,9 @@ TESTED_ELSEWHERE = {
     # the identity unless partitioned: jit, grad and vmap of it in test_jit_partitioning and
     # test_with_sharding_constraint
     "sharding_constraint": "test_jit_partitioning",
+    # a user's Numba kernel: eager, jit, vmap (each vmap_method), derivatives through its
+    # rules, its type rule against its impl, pmap and shard_map in its own module
+    "numba_call": "test_numba_call",
     # a user's scalar kernel: eager, jit (both code generators, fused), vmap, derivatives
     # through its per-operand partials, its type rule against its impl, in its own module
     "numba_vectorize": "test_numba_vectorize",
