@@ -108,7 +108,9 @@ def test_every_primitive_runs_on_the_cuda_backend_or_is_listed_as_host():
     host_only = {n for n, p in all_primitives().items() if getattr(p, "host_only", False)}
     missing = set(all_primitives()) - seen - COLLECTIVES - host_only - {
         "cond", "while", "scan", "custom_jvp_call", "custom_vjp_call", "custom_vmap_call",
-        "custom_lin", "checkpoint", "jit", "sharding_constraint"}
+        "custom_lin", "checkpoint", "jit", "sharding_constraint",
+        # users' kernels: test_cuda_kernels.py runs them in CUDA programs
+        "numba_call", "numba_vectorize"}
     assert not missing, f"primitives no cuda test reaches: {sorted(missing)}"
     # jit's passes inline call primitives; custom_lin only exists while differentiating;
     # sharding_constraint's lowering is the identity (a partitioned program has none left).

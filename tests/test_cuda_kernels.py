@@ -319,3 +319,14 @@ def test_numba_kernel_declares_a_cuda_kernel_once():
     np.testing.assert_allclose(cuda_jit(lambda v: double(v, scale=2.0, shift=0.0))(x), 2 * x)
     with pytest.raises(TypeError, match="kernel 'affine' has no derivative rule"):
         ft.grad(lambda v: double(v, scale=2.0, shift=0.0).sum())(x)
+
+
+def test_scalar_kernel_in_a_cuda_program_runs_on_the_host_between_device_steps():
+    """numba_vectorize's function is compiled for the CPU: in a CUDA program it is a host
+    step (values copied over and back), and the program's results equal the CPU backend's."""
+    import math
+    gauss = ft.numba_vectorize(lambda v: math.exp(-v * v))
+    x = np.linspace(-1.0, 1.0, 7)
+    f = lambda v: fnp.sin(gauss(v)) * 2.0  # noqa: E731
+    np.testing.assert_allclose(np.asarray(ft.jit(f, backend="cuda")(x)),
+                               np.sin(np.exp(-x * x)) * 2.0, rtol=1e-14)

@@ -24,7 +24,10 @@ from ..lowering.scalar import scalar_rules
 from . import kernels as K
 
 # Elementwise primitives whose scalar rule needs a CPU-only helper (special functions).
-_NOT_ON_DEVICE = {"erf_inv", "digamma", "polygamma", "zeta", "nextafter", "population_count"}
+_NOT_ON_DEVICE = {"erf_inv", "digamma", "polygamma", "zeta", "nextafter", "population_count",
+                  # a user's scalar kernel is compiled for the CPU (numba.njit): it runs on
+                  # the host; a device version (cuda.jit(device=True)) is future work
+                  "numba_vectorize"}
 # Without a CUDA kernel yet: run on the host (operands copied over and back); the tests
 # check that this list is exactly what has no kernel.
 # (Primitives marked host_only -- collectives, callbacks, shard_map and the decompositions
