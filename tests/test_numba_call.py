@@ -670,3 +670,51 @@ def test_type_rule_matches_the_impl():
         assert len(abstract) == len(concrete)
         for a, c in zip(abstract, concrete):
             assert tuple(a.shape) == np.shape(c) and np.dtype(a.dtype) == np.asarray(c).dtype
+
+
+# ---- partitioned jit: replicated, or split as the kernel's sharding_rule declares ----------
+def _rowdot(x, w, out):
+    for i in range(x.shape[0]):
+        acc = 0.0
+        for j in range(x.shape[1]):
+            acc += x[i, j] * w[j]
+        out[i] = acc
+
+
+def _partitioned_program(rule):
+    def f(x, w):
+        return ft.numba_call(_rowdot, ft.ShapeDtypeStruct((x.shape[0],), x.dtype), x * 2.0, w,
+                             sharding_rule=rule) + 1.0
+    return f
+
+
+@pytest.mark.parametrize("rule", [None, "i j, j -> i"])
+def test_partitioned_jit_runs_a_kernel_replicated_or_split_by_its_rule(rule):
+    from functrans.sharding import NamedSharding, PartitionSpec as P
+    from functrans.transforms.partition.partitioner import mesh_and_specs, partitioned
+    with ft.config.override(num_cpu_devices=4):
+        mesh = ft.make_mesh((2, 2), ("x", "y"))
+        x, w = np.arange(32.0).reshape(8, 4), np.arange(4.0)
+        xs = ft.device_put(x, NamedSharding(mesh, P("x", "y")))
+        ws = ft.device_put(w, NamedSharding(mesh, P("y")))
+        f = _partitioned_program(rule)
+        out = ft.jit(f)(xs, ws)
+        np.testing.assert_array_equal(np.asarray(out), (2.0 * x) @ w + 1.0)  # exact: integers
+        jaxpr = ft.jit(f).trace(xs, ws)
+        plan = partitioned(jaxpr, *mesh_and_specs(jaxpr, [xs, ws]), "test")
+        call = next(e for e in plan.per_shard.eqns if e.prim.name == "numba_call")
+        # Replicated: the kernel sees every row; split by rows ("i"): each shard half of them,
+        # its result declared at the block's size.
+        rows = 8 if rule is None else 4
+        assert call.inputs[0].aval.shape == (rows, 4)
+        assert call.params["out_avals"][0].shape == (rows,)
+        assert out.sharding.spec == (P(None) if rule is None else P("x"))
+
+
+def test_a_sharding_rule_that_does_not_fit_the_call_is_refused():
+    with pytest.raises(ValueError, match="_rowdot.*rank 2 but the rule names 1"):
+        ft.numba_call(_rowdot, ft.ShapeDtypeStruct((3,), "float64"), np.ones((3, 2)),
+                      np.ones(2), sharding_rule="i, j -> i")
+    with pytest.raises(ValueError, match="operands -> results"):
+        ft.numba_call(_rowdot, ft.ShapeDtypeStruct((3,), "float64"), np.ones((3, 2)),
+                      np.ones(2), sharding_rule="i j, j")

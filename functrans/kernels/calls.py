@@ -29,10 +29,12 @@ from functrans.core.trace import EVAL_TRACE, _state
 from functrans.primitives.numba_call import (VMAP_METHODS, KernelCode, kernel_failure,
                                             numba_call_p)
 from functrans.transforms.autodiff import custom_jvp, custom_vjp
+from functrans.transforms.partition.rules import parse_sharding_rule
 
 __all__ = ["numba_call", "numba_kernel", "NumbaKernel"]
 
-_RESERVED = ("vmap_method", "batched_kernel", "zero_outputs", "boundscheck", "launch")
+_RESERVED = ("vmap_method", "batched_kernel", "zero_outputs", "boundscheck", "launch",
+             "sharding_rule")
 
 
 def _result_avals(result_shape_dtypes):
@@ -65,12 +67,12 @@ def _typed_key(v):
     return (type(v), v)
 
 
-def _code(kernel, params, zero_outputs, boundscheck, launch):
+def _code(kernel, params, zero_outputs, boundscheck, launch, sharding_rule=None):
     if isinstance(kernel, KernelCode):
         return kernel
     try:
         key = (tuple(sorted((k, _typed_key(v)) for k, v in params.items())),
-               bool(zero_outputs), bool(boundscheck),
+               bool(zero_outputs), bool(boundscheck), sharding_rule,
                launch if launch is None or isinstance(launch, tuple) else id(launch))
         hash(key)
         with _codes_lock:
@@ -79,7 +81,7 @@ def _code(kernel, params, zero_outputs, boundscheck, launch):
         key = code = None
     if code is None:
         code = KernelCode(kernel, params, zero_outputs=zero_outputs, boundscheck=boundscheck,
-                          launch=launch)
+                          launch=launch, sharding_rule=sharding_rule)
         if key is not None:
             with _codes_lock:
                 try:
@@ -90,7 +92,8 @@ def _code(kernel, params, zero_outputs, boundscheck, launch):
 
 
 def numba_call(kernel, result_shape_dtypes, *operands, vmap_method=None, batched_kernel=None,
-               zero_outputs=True, boundscheck=False, launch=None, **params):
+               zero_outputs=True, boundscheck=False, launch=None, sharding_rule=None,
+               **params):
     """Call ``kernel(*operands, *results, **params)``, a Python function compiled by Numba
     that writes its results in place, and return the results.
 
@@ -116,6 +119,12 @@ def numba_call(kernel, result_shape_dtypes, *operands, vmap_method=None, batched
     compiles the kernel with bounds checks (an out-of-bounds index raises ``IndexError``).
     Differentiating it needs rules: see :func:`numba_kernel`.
 
+    In ``jit`` over sharded arguments (a mesh of several devices) the call runs replicated
+    (every operand gathered), unless ``sharding_rule`` declares which dimensions are
+    independent, in JAX's ``custom_partitioning`` notation: ``"i j, j -> i"`` names each
+    operand's and result's dimensions; a dimension a result carries may then be split (each
+    shard runs the kernel on its blocks), and those only operands carry are gathered.
+
     ``kernel`` may be a ``numba.cuda.jit`` kernel; then ``launch=`` is its launch
     configuration, ``(blocks, threads_per_block)`` (each an int or a tuple of 1-3 ints) or a
     function called with the operands' shapes (one tuple each) returning that pair, and it is
@@ -137,11 +146,18 @@ def numba_call(kernel, result_shape_dtypes, *operands, vmap_method=None, batched
     if vmap_method is not None and vmap_method not in VMAP_METHODS:
         raise ValueError(f"numba_call: vmap_method must be one of "
                          f"{', '.join(map(repr, VMAP_METHODS))} or None, got {vmap_method!r}")
-    code = _code(kernel, params, zero_outputs, boundscheck, launch)
+    code = _code(kernel, params, zero_outputs, boundscheck, launch, sharding_rule)
     batched = None if batched_kernel is None else \
         _code(batched_kernel, params, zero_outputs, boundscheck, launch)
     out_avals, out_tree = _result_avals(result_shape_dtypes)
     args = [x if hasattr(x, "aval") else fnp.asarray(x) for x in operands]
+    if sharding_rule is not None:
+        try:
+            parse_sharding_rule(sharding_rule, len(args), len(out_avals),
+                                [len(get_aval(a).shape) for a in args] +
+                                [len(a.shape) for a in out_avals])
+        except ValueError as e:
+            raise ValueError(f"numba_call ({code.name}): {e}") from None
     if code.launch is None and _state.trace is EVAL_TRACE and \
             all(type(a) is Array for a in args):
         # Eagerly, on concrete arrays: the compiled kernel called at once (no primitive
@@ -175,7 +191,8 @@ class NumbaKernel:
     """An array kernel as a function of its operands (made by :func:`numba_kernel`)."""
 
     def __init__(self, fn, result, *, vmap_method=None, batched_kernel=None, jvp=None,
-                 vjp=None, zero_outputs=True, boundscheck=False, launch=None):
+                 vjp=None, zero_outputs=True, boundscheck=False, launch=None,
+                 sharding_rule=None):
         if jvp is not None and vjp is not None:
             raise ValueError(f"numba_kernel ({getattr(fn, '__name__', fn)}): give jvp= or "
                              "vjp=, not both")
@@ -186,7 +203,8 @@ class NumbaKernel:
         functools.update_wrapper(self, fn)
         self.fn, self.result = fn, result
         self.options = dict(vmap_method=vmap_method, batched_kernel=batched_kernel,
-                            zero_outputs=zero_outputs, boundscheck=boundscheck, launch=launch)
+                            zero_outputs=zero_outputs, boundscheck=boundscheck, launch=launch,
+                            sharding_rule=sharding_rule)
         self.jvp, self.vjp = jvp, vjp
 
     def results(self, *operands, **params):
@@ -238,7 +256,8 @@ class NumbaKernel:
 
 
 def numba_kernel(fn=None, *, result, vmap_method=None, batched_kernel=None, jvp=None,
-                 vjp=None, zero_outputs=True, boundscheck=False, launch=None):
+                 vjp=None, zero_outputs=True, boundscheck=False, launch=None,
+                 sharding_rule=None):
     """Declare an array kernel once; call it like a function of its operands.
 
     ``result`` is a ``ShapeDtypeStruct`` pytree or a function of the operands (and static
@@ -246,7 +265,9 @@ def numba_kernel(fn=None, *, result, vmap_method=None, batched_kernel=None, jvp=
     ``vjp=(fwd, bwd)`` with ``fwd(*operands, **params) -> (out, residuals)`` and
     ``bwd(residuals, cotangent, **params) -> operand cotangents``, are its derivative rules
     (``custom_jvp``/``custom_vjp``), written as functrans code or other kernels. The other
-    options are :func:`numba_call`'s. Usable as a decorator::
+    options are :func:`numba_call`'s (they apply to this kernel's calls; kernels the rules
+    call take their own, e.g. a ``vmap_method`` so that ``vmap(grad)`` batches them too).
+    Usable as a decorator::
 
         >>> @ft.numba_kernel(result=lambda x: ft.ShapeDtypeStruct(x.shape, x.dtype),
         ...                  jvp=lambda p, t: (square(*p), 2 * p[0] * t[0]))
@@ -259,5 +280,6 @@ def numba_kernel(fn=None, *, result, vmap_method=None, batched_kernel=None, jvp=
     def wrap(f):
         return NumbaKernel(f, result, vmap_method=vmap_method, batched_kernel=batched_kernel,
                            jvp=jvp, vjp=vjp, zero_outputs=zero_outputs,
-                           boundscheck=boundscheck, launch=launch)
+                           boundscheck=boundscheck, launch=launch,
+                           sharding_rule=sharding_rule)
     return wrap if fn is None else wrap(fn)

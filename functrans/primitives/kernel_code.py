@@ -104,7 +104,7 @@ class KernelCode:
     and options; equal when they would compile to the same code."""
 
     def __init__(self, fn, params=None, *, zero_outputs=True, boundscheck=False, launch=None,
-                 name=None):
+                 sharding_rule=None, name=None):
         if not callable(fn):
             raise TypeError(f"numba_call: expected a kernel function, got {type(fn).__name__}")
         params = dict(params or {})
@@ -120,8 +120,10 @@ class KernelCode:
         # operands' shapes returning it (transforms/cuda/user_kernels.py runs such kernels).
         from functrans.transforms.cuda.user_kernels import checked_launch
         self.launch = launch = checked_launch(fn, launch, self.name)
+        # How partitioned jit may split the call ("i j, j -> i"; None: replicated).
+        self.sharding_rule = sharding_rule
         self.key = user_functions.fingerprint(fn)
-        self._ident = (self.key, self.params, self.zero_outputs, self.boundscheck,
+        self._ident = (self.key, self.params, self.zero_outputs, self.boundscheck, sharding_rule,
                        launch if launch is None or isinstance(launch, tuple) else id(launch))
         self._lock = threading.Lock()
         self._eager: dict = {}  # signature -> callable on arrays

@@ -105,8 +105,9 @@ def _abstract_eval(*avals, kernel, out_avals, vmap_method, loops, looped, batche
 
 def _print_params(p):
     shown = {"kernel": p["kernel"]}
-    shown.update((k, p[k]) for k in ("vmap_method", "loops", "looped", "batched_kernel")
-                 if p[k])
+    shown.update((k, p[k]) for k in ("vmap_method", "loops", "batched_kernel") if p[k])
+    if p["loops"]:
+        shown["looped"] = p["looped"]
     return shown
 
 

@@ -20,6 +20,7 @@ Families:
   max/min reduce locally then across shards; others need the reduced dimensions whole
 * dimension-wise ops (cumulative ops, sort, rev, slice, pad, concatenate, dynamic slices):
   the dimensions they work along are gathered, the others keep their splits
+* users' kernels (numba_call): replicated, or split as their ``sharding_rule`` declares
 * everything else (gather, scatter, convolutions, control flow, callbacks, ...): replicated
   inputs and outputs, the global program run on every shard: always right, never fast
 
@@ -244,7 +245,67 @@ def _dynamic_slice_localize(params, ins, outs):
     return dict(params, slice_sizes=outs[0])
 
 
+def parse_sharding_rule(rule: str, n_in: int, n_out: int, ranks) -> tuple:
+    """``(operand factors, result factors)`` of an einsum-like rule such as ``"i j, j -> i"``
+    (as JAX's ``custom_partitioning`` writes them): one name per dimension of each operand,
+    then of each result. Raises ValueError naming what does not match ``ranks``."""
+    if rule.count("->") != 1:
+        raise ValueError(f"sharding_rule {rule!r} must have the form 'operands -> results' "
+                         "(e.g. 'i j, j -> i')")
+    lhs, rhs = rule.split("->")
+    ins = [tuple(p.split()) for p in lhs.split(",")] if lhs.strip() else []
+    outs = [tuple(p.split()) for p in rhs.split(",")]
+    if len(ins) != n_in or len(outs) != n_out:
+        raise ValueError(f"sharding_rule {rule!r} names {len(ins)} operands and {len(outs)} "
+                         f"results; the call has {n_in} and {n_out}")
+    for k, (f, r) in enumerate(zip(ins + outs, ranks)):
+        if len(f) != r:
+            what = f"operand {k}" if k < n_in else f"result {k - n_in}"
+            raise ValueError(f"sharding_rule {rule!r}: {what} has rank {r} but the rule "
+                             f"names {len(f)} dimensions ({' '.join(f) or 'none'})")
+    return ins, outs
+
+
+def user_kernel(eqn, specs, sizes) -> Plan:
+    """A user's kernel (``numba_call``): replicated, unless it declares a ``sharding_rule``.
+    Then a dimension factor that a result carries may be split (each shard runs the kernel
+    on its blocks: the user's declaration that blocks are independent along it), taking the
+    first operand split along it; factors no result carries (the kernel reduces over them)
+    are gathered."""
+    code = eqn.params["kernel"]
+    rule = getattr(code, "sharding_rule", None)
+    if rule is None or eqn.params["loops"]:
+        return replicated(eqn, specs, sizes)
+    ins, outs = parse_sharding_rule(rule, len(eqn.inputs), len(eqn.outputs),
+                                    [x.aval.ndim for x in eqn.inputs + eqn.outputs])
+    in_result = {f for o in outs for f in o}
+    extent = {}
+    for fs, v in zip(ins + outs, list(eqn.inputs) + list(eqn.outputs)):
+        for f, n in zip(fs, v.aval.shape):
+            extent.setdefault(f, set()).add(n)
+    chosen, taken = {}, set()
+    for fs, spec in zip(ins, specs):
+        for f, names in zip(fs, spec):
+            if f in chosen or not names or f not in in_result or set(names) & taken:
+                continue
+            if all(n % factor(names, sizes) == 0 for n in extent[f]):
+                chosen[f] = names
+                taken |= set(names)
+
+    def spec_of(fs):
+        return tuple(chosen.get(f, ()) for f in fs)
+    return Plan([spec_of(f) for f in ins], [spec_of(f) for f in outs],
+                localize=_user_kernel_localize)
+
+
+def _user_kernel_localize(params, ins, outs):
+    from functrans.core.avals import ShapedArray
+    return dict(params, out_avals=tuple(ShapedArray(s, a.dtype)
+                                        for s, a in zip(outs, params["out_avals"])))
+
+
 RULES = {
+    "numba_call": user_kernel,
     "dot_general": dot_general,
     "transpose": transpose,
     "broadcast_in_dim": broadcast_in_dim,
