@@ -381,7 +381,31 @@ def _convert_impl(x, *, new_dtype, weak_type):
             return [x != 0]
         if dtypes.kind(x.dtype) == "c" and dtypes.kind(np.dtype(new_dtype)) != "c":
             x = x.real  # complex -> real keeps the real part (NumPy warns, JAX does not)
+        if dtypes.kind(x.dtype) == "f" and dtypes.kind(np.dtype(new_dtype)) in "iu":
+            return [float_to_int(x, np.dtype(new_dtype))]
         return [x.astype(new_dtype)]
+
+
+def float_to_int(x, dtype):
+    """Floats to the integer ``dtype`` as XLA converts them: truncated toward zero, NaN to 0,
+    values beyond the dtype's range to its nearest bound (negative ones to 0 for unsigned
+    types). NumPy leaves those undefined: INT_MIN for all of them on x86, and int8/int16
+    wrap around.
+
+    >>> float_to_int(np.array([np.nan, np.inf, -1e20, 2.7, -2.7]), np.dtype("int32")).tolist()
+    [0, 2147483647, -2147483648, 2, -2]
+    """
+    info = np.iinfo(dtype)
+    # Compared in float64, which holds every narrower float exactly. lo (the minimum) and hi
+    # (one past the maximum) are 0 or powers of two, exact too; everything in [lo, hi)
+    # truncates to a value in range.
+    lo, hi = float(info.min), float(info.max) + 1.0
+    if x.size == 0 or lo <= float(x.min()) and float(x.max()) < hi:  # NaN fails both
+        return x.astype(dtype)
+    xf = x.astype(np.float64)
+    big, small = xf >= hi, xf <= lo
+    inside = np.where(big | small | np.isnan(xf), 0.0, xf).astype(dtype)
+    return np.where(big, info.max, np.where(small, info.min, inside)).astype(dtype)
 
 
 convert_element_type_p = Primitive(

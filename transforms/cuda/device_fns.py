@@ -132,8 +132,28 @@ def select(which, on_true, on_false):
     return on_true if which else on_false  # the CPU's branch-free intrinsic, as a device fn
 
 
+def _float_to_int(name):
+    """``rt.to_<name>``: a float to that integer type as the CPU's intrinsic converts it
+    (truncated toward zero, NaN to 0, out of range to the nearest bound)."""
+    info, ctor = np.iinfo(name), getattr(np, name)
+    lo, hi = float(info.min), float(info.max) + 1.0  # 0 or powers of two: exact
+    zero, low, top = ctor(0), ctor(info.min), ctor(info.max)
+
+    def to_int(x):
+        if x != x:
+            return zero
+        if x >= hi:
+            return top
+        if x <= lo:
+            return low
+        return ctor(x)
+    to_int.__name__ = f"to_{name}"
+    return to_int
+
+
 rt = _module("rt", _SHARED + [round_away, fma, select] + [
-    getattr(_cpu_runtime, name).py_func for name in ("clog1p", "cexpm1", "csign")])
+    getattr(_cpu_runtime, name).py_func for name in ("clog1p", "cexpm1", "csign")] + [
+    _float_to_int(f"{sign}int{bits}") for sign in ("", "u") for bits in (8, 16, 32, 64)])
 rt.logistic = fm.logistic
 
 

@@ -362,6 +362,40 @@ def col2im2(g, out, in_shape, out_shape, lo, ksize):
                             of[dst + i] += gf[src + i]
 
 
+def _float_to_int(dtype):
+    """An intrinsic ``to_<dtype>(x)``: a float converted to the integer ``dtype`` as XLA
+    converts, truncated toward zero, NaN to 0, values out of range to the nearest bound
+    (Numba's ``np.int32(x)`` is LLVM's ``fptosi``: poison there, INT_MIN in practice). The
+    native generator's ``cast`` emits the same selects, which vectorize with the conversion
+    (LLVM's ``fptosi.sat`` means the same but is scalarized on x86)."""
+    d = np.dtype(dtype)
+    bits, info = 8 * d.itemsize, np.iinfo(d)
+    lo, hi = float(info.min), float(info.max) + 1.0  # 0 or powers of two: exact
+    top = info.max if d.kind == "i" else -1  # all ones: LLVM writes integers signed
+
+    def typer(typingctx, x):
+        if not isinstance(x, types.Float):
+            return None
+
+        def codegen(context, builder, signature, args):
+            v, ity = args[0], llvm_ir.IntType(bits)
+            if isinstance(v.type, llvm_ir.HalfType):  # the bounds are beyond half's range
+                v = builder.fpext(v, llvm_ir.FloatType())
+            raw = (builder.fptosi if d.kind == "i" else builder.fptoui)(v, ity)
+            r = builder.select(builder.fcmp_ordered("<=", v, v.type(lo)), ity(info.min), raw)
+            r = builder.select(builder.fcmp_ordered(">=", v, v.type(hi)), ity(top), r)
+            return builder.select(builder.fcmp_unordered("uno", v, v), ity(0), r)
+
+        return numba.from_dtype(d)(x), codegen
+
+    typer.__name__ = f"to_{d.name}"
+    return intrinsic(typer)
+
+
+to_int8, to_int16, to_int32, to_int64 = (_float_to_int(f"int{b}") for b in (8, 16, 32, 64))
+to_uint8, to_uint16, to_uint32, to_uint64 = (_float_to_int(f"uint{b}") for b in (8, 16, 32, 64))
+
+
 @intrinsic
 def select(typingctx, which, on_true, on_false):
     """``on_true if which else on_false`` as one LLVM ``select``: no branch, so no basic

@@ -266,12 +266,13 @@ def _select_n(ctx, a, i, o):
 
 
 def _convert(ctx, a, i, o, *, new_dtype, weak_type):
-    src = i[0].dtype
-    if np.dtype(new_dtype) == np.bool_:
+    src, dst = i[0].dtype, np.dtype(new_dtype)
+    if dst == np.bool_:
         return f"({a[0]} != {ctx.const(0, src)})"
-    if src.kind == "c" and np.dtype(new_dtype).kind != "c":
-        return f"({a[0]}).real"  # complex -> real keeps the real part
-    return a[0]  # the emitter's cast does the conversion
+    x = f"({a[0]}).real" if src.kind == "c" and dst.kind != "c" else a[0]  # the real part
+    if src.kind in "fc" and dst.kind in "iu":
+        return f"rt.to_{dst.name}({x})"  # NaN to 0, saturated (Numba's cast: poison)
+    return x  # the emitter's cast does the conversion
 
 
 scalar_rules["select_n"] = _select_n
@@ -300,4 +301,6 @@ def result_typed(name, in_avals, out_aval) -> bool:
         return d.kind == "f" and all(a.dtype == d for a in in_avals)
     if name == "select_n":
         return all(a.dtype == d for a in in_avals[1:])
+    if name == "convert_element_type":  # floats to integers: rt.to_<dtype>
+        return d.kind in "iu" and in_avals[0].dtype.kind in "fc"
     return False
