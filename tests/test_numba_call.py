@@ -718,3 +718,31 @@ def test_a_sharding_rule_that_does_not_fit_the_call_is_refused():
     with pytest.raises(ValueError, match="operands -> results"):
         ft.numba_call(_rowdot, ft.ShapeDtypeStruct((3,), "float64"), np.ones((3, 2)),
                       np.ones(2), sharding_rule="i j, j")
+
+
+# ---- jit's Numba code generator (and runs the native one leaves to it) ---------------------
+def _running_sum(x, out):
+    acc = 0.0
+    for i in range(x.shape[0]):
+        acc += x[i]
+        out[i] = acc
+
+
+def _scaled_total(x, out, scale):
+    for i in range(x.shape[0]):
+        out[()] += x[i] * scale
+
+
+def test_kernels_under_the_numba_code_generator():
+    x = np.arange(5.0)
+    with ft.config.override(jit_codegen="numba"):
+        f = ft.jit(lambda v: ft.numba_call(_running_sum, ft.ShapeDtypeStruct(v.shape, v.dtype),
+                                           v) * 2.0)
+        np.testing.assert_array_equal(np.asarray(f(x)), np.cumsum(x) * 2.0)
+        g = ft.jit(ft.vmap(lambda v: ft.numba_call(
+            _running_sum, ft.ShapeDtypeStruct(v.shape, v.dtype), v, vmap_method="sequential")))
+        rows = np.arange(12.0).reshape(3, 4)
+        np.testing.assert_array_equal(np.asarray(g(rows)), np.cumsum(rows, axis=1))
+        h = ft.jit(lambda s: ft.numba_call(_scaled_total, ft.ShapeDtypeStruct((), s.dtype),
+                                           fnp.stack([s, s + 1.0]), scale=3.0))
+        assert float(h(np.float64(2.0))) == 15.0  # (2 + 3) * 3, exact

@@ -190,6 +190,11 @@ class KernelCode:
             return
         self._eager_callable(in_avals, out_avals, where)
 
+    def eager_callable(self, in_avals, out_avals):
+        """The compiled eager form for these types (a Numba dispatcher taking operands then
+        results; generated Numba code calls it too)."""
+        return self._eager_callable(in_avals, out_avals)
+
     def _eager_callable(self, in_avals, out_avals, where=None):
         sig = self._signature(in_avals, out_avals)
         fn = self._eager.get(sig)

@@ -469,6 +469,49 @@ def _bitcast(em, eqn):
         em.line(f"{em.name(out)} = {em.atom(x)}.view({dt})")
 
 
+def _numba_call(em, eqn):
+    """A user's kernel in a Numba-generated kernel: its eager compiled form, found by key
+    (``user_functions``), called on arrays allocated here (zeroed unless the call opts out);
+    sequential-vmap loops as Python loops over the batched operands' rows."""
+    from . import user_functions
+    code, loops, looped = eqn.params["kernel"], eqn.params["loops"], eqn.params["looped"]
+    if code.launch is not None:
+        raise LoweringError(f"kernel '{code.name}' is a CUDA kernel: it runs in "
+                            "jit(..., backend='cuda') programs")
+    nl = len(loops)
+    inner = [x.aval.shape[sum(lv):] for x, lv in zip(eqn.inputs, looped)]
+    if nl and (any(not s for s in inner) or any(not o.aval.shape[nl:] for o in eqn.outputs)):
+        raise LoweringError(f"jit's Numba code generator cannot loop kernel '{code.name}' over "
+                            "0-d elements (the native one does)")
+    from functrans.core.avals import ShapedArray
+    fn = code.eager_callable([ShapedArray(s, x.aval.dtype) for s, x in zip(inner, eqn.inputs)],
+                             [ShapedArray(o.aval.shape[nl:], o.aval.dtype)
+                              for o in eqn.outputs])
+    sig = tuple((np.dtype(v.aval.dtype).str, v.aval.ndim) for v in eqn.inputs + eqn.outputs)
+    key = user_functions.register(fn, "nc_" + user_functions.fingerprint(
+        (code.key, repr(code.params), str(code.boundscheck), repr(sig), nl)))
+    name = "_nc_" + key
+    line = f"{name} = user_function({key!r})"
+    if line not in em.const_lines:
+        em.const_lines.append(line)
+    alloc = "np.zeros" if code.zero_outputs else "np.empty"
+    ins = [em.atom(x) if x.aval.shape else f"np.asarray({em.atom(x)})" for x in eqn.inputs]
+    outs = [em.name(o) for o in eqn.outputs]
+    for o, n in zip(eqn.outputs, outs):
+        em.line(f"{n} = {alloc}({_shape_tuple(o.aval.shape)}, np.{np.dtype(o.aval.dtype).name})")
+    idx = [f"q{k}" for k in range(nl)]
+    for k, n in enumerate(loops):
+        em.line("    " * k + f"for {idx[k]} in range({n}):")
+    pad = "    " * nl
+
+    def sub(a, lv):
+        carried = [i for i, on in zip(idx, lv) if on]
+        return f"{a}[{', '.join(carried)}]" if carried else a
+    args = [sub(a, lv) for a, lv in zip(ins, looped)] + \
+        [sub(o, (True,) * nl) for o in outs]
+    em.line(f"{pad}{name}({', '.join(args)})")
+
+
 def _unsupported(reason):
     def rule(em, eqn):
         where = f" (from {eqn.source})" if eqn.source else ""
@@ -480,7 +523,7 @@ op_rules.update({
     "reshape": _reshape, "squeeze": _reshape, "concatenate": _concatenate, "pad": _pad,
     "dynamic_slice": _dynamic_slice, "dynamic_update_slice": _dynamic_update_slice,
     "gather": _gather, "dot_general": _dot_general, "sort": _sort,
-    "bitcast_convert_type": _bitcast,
+    "bitcast_convert_type": _bitcast, "numba_call": _numba_call,
     "cholesky": _cholesky, "triangular_solve": _triangular_solve, "lu": _lu,
     "scatter": _scatter(lambda c, v, fl, dt: v),
     "scatter-add": _scatter(lambda c, v, fl, dt: f"{c} | {v}" if dt == np.bool_ else f"{c} + {v}"),
