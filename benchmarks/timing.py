@@ -77,6 +77,8 @@ def median_time(fn, *, repeat=15, number=None, warmup=2, min_time=0.2):
 def fmt(seconds: float) -> str:
     if seconds is None:
         return "-"
+    if abs(seconds) < 1e-6:
+        return f"{seconds * 1e9:.1f} ns"
     if seconds < 1e-3:
         return f"{seconds * 1e6:.1f} us"
     if seconds < 1:
@@ -86,17 +88,27 @@ def fmt(seconds: float) -> str:
 
 def table(title: str, rows: list[tuple[str, float | None]], baseline: str) -> str:
     """Rows of (label, seconds); ratios are relative to the ``baseline`` row. In the JAX peer
-    process the JAX rows are recorded for the parent; in the parent they are added here."""
+    process the JAX rows are recorded for the parent; in the parent they are added here.
+    A row's seconds may be a pair (median, 90th percentile): then a p90 column is added."""
     if _in_peer():
         _peer_rows[title] = [(label, t) for label, t in rows if label.startswith("jax")]
     else:
         rows = list(rows) + _peer_rows.get(title, [])
-    base = dict(rows)[baseline]
+    pairs = {label: tuple(t) if isinstance(t, (tuple, list)) else (t, None)
+             for label, t in rows}
+    base, base90 = pairs[baseline]
+    has90 = any(p90 is not None for _, p90 in pairs.values())
     width = max(len(r[0]) for r in rows)
-    lines = [f"\n{title}", f"  {'':{width}}  {'median':>10}  {'vs ' + baseline:>14}"]
-    for label, t in rows:
+    head = f"  {'':{width}}  {'median':>10}  {'vs ' + baseline:>14}"
+    lines = [f"\n{title}", head + (f"  {'p90':>10}  {'p90 ratio':>10}" if has90 else "")]
+    for label, _ in rows:
+        t, p90 = pairs[label]
         ratio = "-" if t is None or not base else f"{t / base:.2f}x"
-        lines.append(f"  {label:{width}}  {fmt(t):>10}  {ratio:>14}")
+        line = f"  {label:{width}}  {fmt(t):>10}  {ratio:>14}"
+        if has90:
+            ratio90 = "-" if p90 is None or not base90 else f"{p90 / base90:.2f}x"
+            line += f"  {fmt(p90):>10}  {ratio90:>10}"
+        lines.append(line)
     return "\n".join(lines)
 
 
@@ -119,12 +131,17 @@ def run(module) -> str:
     """``module.check_and_time()`` with JAX rows timed in a child process when JAX is
     installed."""
     _peer_rows.clear()
-    if importlib.util.find_spec("jax") is not None:
+    # FUNCTRANS_BENCH_JAX_PYTHON names a Python with JAX (and NumPy and Numba) in another
+    # environment; functrans is then imported from this checkout's source.
+    python = os.environ.get("FUNCTRANS_BENCH_JAX_PYTHON") or (
+        sys.executable if importlib.util.find_spec("jax") is not None else None)
+    if python is not None:
         here = os.path.dirname(os.path.abspath(__file__))
-        code = (f"import sys, json; sys.path.insert(0, {here!r}); import timing, "
+        code = (f"import sys, json; sys.path.insert(0, {here!r}); "
+                f"sys.path.append({os.path.dirname(here)!r}); import timing, "
                 f"{module.__name__} as m; m.check_and_time(); "
                 f"print({_PEER_MARK!r} + json.dumps(timing._peer_rows))")
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+        done = subprocess.run([python, "-c", code], capture_output=True, text=True,
                               env={**os.environ, _PEER_ENV: "1"}, timeout=3600)
         if done.returncode != 0:
             raise RuntimeError(f"the JAX process of {module.__name__} failed:\n"
