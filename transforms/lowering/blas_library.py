@@ -33,7 +33,7 @@ import sys
 import numpy as np
 from llvmlite import binding as llvm
 
-from .cache_dir import cache_dir
+from .cache_dir import cache_dir, warn_unwritable, write_atomically
 
 _AVX512_CORES = {"skylakex", "cooperlake", "sapphirerapids"}
 _SKYLAKEX_FLAGS = {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}
@@ -145,16 +145,19 @@ def _private_core(lib) -> str | None:
 def _private_copy(lib, core):
     """A second copy of ``lib``'s file, loaded privately with ``core``'s kernels (None when
     that fails or the library does not take the core)."""
-    try:  # no writable cache: NumPy's copy it is
+    try:  # no cache directory: NumPy's copy it is
         st = os.stat(lib.path)
-        copy = os.path.join(cache_dir(), f"{st.st_size}-{st.st_mtime_ns}-"
-                                         f"{os.path.basename(lib.path)}")
-        if not os.path.exists(copy) or os.path.getsize(copy) != st.st_size:
-            tmp = f"{copy}.{os.getpid()}.tmp"
-            shutil.copyfile(lib.path, tmp)
-            os.replace(tmp, copy)
+        directory = cache_dir()
     except OSError:
         return None
+    copy = os.path.join(directory, f"{st.st_size}-{st.st_mtime_ns}-{os.path.basename(lib.path)}")
+    if not os.path.exists(copy) or os.path.getsize(copy) != st.st_size:
+        try:  # a full disk: NumPy's copy, and no partial copy left behind
+            with open(lib.path, "rb") as src:
+                write_atomically(copy, lambda f: shutil.copyfileobj(src, f))
+        except OSError as e:
+            warn_unwritable(directory, e)
+            return None
     # Both are read once, while the library loads. A kernel often runs parallel loops right
     # after a product; OpenBLAS's threads, which by default spin for 2^28 cycles (~0.1 s)
     # once their work is done, would take the cores from those loops (conv + bias + relu ran

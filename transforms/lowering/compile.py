@@ -15,7 +15,6 @@ import importlib.util
 import os
 import re
 import sys
-import tempfile
 import threading
 import warnings
 
@@ -30,7 +29,7 @@ from . import control  # noqa: F401  (registers the control-flow lowering)
 from . import fft  # noqa: F401  (registers the fft lowering)
 from . import window_ops  # noqa: F401  (registers convolution and pooling)
 from . import fastmath
-from .cache_dir import cache_dir, private_dir
+from .cache_dir import cache_dir, private_dir, warn_unwritable, write_atomically
 from .emit import LoweringError, emit_kernel
 
 _HEADER = """\
@@ -95,10 +94,7 @@ def _write_module(path: str, text: str) -> None:
                 return
     except (OSError, UnicodeDecodeError):
         pass
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)  # atomic: readers never see a half-written module
+    write_atomically(path, lambda f: f.write(text.encode("utf-8")))
 
 
 def load_kernel(consts: str, kernel_source: str, parallel: bool):
@@ -109,9 +105,14 @@ def load_kernel(consts: str, kernel_source: str, parallel: bool):
         if k is not None:
             return k, text
         try:
-            path = os.path.join(cache_dir(), f"ft_{digest}.py")
+            directory = cache_dir()
+        except OSError:  # no cache directory: this process's own
+            directory = private_dir()
+        path = os.path.join(directory, f"ft_{digest}.py")
+        try:
             _write_module(path, text)
-        except OSError:
+        except OSError as e:  # a full disk, say: the module must exist somewhere to load
+            warn_unwritable(directory, e)
             path = os.path.join(private_dir(), f"ft_{digest}.py")
             _write_module(path, text)
         name = f"functrans_kernel_{digest}"

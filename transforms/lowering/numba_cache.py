@@ -6,7 +6,10 @@ and data files it unpickles when a process first needs them. A truncated or flip
 makes that unpickling (or rebuilding the object code) raise, and the process dies inside
 Numba. :func:`install` wraps Numba's cache loader so that, for functions defined by
 functrans (its package or its kernel cache directory), such an entry is deleted with a
-warning and compiled again; other code's caches are left to Numba's own behaviour.
+warning and compiled again; other code's caches are left to Numba's own behaviour. Saving
+such a function's entry can fail too (a full disk): Numba then raises out of the compile,
+although the code is built; the process goes on without the entry, with a
+:class:`CacheWarning` (once; Numba removes its temporary file itself).
 
     >>> install()   # idempotent
 """
@@ -18,13 +21,11 @@ import warnings
 
 from numba.core import caching
 
+from .cache_dir import CacheWarning, warn_unwritable
+
 __all__ = ["install", "CacheWarning"]
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-class CacheWarning(RuntimeWarning):
-    """A compiled-code cache entry was unreadable or corrupt; it is compiled again."""
 
 
 def _ours(cache) -> bool:
@@ -57,10 +58,11 @@ def _discard(cache) -> None:
 
 
 def install() -> None:
-    """Make corrupt cache entries of functrans's functions a rebuild with a warning."""
+    """Make corrupt cache entries of functrans's functions a rebuild with a warning, and
+    failures to save them a warning."""
     if getattr(caching.Cache.load_overload, "_functrans_guard", False):
         return
-    original = caching.Cache.load_overload
+    original, original_save = caching.Cache.load_overload, caching.Cache.save_overload
 
     def load_overload(self, sig, target_context):
         try:
@@ -75,5 +77,14 @@ def install() -> None:
             _discard(self)
             return None
 
+    def save_overload(self, sig, data):
+        try:
+            original_save(self, sig, data)
+        except OSError as e:
+            if not _ours(self):
+                raise
+            warn_unwritable(getattr(self, "_cache_path", ""), e)
+
     load_overload._functrans_guard = True
     caching.Cache.load_overload = load_overload
+    caching.Cache.save_overload = save_overload

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import threading
 import warnings
 
@@ -27,7 +26,8 @@ import numba
 from numba.core import config as numba_config
 
 from functrans._version import __version__
-from functrans.transforms.lowering.cache_dir import cache_dir, private_dir
+from functrans.transforms.lowering.cache_dir import (cache_dir, private_dir,
+                                                     warn_unwritable, write_atomically)
 from functrans.transforms.lowering.numba_cache import CacheWarning
 
 from . import workers
@@ -165,16 +165,15 @@ def cached_object(symbol: str):
 
 def store_object(symbol: str, obj: bytes) -> None:
     """Write ``obj`` to the cache atomically (a reader never sees half a file; two processes
-    writing the same entry both succeed). Failures to write are ignored: the cache is an
-    optimization."""
+    writing the same entry both succeed). A failure to write (a full disk) leaves nothing
+    behind and warns once: the cache is an optimization."""
+    directory = None
     try:
         directory = _dir()
-        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(_MAGIC + hashlib.sha256(obj).digest() + obj)
-        os.replace(tmp, _path(symbol))
-    except OSError:
-        pass
+        write_atomically(_path(symbol),
+                         lambda f: f.write(_MAGIC + hashlib.sha256(obj).digest() + obj))
+    except OSError as e:
+        warn_unwritable(directory or e.filename, e)
 
 
 def symbol_for(prefix: str, text: str) -> str:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 import threading
 import warnings
 
@@ -29,6 +28,7 @@ import numpy as np
 from numba import types
 
 from functrans.transforms.lowering import fastmath
+from functrans.transforms.lowering.cache_dir import warn_unwritable, write_atomically
 from functrans.transforms.lowering.emit import const_text
 from functrans.transforms.lowering.scalar import dtype_ctor, result_typed, scalar_rules
 
@@ -179,14 +179,13 @@ def _read_cached(symbol):
 
 
 def _write_cached(symbol, body):
-    try:
+    text = _MAGIC + hashlib.sha256(body.encode()).hexdigest() + "\n" + body
+    directory = None
+    try:  # as engine.store_object: nothing left behind, a warning once
         directory = engine._dir()
-        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(_MAGIC + hashlib.sha256(body.encode()).hexdigest() + "\n" + body)
-        os.replace(tmp, _cache_path(symbol))
-    except OSError:
-        pass
+        write_atomically(_cache_path(symbol), lambda f: f.write(text.encode("utf-8")))
+    except OSError as e:
+        warn_unwritable(directory or e.filename, e)
 
 
 def scalar_function(name, in_avals, out_aval, params):
