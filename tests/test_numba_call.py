@@ -10,6 +10,8 @@ dispatchers and plain functions, kernels inside larger jitted programs (elementw
 shapes (zero-size included) and dtypes, ``pmap``/``shard_map``, errors for bad input, and
 the compile cache (one native form per kernel signature, shared by programs).
 """
+import os
+
 import numba
 import numpy as np
 import pytest
@@ -746,3 +748,25 @@ def test_kernels_under_the_numba_code_generator():
         h = ft.jit(lambda s: ft.numba_call(_scaled_total, ft.ShapeDtypeStruct((), s.dtype),
                                            fnp.stack([s, s + 1.0]), scale=3.0))
         assert float(h(np.float64(2.0))) == 15.0  # (2 + 3) * 3, exact
+
+
+def test_a_kernel_using_numbas_threading_layer_runs_from_the_disk_cache(tmp_path):
+    """get_num_threads is an entry point of Numba's thread pool, registered with LLVM when the
+    pool starts: a program loaded from the disk cache in a fresh process must start it first
+    (it called through an unresolved symbol and crashed)."""
+    import subprocess
+    import sys
+    script = tmp_path / "threads.py"
+    script.write_text(
+        "import numba, numpy as np, functrans as ft\n"
+        "@numba.njit\n"
+        "def k(x, out):\n"
+        "    for i in range(x.shape[0]):\n"
+        "        out[i] = x[i] + numba.get_num_threads()\n"
+        "f = ft.jit(lambda v: ft.numba_call(k, ft.ShapeDtypeStruct(v.shape, v.dtype), v))\n"
+        "print(float(f(np.zeros(3))[0]) == numba.get_num_threads())\n")
+    env = dict(os.environ, FUNCTRANS_CACHE_DIR=str(tmp_path / "cache"), FUNCTRANS_JIT_TIERED="0")
+    for _ in range(2):  # compiled, then loaded from the cache
+        r = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                           text=True, timeout=300)
+        assert r.returncode == 0 and r.stdout.strip() == "True", r.stderr[-2000:]

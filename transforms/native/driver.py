@@ -122,7 +122,10 @@ class Driver:
         with self._lock:
             if self.entry is not None:
                 return
-            if self.parallel:
+            # Users' kernels may call Numba's threading layer (get_num_threads, prange):
+            # its entry points are registered with LLVM when the pool starts, and code
+            # loaded from the disk cache would otherwise call through unresolved symbols.
+            if self.parallel or self.user_kernels:
                 parallel.ensure_threads()
             # Kernels and the driver compile together (on two cores when there are several);
             # the driver is loaded last: it calls the kernels by name.
@@ -252,9 +255,12 @@ def _ensure_all(units) -> list:
     this process, the disk cache, or compiled (the missing ones together)."""
     with _compile_lock:
         objs, missing = {}, []
+        local = set()  # units linking code valid in this process only: never on disk
         for symbol, text_fn, links, opt, unroll in units:
             if engine.address(symbol) is None and symbol not in objs:
-                obj = engine.cached_object(symbol)
+                if harvest.process_specific(links):
+                    local.add(symbol)
+                obj = None if symbol in local else engine.cached_object(symbol)
                 if obj is None:
                     missing.append((symbol, text_fn, links, opt, unroll))
                     objs[symbol] = None
@@ -264,7 +270,8 @@ def _ensure_all(units) -> list:
             jobs = [(text_fn(), _harvested(links), opt, unroll)
                     for _, text_fn, links, opt, unroll in missing]
             for (symbol, *_), obj in zip(missing, engine.compile_all(jobs)):
-                engine.store_object(symbol, obj)
+                if symbol not in local:
+                    engine.store_object(symbol, obj)
                 objs[symbol] = obj
         return [engine.address(symbol) or engine.load(symbol, objs[symbol])
                 for symbol, *_ in units]

@@ -32,7 +32,7 @@ from functrans.transforms.lowering.cache_dir import warn_unwritable, write_atomi
 from functrans.transforms.lowering.emit import const_text
 from functrans.transforms.lowering.scalar import dtype_ctor, result_typed, scalar_rules
 
-from . import engine
+from . import engine, vector_math
 from .ir import mem_type, reg_type
 
 __all__ = ["scalar_function", "compiled_function", "text", "arg_types", "ret_type"]
@@ -228,10 +228,44 @@ def text(symbol: str) -> str:
         body = _texts.get(symbol)
         if body is None:
             body = _read_cached(symbol)
+            if body is not None and _PROCESS_ADDRESS in body:
+                body = None  # written before such code was kept out of the cache
             if body is None:
                 pending = _pending[symbol]
                 mangled, raw = pending() if callable(pending) else _compile(*pending)
                 body = _localize(raw, mangled, symbol)
-                _write_cached(symbol, body)
+                if _PROCESS_ADDRESS in body:
+                    _volatile.add(symbol)
+                else:
+                    _write_cached(symbol, body)
+            if user_code(symbol):
+                body = vector_math.with_vector_variants(body)
             _texts[symbol] = body
         return body
+
+
+# Numba bakes the addresses of some C functions it loads at run time (its threading layer's
+# get_num_threads, ...) into the IR as constants: such code is right in this process only,
+# and neither it nor object code linking it may be cached on disk (another process crashed
+# calling through the stale address).
+_PROCESS_ADDRESS = "@numba.dynamic.globals."
+_volatile: set = set()
+
+
+def user_code(symbol) -> bool:
+    """Whether ``symbol`` holds users' code (a kernel, or a rule calling a scalar kernel),
+    whose math calls Numba left scalar (functrans's own rules choose their routes)."""
+    pending = _pending.get(symbol)
+    return callable(pending) or "user_function(" in (pending[0] if pending else "")
+
+
+def process_specific(links) -> bool:
+    """Whether code linking harvested functions ``links`` holds addresses valid only in this
+    process (then it is compiled in each process, never cached on disk). Only users' code
+    can: functrans's own rules are checked when written."""
+    for sym in links:
+        if user_code(sym):
+            text(sym)
+            if sym in _volatile:
+                return True
+    return False
