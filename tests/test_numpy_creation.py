@@ -207,8 +207,25 @@ CASES = {
     "fill_diagonal": _fill_diagonal(), "asanyarray": _as(), "ascontiguousarray": _as(),
     "asarray_chkfinite": _as(),
 }
+def _np_as(a, dtype=None, base=np.asarray):
+    """NumPy's ``base`` (asarray, ascontiguousarray...), except float -> integer conversions, which follow JAX (as functrans):
+    NaN -> 0, out-of-range values saturate (NumPy's result there is undefined: INT_MIN on
+    x86-64); test_conversions.py tests that rule for every dtype pair."""
+    a = base(a)
+    if dtype is None or np.dtype(dtype).kind not in "iu" or a.dtype.kind != "f":
+        return base(a, dtype)
+    info = np.iinfo(dtype)
+    v = a.astype(np.float64)
+    whole = np.trunc(np.where(np.isfinite(v), v, 0.0))
+    out = np.where(np.isnan(v), 0, np.where(v >= info.max, info.max,
+                                            np.where(v <= info.min, info.min, whole)))
+    return np.array([int(x) for x in out.ravel()], dtype=object).reshape(v.shape).astype(dtype)
+
+
 ORACLES = {"empty": _zeros_like_empty(np.empty), "empty_like": _zeros_like_empty(np.empty_like),
-           "fill_diagonal": _np_fill_diagonal}
+           "fill_diagonal": _np_fill_diagonal, "asanyarray": _np_as,
+           "ascontiguousarray": lambda a, dtype=None: _np_as(a, dtype, np.ascontiguousarray),
+           "asarray_chkfinite": _np_as}
 WRAPPERS = {"fill_diagonal": lambda a, v, **k: fnp.fill_diagonal(a, v, inplace=False, **k)}
 
 
