@@ -214,16 +214,18 @@ def _group_tables(groups, n):
 def _grouped_all_to_all(v, axis_name, split, concat, groups, tiled):
     # all_to_all_p exchanges over the whole axis; within groups, each member gathers every
     # member's value and keeps its own chunk of its group's values (all_gather and
-    # axis_index have every rule, so this transforms like the primitive would).
+    # axis_index have every rule, so this transforms like the primitive would). The group's
+    # rows are read with gather_p itself (lax is below functrans.numpy's take); the member
+    # indices are in range, so no wrapping of negative indices is needed.
     from ..core.array import Array
-    from ..numpy.indexing import take
     from . import ops
     members, rank = _group_tables(groups, _axis_size(_names(axis_name)))
     g = members.shape[1]
     me = axis_index(axis_name)
     row = ops.dynamic_index_in_dim(Array(members), me, 0, keepdims=False)
     my_rank = ops.dynamic_index_in_dim(Array(rank), me, 0, keepdims=False)
-    mine = take(all_gather(v, axis_name), row, axis=0)  # (g,) + v's shape: my group's values
+    mine = P.gather_p.bind1(all_gather(v, axis_name), row, axes=(0,), mode="fill",
+                            fill_value=None)  # (g,) + v's shape: my group's values
     if tiled:
         chunk = get_aval(v).shape[split] // g
         pieces = ops.dynamic_slice_in_dim(mine, ops.mul(my_rank, np.int32(chunk)), chunk,
