@@ -1,5 +1,7 @@
-"""Users' Numba functions inside compiled programs: what their compiled forms depend on,
-where generated code finds them, and what Numba-compiled code needs when it is loaded.
+"""Users' code inside compiled programs (their Numba kernels): what its compiled forms depend
+on, where generated code finds it, the error for a kernel that raised, and the hooks through
+which a backend runs kernels it owns (CUDA kernels: ``transforms/cuda/user_kernels.py``
+installs them), so that primitives, which know no backend, can call them.
 
 A user's kernel is Python code, so the name of its compiled form (in memory and in the
 on-disk caches) must change when its code does: :func:`fingerprint` hashes the function's
@@ -22,7 +24,7 @@ import types
 
 import numpy as np
 
-__all__ = ["fingerprint", "register", "lookup", "ensure_numba_runtime"]
+__all__ = ["fingerprint", "register", "lookup", "kernel_failure", "device_kernels"]
 
 _lock = threading.Lock()
 _registry: dict = {}  # key -> function
@@ -124,17 +126,24 @@ def lookup(key: str):
                           "process (generated code outlived the kernel it calls)") from None
 
 
-_runtime_ready = False
+def kernel_failure(name: str, err: BaseException, source=None):
+    """The error for a kernel ``name`` that raised ``err`` (as a failing ``pure_callback``: a
+    runtime error carrying the kernel's exception, the original chained by the caller)."""
+    import traceback
+
+    from .errors import JaxRuntimeError
+    where = f" (called from {source})" if source else ""
+    return JaxRuntimeError(f"numba_call: the kernel {name} raised {type(err).__name__}: "
+                           f"{err}{where}\n" + "".join(traceback.format_exception_only(err)))
 
 
-def ensure_numba_runtime() -> None:
-    """Register the symbols Numba-compiled code calls (its runtime's allocation and reference
-    counting, its helper library) with LLVM, so that such code loaded from the disk cache
-    links in a process that has not compiled anything with Numba yet."""
-    global _runtime_ready
-    if _runtime_ready:
-        return
-    from numba.core.registry import cpu_target
-    from numba.core.runtime import rtsys
-    rtsys.initialize(cpu_target.target_context)
-    _runtime_ready = True
+class DeviceKernels:
+    """How a device backend checks and runs kernels of its own (``numba.cuda.jit``): filled by
+    the backend when it is imported; empty, such kernels are refused."""
+
+    checked_launch = None  # (fn, launch, name) -> launch, or None for a CPU kernel
+    check_call = None  # (code, in_avals, out_avals, loops, looped) -> None, raises if wrong
+    run_eagerly = None  # (args, code, out_avals, loops, looped) -> result arrays
+
+
+device_kernels = DeviceKernels()

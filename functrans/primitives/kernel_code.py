@@ -34,7 +34,7 @@ import numpy as np
 from numba import types
 from numba.extending import intrinsic
 
-from functrans.transforms.lowering import user_functions
+from functrans.core import user_code as user_functions
 
 __all__ = ["KernelCode", "KernelTypingError", "numba_array_type"]
 
@@ -89,6 +89,17 @@ def _check_signature(fn):
                         "results (def kernel(x, out, nbins): ...)")
 
 
+def _checked_launch(fn, launch, name):
+    """``launch`` checked by the device backend that runs ``fn`` (None for a CPU kernel)."""
+    check = user_functions.device_kernels.checked_launch
+    if check is not None:
+        return check(fn, launch, name)
+    if launch is not None:
+        raise TypeError(f"numba_call: launch= is for CUDA kernels (numba.cuda.jit), and "
+                        f"functrans's cuda backend is not loaded (kernel '{name}')")
+    return None
+
+
 def _cacheable(fn) -> bool:
     import inspect
     try:
@@ -118,8 +129,7 @@ class KernelCode:
         self.boundscheck = bool(boundscheck)
         # A CUDA kernel's launch configuration: (blocks, threads) or a function of the
         # operands' shapes returning it (transforms/cuda/user_kernels.py runs such kernels).
-        from functrans.transforms.cuda.user_kernels import checked_launch
-        self.launch = launch = checked_launch(fn, launch, self.name)
+        self.launch = launch = _checked_launch(fn, launch, self.name)
         # How partitioned jit may split the call ("i j, j -> i"; None: replicated).
         self.sharding_rule = sharding_rule
         self.key = user_functions.fingerprint(fn)

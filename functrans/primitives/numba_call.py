@@ -25,12 +25,11 @@ its leading dimensions), ``batched_kernel`` (the user's batched form, or None).
 from __future__ import annotations
 
 import itertools
-import traceback
 
 import numpy as np
 
 from ..core.avals import ShapedArray
-from ..core.errors import JaxRuntimeError
+from ..core import user_code
 from ..core.trace import Primitive, get_aval
 from ..transforms import ops
 from ..transforms.autodiff.jvp import Zero, is_zero, jvp_rules
@@ -43,13 +42,9 @@ __all__ = ["numba_call_p", "VMAP_METHODS", "KernelCode", "KernelTypingError",
 VMAP_METHODS = ("sequential", "expand_dims", "broadcast_all")
 
 
-def kernel_failure(kernel, err, source=None) -> JaxRuntimeError:
-    """The error for a kernel that raised ``err`` (as a failing ``pure_callback``: a
-    runtime error carrying the kernel's traceback, the original chained)."""
-    where = f" (called from {source})" if source else ""
-    return JaxRuntimeError(f"numba_call: the kernel {kernel.name} raised "
-                           f"{type(err).__name__}: {err}{where}\n"
-                           + "".join(traceback.format_exception_only(err)))
+def kernel_failure(kernel, err, source=None):
+    """The error for a kernel that raised ``err`` (``core/user_code.py``)."""
+    return user_code.kernel_failure(kernel.name, err, source)
 
 
 def _operand_avals(in_avals, looped):
@@ -71,8 +66,7 @@ def _c_array(a):
 
 def _impl(*args, kernel, out_avals, vmap_method, loops, looped, batched_kernel):
     if kernel.launch is not None:  # a numba.cuda.jit kernel: launched on the device
-        from ..transforms.cuda.user_kernels import run_eagerly
-        return run_eagerly(args, kernel, out_avals, loops, looped)
+        return user_code.device_kernels.run_eagerly(args, kernel, out_avals, loops, looped)
     outs = [(np.zeros if kernel.zero_outputs else np.empty)(a.shape, a.dtype)
             for a in out_avals]
     ins = [_c_array(a) for a in args]
@@ -98,8 +92,7 @@ def _abstract_eval(*avals, kernel, out_avals, vmap_method, loops, looped, batche
             raise TypeError(f"numba_call ({kernel.name}): operand {a.str_short()} does not "
                             f"carry the loop dimensions {loops}")
     if kernel.launch is not None:  # a CUDA kernel's params and launch configuration
-        from ..transforms.cuda.user_kernels import check_call
-        check_call(kernel, avals, out_avals, loops, looped)
+        user_code.device_kernels.check_call(kernel, avals, out_avals, loops, looped)
     return [ShapedArray(a.shape, a.dtype) for a in out_avals]
 
 

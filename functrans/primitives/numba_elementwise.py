@@ -25,7 +25,7 @@ from ..core.avals import ShapedArray
 from ..core.trace import Primitive, get_aval
 from ..transforms import ops
 from ..transforms.autodiff.jvp import Zero, jvp_rules
-from ..transforms.lowering import user_functions
+from ..core import user_code as user_functions
 from .elementwise import elementwise_shape, mul_p
 
 __all__ = ["numba_vectorize_p", "ScalarCode", "ScalarKernelError"]

@@ -14,6 +14,8 @@ declared order, results zero-filled and kept on the device)::
 from __future__ import annotations
 
 from functrans.core.devices import Backend, Device, processes, register_backend
+
+from . import user_kernels  # noqa: F401  (installs the hooks numba_call runs CUDA kernels by)
 from functrans.core.memo import cache_on_jaxpr
 
 

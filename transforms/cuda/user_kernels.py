@@ -44,6 +44,8 @@ import threading
 
 import numpy as np
 
+from functrans.core.user_code import device_kernels, kernel_failure
+
 __all__ = ["is_cuda_kernel", "checked_launch", "normalize_launch", "check_call",
            "launch_config", "run", "run_eagerly", "refuse_on_cpu"]
 
@@ -201,14 +203,13 @@ def _view(buffer, shape, offset=0):
 
 
 def _launch(code, config, args):
-    from functrans.primitives.numba_call import kernel_failure
     blocks, threads = config
     if 0 in blocks:
         return
     try:
         code.fn[blocks, threads](*args)
     except Exception as e:  # the kernel's exception (simulator) or the driver's error
-        raise kernel_failure(code, e) from e
+        raise kernel_failure(code.name, e) from e
 
 
 def run(code, vals, in_avals, out_avals, loops=(), looped=None):
@@ -266,3 +267,9 @@ def run_eagerly(args, code, out_avals, loops, looped):
     vals = [E.to_device(a, aval) for a, aval in zip(args, avals)]
     outs = run(code, vals, avals, out_avals, loops, looped)
     return [E.to_host(o, a) for o, a in zip(outs, out_avals)]
+
+
+# numba_call (a primitive, which knows no backend) reaches CUDA kernels through these hooks.
+device_kernels.checked_launch = checked_launch
+device_kernels.check_call = check_call
+device_kernels.run_eagerly = run_eagerly

@@ -46,7 +46,7 @@ from functrans.transforms.lowering import fastmath as fm
 from functrans.transforms.lowering import fft as fftl
 from functrans.transforms.lowering import lapack
 from functrans.transforms.lowering import runtime as rt
-from functrans.transforms.lowering.user_functions import lookup as user_function
+from functrans.core.user_code import lookup as user_function
 """
 
 _lock = threading.RLock()

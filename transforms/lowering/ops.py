@@ -471,9 +471,9 @@ def _bitcast(em, eqn):
 
 def _numba_call(em, eqn):
     """A user's kernel in a Numba-generated kernel: its eager compiled form, found by key
-    (``user_functions``), called on arrays allocated here (zeroed unless the call opts out);
+    (``core/user_code.py``), called on arrays allocated here (zeroed unless the call opts out);
     sequential-vmap loops as Python loops over the batched operands' rows."""
-    from . import user_functions
+    from functrans.core import user_code as user_functions
     code, loops, looped = eqn.params["kernel"], eqn.params["loops"], eqn.params["looped"]
     if code.launch is not None:
         raise LoweringError(f"kernel '{code.name}' is a CUDA kernel: it runs in "

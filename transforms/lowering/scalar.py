@@ -82,7 +82,7 @@ scalar_rules["stop_gradient"] = lambda ctx, a, i, o: a[0]
 
 def _user_scalar(ctx, args, in_avals, out_aval, *, code):
     """A user's scalar kernel (``numba_vectorize``): a call of its Numba function, found by
-    key when the generated module is loaded (``user_functions.lookup``)."""
+    key when the generated module is loaded (``core.user_code.lookup``)."""
     name = "_uf_" + code.lookup_key
     line = f"{name} = user_function({code.lookup_key!r})"
     if line not in ctx.const_lines:

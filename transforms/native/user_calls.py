@@ -26,7 +26,6 @@ import numpy as np
 
 from functrans.core.avals import ShapedArray
 from functrans.core.ir import Literal
-from functrans.transforms.lowering import user_functions
 
 from . import harvest
 from .ir import const, mem_type, product
@@ -48,6 +47,22 @@ def _record_failure(status):
 
 
 llb.add_symbol(FAILED_SYMBOL, ctypes.cast(_record_failure, ctypes.c_void_p).value)
+
+
+_runtime_ready = False
+
+
+def ensure_numba_runtime() -> None:
+    """Register the symbols Numba-compiled code calls (its runtime's allocation and reference
+    counting, its helper library) with LLVM, so that such code loaded from the disk cache
+    links in a process that has not compiled anything with Numba yet."""
+    global _runtime_ready
+    if _runtime_ready:
+        return
+    from numba.core.registry import cpu_target
+    from numba.core.runtime import rtsys
+    rtsys.initialize(cpu_target.target_context)
+    _runtime_ready = True
 
 
 def calls_user_kernels(eqns) -> bool:
@@ -88,7 +103,7 @@ def numba_call_kernel(eqn) -> Kernel:
     inner_out = [ShapedArray(o.aval.shape[nl:], o.aval.dtype) for o in eqn.outputs]
     ident, compile_fn = code.native(inner_in, inner_out)
     symbol = harvest.compiled_function("ftu", ident, compile_fn)
-    user_functions.ensure_numba_runtime()  # the code may call Numba's runtime
+    ensure_numba_runtime()  # the code may call Numba's runtime
 
     k = Kernel([])
     # A prange kernel runs on Numba's thread pool: the driver starts it (and registers its
