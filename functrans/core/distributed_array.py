@@ -20,6 +20,7 @@ collects the whole. Reading the value in another way raises, as JAX does::
 from __future__ import annotations
 
 import math
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -130,4 +131,23 @@ def from_local_blocks(shape, dtype, weak_type, sharding, blocks: dict) -> Array:
     return DistributedArray(shape, dtype, weak_type, sharding, blocks)
 
 
-__all__ = ["DistributedArray", "from_local_blocks"]
+# apply(prim, args, params): an eager primitive application with some argument a
+# DistributedArray, run as a program partitioned over the arrays' mesh. That is a
+# transformation's work (transforms/partition/eager.py), which installs it when imported:
+# core knows no transformation.
+_apply_on_shards: Optional[Callable] = None
+
+
+def install_apply_on_shards(apply: Callable) -> None:
+    """Called once by ``transforms/partition/eager.py`` with how eager primitives run on
+    arrays spread over processes (``EvalTrace`` calls :func:`apply_on_shards`)."""
+    global _apply_on_shards
+    _apply_on_shards = apply
+
+
+def apply_on_shards(prim, args, params) -> list:
+    """``prim.bind(*args, **params)`` where some argument is a DistributedArray."""
+    return _apply_on_shards(prim, args, params)
+
+
+__all__ = ["DistributedArray", "apply_on_shards", "from_local_blocks"]

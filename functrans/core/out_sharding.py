@@ -38,7 +38,7 @@ def place(out, sharding, name: str):
         raise NotImplementedError(
             f"{name}(..., out_sharding={sharding!r}): functrans's traced values carry no "
             "sharding; place the result with device_put outside the traced function")
-    from functrans.placement import device_put
+    from .placement import device_put
     return device_put(out, sharding)
 
 

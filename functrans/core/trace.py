@@ -20,6 +20,7 @@ from . import dtypes
 from .array import Array
 from .avals import ShapedArray
 from .config import config
+from .distributed_array import apply_on_shards
 from .errors import ConcretizationTypeError, TracerArrayConversionError, UnexpectedTracerError
 from .ir import Jaxpr, source_info, walk_jaxprs
 
@@ -339,8 +340,7 @@ class EvalTrace(Trace):
             elif isinstance(x, Tracer):
                 raise UnexpectedTracerError(x)  # only tracers of finished traces get here
             elif getattr(type(x), "_spread", False):  # over processes: no value here
-                from functrans.transforms.partition.eager import apply_on_shards
-                return apply_on_shards(prim, args, params)
+                return apply_on_shards(prim, args, params)  # (transforms/partition)
             else:
                 aval = get_aval(x)
                 sig.append((aval.shape, aval.dtype, aval.weak_type))

@@ -17,7 +17,7 @@ called) or None (unspecified); a single one applies to all.
 from __future__ import annotations
 
 from functrans.core.mesh import PartitionSpec, Sharding, context_sharding
-from functrans.placement import device_put
+from functrans.core.placement import device_put
 from functrans._tree import broadcast_prefix, tree_flatten, tree_unflatten
 
 

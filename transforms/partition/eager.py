@@ -2,6 +2,9 @@
 partitioned over the arrays' mesh (as JAX dispatches eager operations as jitted ones), so a
 training loop's optimizer update outside ``jit`` works on every process's blocks.
 
+Core's eager evaluation meets such arrays but knows no transformation: this module installs
+:func:`apply_on_shards` into ``core.distributed_array`` when imported (the package does).
+
     >>> apply_on_shards  # doctest: +ELLIPSIS
     <function apply_on_shards at ...>
 """
@@ -9,6 +12,7 @@ from __future__ import annotations
 
 import threading
 
+from functrans.core import distributed_array
 from functrans.core.staging import trace_to_jaxpr
 from functrans.core.trace import get_aval
 
@@ -38,3 +42,6 @@ def apply_on_shards(prim, args, params) -> list:
                 _programs[key] = jaxpr
     sharded = mesh_and_specs(jaxpr, args)
     return partitioned(jaxpr, *sharded, prim.name)(*args)
+
+
+distributed_array.install_apply_on_shards(apply_on_shards)
