@@ -250,9 +250,9 @@ def select(pred, on_true, on_false):
     >>> lax.select(fnp.array([True, False]), fnp.ones(2), fnp.zeros(2))
     Array([1., 0.], dtype=float64)
     """
-    if getattr(on_true, "_is_key_array", False) or getattr(on_false, "_is_key_array", False):
-        from ..random._keys import where_keys  # typed PRNG keys, chosen by their data
-        return where_keys(pred, on_true, on_false)
+    for key in (on_true, on_false):
+        if getattr(key, "_is_key_array", False):  # typed PRNG keys, chosen by their data
+            return key._where(pred, on_true, on_false)  # (random._keys: above lax)
     return select_n(pred, on_false, on_true)
 
 

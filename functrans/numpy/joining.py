@@ -28,9 +28,9 @@ def concatenate(arrays, axis=0, dtype=None):
     >>> concatenate([fnp.zeros(2), fnp.ones(1)])
     Array([0., 0., 1.], dtype=float64)
     """
-    if any(getattr(a, "_is_key_array", False) for a in arrays):
-        from ..random._keys import concatenate_keys
-        return concatenate_keys(list(arrays), axis)
+    for key in arrays:
+        if getattr(key, "_is_key_array", False):  # typed PRNG keys (random._keys: above numpy)
+            return key._concatenate(list(arrays), axis)
     check_sequence_arraylike("concatenate", arrays)
     arrays = [asarray(a) for a in arrays]
     if not arrays:
@@ -70,9 +70,9 @@ def stack(arrays, axis=0, out=None, dtype=None):
     >>> stack([fnp.zeros(3), fnp.ones(3)]).shape
     (2, 3)
     """
-    if any(getattr(a, "_is_key_array", False) for a in arrays):
-        from ..random._keys import stack_keys
-        return stack_keys(list(arrays), axis)
+    for key in arrays:
+        if getattr(key, "_is_key_array", False):  # typed PRNG keys (random._keys: above numpy)
+            return key._stack(list(arrays), axis)
     check_sequence_arraylike("stack", arrays)
     arrays = [asarray(a) for a in arrays]
     if not arrays:

@@ -117,9 +117,9 @@ def array_equal(a1, a2, equal_nan=False):
     >>> array_equal(fnp.array([1, 2]), fnp.array([1.0, 2.0]))
     Array(True, dtype=bool)
     """
-    if getattr(a1, "_is_key_array", False) or getattr(a2, "_is_key_array", False):
-        from ..random._keys import keys_equal
-        return keys_equal(a1, a2)
+    for key in (a1, a2):
+        if getattr(key, "_is_key_array", False):  # typed PRNG keys (random._keys: above numpy)
+            return key._array_equal(a1, a2)
     a1, a2 = asarray(a1), asarray(a2)
     if get_aval(a1).shape != get_aval(a2).shape:
         return asarray(False)

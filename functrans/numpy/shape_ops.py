@@ -518,9 +518,9 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     >>> where(fnp.array([True, False]), 1.0, 0.0)
     Array([1., 0.], dtype=float64, weak_type=True)
     """
-    if getattr(x, "_is_key_array", False) or getattr(y, "_is_key_array", False):
-        from ..random._keys import where_keys
-        return where_keys(condition, x, y)
+    for key in (x, y):
+        if getattr(key, "_is_key_array", False):  # typed PRNG keys (random._keys: above numpy)
+            return key._where(condition, x, y)
     check_arraylike("where", condition, x, y, allow_none=True)
     if x is None and y is None:
         from .sorting import nonzero

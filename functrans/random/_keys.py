@@ -37,7 +37,11 @@ class KeyArray:
     __slots__ = ("_data",)
     __array_priority__ = 101
     dtype = THREEFRY_KEY
-    _is_key_array = True  # (how functrans.numpy recognizes keys without importing this)
+    # How functrans.lax and functrans.numpy recognize keys without importing this module
+    # (they are below random): a value with ``_is_key_array`` set is handled by its own
+    # type's methods below (``_where``, ``_stack``, ``_concatenate``, ``_array_equal``), as
+    # ``astype`` is, so the lower layers dispatch to the key functions instead of naming them.
+    _is_key_array = True
 
     def __init__(self, data):
         # No validation: transformations rebuild nodes around placeholders (axis specs,
@@ -150,6 +154,9 @@ class KeyArray:
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _op_error
     __truediv__ = __rtruediv__ = __neg__ = __lt__ = __le__ = __gt__ = __ge__ = _op_error
 
+    # The lower layers' entry points (see ``_is_key_array``), filled in below.
+    _where = _stack = _concatenate = _array_equal = None
+
 
 def _data_of(keys, name: str) -> list:
     if not all(isinstance(k, KeyArray) for k in keys):
@@ -223,6 +230,12 @@ def keys_equal(a, b):
 def _is_abstract(data) -> bool:
     return isinstance(data, Tracer) or not hasattr(data, "__array__")
 
+
+# functrans.numpy's where/stack/concatenate/array_equal and lax.select call these for keys.
+KeyArray._where = staticmethod(where_keys)
+KeyArray._stack = staticmethod(stack_keys)
+KeyArray._concatenate = staticmethod(concatenate_keys)
+KeyArray._array_equal = staticmethod(keys_equal)
 
 _pytree.register_pytree_node(KeyArray, lambda k: ((k._data,), None),
                              lambda _, children: KeyArray(children[0]),
