@@ -5,10 +5,18 @@ y``, so a NaN in either part is not propagated (NumPy's ``maximum`` propagates i
 
     >>> maximum(np.array([1 + 2j, np.nan]), np.array([1 + 3j, 1]))
     array([1.+3.j, 1.+0.j])
+
+The folds (reductions, running extrema) are Numba functions here, compiled on the first
+complex fold and cached: the primitives' impls call them, and jit's kernels call the scalar
+``cmax``/``cmin`` (as ``rt.cmax``, re-exported by ``transforms/lowering/runtime.py``), so eager
+and compiled code compare alike.
 """
 from __future__ import annotations
 
+import numba
 import numpy as np
+
+_jit = numba.njit(cache=True, error_model="numpy", nogil=True)
 
 
 def greater(x, y):
@@ -36,30 +44,59 @@ def identity(is_max: bool, dtype):
     return np.asarray(complex(-np.inf if is_max else np.inf, 0), dtype)[()]
 
 
+@_jit
+def cmax(x, y):
+    """The larger of two complex numbers in JAX's lexicographic order (real parts, then
+    imaginary parts): ``x`` if it compares greater, else ``y``. A comparison with NaN is
+    false, so a NaN is not propagated: ``y`` is returned (XLA's select, as JAX computes it)."""
+    if x.real == y.real:
+        return x if x.imag > y.imag else y
+    return x if x.real > y.real else y
+
+
+@_jit
+def cmin(x, y):
+    """The smaller of two complex numbers in JAX's lexicographic order (see ``cmax``)."""
+    if x.real == y.real:
+        return x if x.imag < y.imag else y
+    return x if x.real < y.real else y
+
+
+@_jit
+def cextremum_rows(x, is_max, init, out, cumulative):
+    """Fold each row of the complex 2-D ``x`` with cmax (or cmin) from ``init``, in order:
+    ``out[r]`` is the result (or ``out[r, j]`` the running one, if ``cumulative``). With
+    NaNs the result depends on that order; it is XLA's on CPU for rows of up to 32."""
+    for r in range(x.shape[0]):
+        acc = init
+        for j in range(x.shape[1]):
+            acc = cmax(acc, x[r, j]) if is_max else cmin(acc, x[r, j])
+            if cumulative:
+                out[r, j] = acc
+        if not cumulative:
+            out[r, 0] = acc
+
+
 def reduce(x, axes, is_max: bool):
     """JAX's ``reduce_max``/``reduce_min`` of a complex array over ``axes``: each output is
     the fold of its elements (in row-major order) with max/min, from :func:`identity`."""
-    from ..transforms.lowering import runtime  # Numba: compiled on the first complex fold
-
     kept = [d for d in range(x.ndim) if d not in axes]
     out_shape = tuple(x.shape[d] for d in kept)
     n = int(np.prod([x.shape[d] for d in axes], dtype=np.int64))
     m = int(np.prod(out_shape, dtype=np.int64))
     rows = np.ascontiguousarray(np.transpose(x, kept + list(axes))).reshape(m, n)
     out = np.empty((rows.shape[0], 1), x.dtype)
-    runtime.cextremum_rows(rows, is_max, identity(is_max, x.dtype), out, False)
+    cextremum_rows(rows, is_max, identity(is_max, x.dtype), out, False)
     return out.reshape(out_shape)
 
 
 def accumulate(x, axis, reverse, is_max: bool):
     """JAX's ``cummax``/``cummin`` of a complex array along ``axis``: the running fold from
     :func:`identity` (the first output is ``max(identity, x[0])``, as in JAX)."""
-    from ..transforms.lowering import runtime
-
     moved = np.moveaxis(np.flip(x, axis) if reverse else x, axis, -1)
     rows = np.ascontiguousarray(moved).reshape(-1, moved.shape[-1]) if moved.size else moved
     out = np.empty_like(rows)
     if moved.size:
-        runtime.cextremum_rows(rows, is_max, identity(is_max, x.dtype), out, True)
+        cextremum_rows(rows, is_max, identity(is_max, x.dtype), out, True)
     out = np.moveaxis(out.reshape(moved.shape), -1, axis)
     return np.flip(out, axis) if reverse else out

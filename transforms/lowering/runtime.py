@@ -18,6 +18,9 @@ from numba.core import cgutils, types
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 
+# Complex max/min in JAX's lexicographic order: the primitives' own (their impls fold with them).
+from functrans.primitives.complex_order import cmax, cmin  # noqa: F401
+
 _jit = numba.njit(cache=True, error_model="numpy", nogil=True)
 
 
@@ -130,39 +133,6 @@ def lexsort_rows(keys, perm_out):
             order = np.argsort(keys[k, r][perm], kind="mergesort")
             perm = perm[order]
         perm_out[r, :] = perm
-
-
-@_jit
-def cmax(x, y):
-    """The larger of two complex numbers in JAX's lexicographic order (real parts, then
-    imaginary parts): ``x`` if it compares greater, else ``y``. A comparison with NaN is
-    false, so a NaN is not propagated: ``y`` is returned (XLA's select, as JAX computes it)."""
-    if x.real == y.real:
-        return x if x.imag > y.imag else y
-    return x if x.real > y.real else y
-
-
-@_jit
-def cmin(x, y):
-    """The smaller of two complex numbers in JAX's lexicographic order (see ``cmax``)."""
-    if x.real == y.real:
-        return x if x.imag < y.imag else y
-    return x if x.real < y.real else y
-
-
-@_jit
-def cextremum_rows(x, is_max, init, out, cumulative):
-    """Fold each row of the complex 2-D ``x`` with cmax (or cmin) from ``init``, in order:
-    ``out[r]`` is the result (or ``out[r, j]`` the running one, if ``cumulative``). With
-    NaNs the result depends on that order; it is XLA's on CPU for rows of up to 32."""
-    for r in range(x.shape[0]):
-        acc = init
-        for j in range(x.shape[1]):
-            acc = cmax(acc, x[r, j]) if is_max else cmin(acc, x[r, j])
-            if cumulative:
-                out[r, j] = acc
-        if not cumulative:
-            out[r, 0] = acc
 
 
 @_jit
