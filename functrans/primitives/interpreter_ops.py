@@ -1,13 +1,19 @@
 """The array operations interpreters need (see ``functrans.transforms.ops``), bound here to
-the primitives that implement them."""
+the primitives that implement them. The collectives are what ``lax``'s would bind for the
+partitioner's arguments (tuples of mesh axes, arrays): the partitioner sits below the user
+API and cannot call ``lax``."""
 from __future__ import annotations
 
 import numpy as np
 
+from ..core import dtypes
+from ..core.trace import get_aval
 from ..transforms import ops
+from .collectives import (all_gather_p, axis_index_p, pmax_p, pmin_p, psum_p,
+                          psum_scatter_p)
 from .elementwise import add_any_p, convert_element_type_p, select_n_p
 from .reductions import reduce_sum_p
-from .structural import broadcast_in_dim_p, transpose_p
+from .structural import broadcast_in_dim_p, dynamic_slice_p, transpose_p
 
 
 def zeros(aval):
@@ -39,6 +45,37 @@ def select(pred, on_true, on_false):
     return select_n_p.bind1(pred, on_false, on_true)
 
 
+def _array(x):
+    """A Python number as a NumPy scalar of its type (as ``lax``'s collectives take it)."""
+    if type(x) in (bool, int, float, complex):
+        return np.asarray(x, get_aval(x).dtype)[()]
+    return x
+
+
+def psum(xs, axes):
+    return psum_p.bind(*map(_array, xs), axis_name=axes) if xs else []
+
+
+def psum_scatter(x, axes, dimension):
+    x = _array(x)
+    return psum_scatter_p.bind1(x, axis_name=axes, scatter_dimension=dimension % get_aval(x).ndim,
+                                tiled=True)
+
+
+def all_gather(x, axis_name, dimension):
+    x = _array(x)
+    return all_gather_p.bind1(x, axis_name=axis_name, axis=dimension % get_aval(x).ndim,
+                              tiled=True)
+
+
+def dynamic_slice_in_dim(x, start, size, dimension):
+    shape = get_aval(x).shape
+    starts = [start if d == dimension else np.asarray(0, dtypes.default_int_dtype())[()]
+              for d in range(len(shape))]
+    sizes = tuple(size if d == dimension else n for d, n in enumerate(shape))
+    return dynamic_slice_p.bind1(x, *starts, slice_sizes=sizes)
+
+
 ops.install(
     zeros=zeros,
     add_any=lambda x, y: add_any_p.bind1(x, y),
@@ -47,4 +84,11 @@ ops.install(
     moveaxis=moveaxis,
     select=select,
     reduce_sum=lambda x, axes: reduce_sum_p.bind1(x, axes=tuple(axes)),
+    psum=psum,
+    pmax=lambda x, axes: pmax_p.bind1(_array(x), axis_name=axes),
+    pmin=lambda x, axes: pmin_p.bind1(_array(x), axis_name=axes),
+    psum_scatter=psum_scatter,
+    all_gather=all_gather,
+    axis_index=lambda name: axis_index_p.bind1(axis_name=name),
+    dynamic_slice_in_dim=dynamic_slice_in_dim,
 )

@@ -13,6 +13,9 @@ Two choices keep the per-shard program lean:
   data-parallel step's gradients: one exchange instead of one per parameter);
 * a value broadcast from a replicated operand and then wanted split along a broadcast
   dimension is broadcast to the block's shape directly (no global buffer made and sliced).
+
+The collectives are bound through ``transforms.ops`` (installed by the primitives): the
+partitioner sits below the user API (``lax``).
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from functrans.core.ir import Literal
 from functrans.core.mesh import canonical_spec
 from functrans.core.staging import trace_to_jaxpr
 
+from .. import ops
 from . import explicit
 from .layouts import Layout, local_shape, reshard, scatter_dimension, used
 from .rules import LINEAR_ONE_OF, LINEAR_SUMS, LINEAR_UNARY, rule_for
@@ -114,7 +118,6 @@ class _ShardProgram:
         started (a dot's or a sum's output; the linear steps after it are applied again to
         the reduced value), together with every other start the first walk all-reduced
         over the same axes that is computed by now and not reduced yet."""
-        from functrans import lax
         if x in self.reduced_values:
             return self.reduced_values[x]
         start, steps = self.chains.get(x, (x, ()))
@@ -124,7 +127,7 @@ class _ShardProgram:
             group = [start] + [v for v in self.groups.get(axes, ())
                                if v is not start and v in self.env and v not in self.reduced
                                and self.env[v][1].partial == axes]
-            for v, total in zip(group, lax.psum([self.env[v][0] for v in group], axes)):
+            for v, total in zip(group, ops.psum([self.env[v][0] for v in group], axes)):
                 self.reduced[v] = total
         value = self.reduced[start]
         for prim, vals, params, position in steps:
@@ -182,8 +185,7 @@ class _ShardProgram:
             partial = set(keep) | set((plan.partial or [None] * len(results))[k] or ())
             post = (plan.post or [None] * len(results))[k]
             if post is not None:
-                from functrans import lax
-                v = (lax.pmax if post[0] == "pmax" else lax.pmin)(v, post[1])
+                v = (ops.pmax if post[0] == "pmax" else ops.pmin)(v, post[1])
             layout = Layout(plan.out[k], tuple(sorted(partial, key=order.index)))
             self._set(o, v, layout, eqn)
             if len(positions) == 1 and len(results) == 1 and layout.partial == keep:

@@ -1,5 +1,6 @@
 """How a value of a partitioned program is laid out over the mesh, and the collectives that
-change a layout.
+change a layout (bound through ``transforms.ops``, which the primitives install: the
+partitioner sits below the user API, ``lax``).
 
 A :class:`Layout` is a spec (per dimension, the tuple of mesh axes splitting it, as
 ``shard_map``'s canonical specs) and ``partial``: mesh axes over which the shards hold
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 import math
 from typing import NamedTuple
+
+from .. import ops
 
 
 class Layout(NamedTuple):
@@ -48,10 +51,9 @@ def used(spec) -> set:
 
 def block_number(names, sizes):
     """This shard's block number along a dimension split over ``names`` (traced int32)."""
-    from functrans import lax
     index = None
     for n in names:
-        i = lax.axis_index(n)
+        i = ops.axis_index(n)
         index = i if index is None else index * sizes[n] + i
     return index
 
@@ -69,23 +71,22 @@ def reshard(x, have: Layout, want: tuple, sizes):
     sums): partial sums are reduce-scattered where ``want`` splits a dimension over exactly
     their axes and all-reduced otherwise; dimensions that lose axes are all-gathered, then
     those that gain axes are sliced (no communication)."""
-    from functrans import lax
     spec = list(have.spec)
     if have.partial:
         axes = have.partial
         target = scatter_dimension(have, want, x.shape, sizes)
         if target is not None:
-            x = lax.psum_scatter(x, axes, scatter_dimension=target, tiled=True)
+            x = ops.psum_scatter(x, axes, target)
             spec[target] = axes
         else:
-            x = lax.psum(x, axes)
+            x = ops.psum([x], axes)[0]
     for d, (h, w) in enumerate(zip(spec, want)):
         if h and h != w:
-            x = lax.all_gather(x, h if len(h) > 1 else h[0], axis=d, tiled=True)
+            x = ops.all_gather(x, h if len(h) > 1 else h[0], d)
             spec[d] = ()
     for d, (h, w) in enumerate(zip(spec, want)):
         if w and h != w:
             size = x.shape[d] // factor(w, sizes)
             start = block_number(w, sizes) * size
-            x = lax.dynamic_slice_in_dim(x, start, size, axis=d)
+            x = ops.dynamic_slice_in_dim(x, start, size, d)
     return x
