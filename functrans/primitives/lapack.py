@@ -1,9 +1,14 @@
 """The two LAPACK routines NumPy's ``np.linalg`` does not expose: ``?getrf`` (LU with partial
 pivoting) and ``?trsm`` (triangular solve), called through ctypes from the library jit's
-kernels call (``transforms/lowering/lapack.py``): NumPy's bundled OpenBLAS (its symbols carry
-a ``scipy_`` prefix and a ``64_`` suffix for 64-bit integers) or jit's copy of it, or a system
-LAPACK. Each matrix
-is copied to Fortran order, so the routines see it as written.
+kernels call: NumPy's bundled OpenBLAS (its symbols carry a ``scipy_`` prefix and a ``64_``
+suffix for 64-bit integers) or jit's copy of it, or a system LAPACK. Each matrix is copied to
+Fortran order, so the routines see it as written.
+
+Which library that is, and whether kernels call it at all, is the backend's to say
+(``transforms/lowering/lapack.py`` finds it and calls :func:`install` at its import): the
+primitives know no backend, and eager results match jit's by using the same library. Without
+an in-kernel LAPACK, cholesky, triangular_solve and lu run as host steps under jit
+(:func:`in_kernels`).
 
     >>> lu, piv = getrf(np.array([[1.0, 2.0], [3.0, 4.0]]))
     >>> piv.tolist(), lu.tolist()
@@ -15,19 +20,20 @@ import ctypes
 
 import numpy as np
 
-from ..transforms.lowering.lapack import FOUND as _KERNELS_LAPACK
+_FOUND = None  # (library handle, symbol name pattern, integer type), from install()
 
 
-def _find():
-    """(library, name pattern, integer type) of the LAPACK the kernels use, or None."""
-    if _KERNELS_LAPACK is None:
-        return None
-    lib = _KERNELS_LAPACK
-    return lib.handle, lib.pattern, ctypes.c_int64 if lib.ilp64 else ctypes.c_int32
+def install(handle, pattern: str, ilp64: bool) -> None:
+    """Called by the backend whose kernels call LAPACK library ``handle`` (symbols
+    ``pattern.format("dgetrf_")``, 64-bit integers if ``ilp64``): the eager routines use it."""
+    global _FOUND
+    _FOUND = handle, pattern, ctypes.c_int64 if ilp64 else ctypes.c_int32
 
 
-_FOUND = _find()
-AVAILABLE = _FOUND is not None
+def in_kernels() -> bool:
+    """Whether jit's kernels call LAPACK themselves (cholesky, triangular_solve and lu are
+    then no host steps)."""
+    return _FOUND is not None
 
 
 def _routine(name):

@@ -64,6 +64,16 @@ def _cholesky_one(a):
         return (np.full(a.shape, np.nan, a.dtype),)
 
 
+class _InKernelLapack(Primitive):
+    """cholesky, triangular_solve and lu: inside jit's kernels when the backend's kernels call
+    LAPACK (it says so by installing its library: ``lapack.install``), else host steps
+    between compiled segments (``host_only``, read when a program compiles)."""
+
+    @property
+    def host_only(self) -> bool:
+        return not lapack.in_kernels()
+
+
 def _cholesky_impl(a):
     try:
         return [np.linalg.cholesky(a)]  # reads the lower triangle
@@ -71,7 +81,7 @@ def _cholesky_impl(a):
         return _per_matrix(_cholesky_one, a)
 
 
-cholesky_p = Primitive("cholesky", impl=_cholesky_impl, abstract_eval=_cholesky_abstract_eval)
+cholesky_p = _InKernelLapack("cholesky", impl=_cholesky_impl, abstract_eval=_cholesky_abstract_eval)
 
 
 # ---- triangular_solve ----------------------------------------------------------------------------
@@ -100,8 +110,8 @@ def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, unit_diagonal
         return _per_matrix(lambda x, y: (lapack.trsm(x, y, **kw),), a, b)
 
 
-triangular_solve_p = Primitive("triangular_solve", impl=_triangular_solve_impl,
-                               abstract_eval=_triangular_solve_abstract_eval)
+triangular_solve_p = _InKernelLapack("triangular_solve", impl=_triangular_solve_impl,
+                                     abstract_eval=_triangular_solve_abstract_eval)
 
 
 # ---- lu ------------------------------------------------------------------------------------------
@@ -134,7 +144,7 @@ def _lu_impl(a):
     return [lu, piv, pivots_to_permutation(piv, a.shape[-2])]
 
 
-lu_p = Primitive("lu", impl=_lu_impl, abstract_eval=_lu_abstract_eval)
+lu_p = _InKernelLapack("lu", impl=_lu_impl, abstract_eval=_lu_abstract_eval)
 
 
 # ---- qr ------------------------------------------------------------------------------------------
@@ -247,14 +257,11 @@ def _eig_impl(a, *, compute_left_eigenvectors, compute_right_eigenvectors):
 
 eig_p = Primitive("eig", impl=_eig_impl, abstract_eval=_eig_abstract_eval)
 
-# Under jit, cholesky, triangular_solve and lu call LAPACK inside the kernel
-# (transforms/lowering/lapack.py) when its symbols are found; qr, eigh, svd and eig (whose
-# routines need workspace queries) run as host steps between compiled segments
+# Under jit, cholesky, triangular_solve and lu call LAPACK inside the kernel when the backend
+# found its symbols (transforms/lowering/lapack.py; _InKernelLapack); qr, eigh, svd and eig
+# (whose routines need workspace queries) run as host steps between compiled segments
 # (transforms/jit/segmented.py), as all of them do without an in-kernel LAPACK.
-from ..transforms.lowering.lapack import AVAILABLE as _IN_KERNEL  # noqa: E402
-
-for _p in (qr_p, eigh_p, svd_p, eig_p) + (() if _IN_KERNEL else (cholesky_p, triangular_solve_p,
-                                                          lu_p)):
+for _p in (qr_p, eigh_p, svd_p, eig_p):
     _p.host_only = True
 
 

@@ -22,6 +22,8 @@ import numpy as np
 from llvmlite import binding as llvm
 from numba import types
 
+from functrans.primitives import lapack as host_lapack
+
 from .blas_library import JIT
 
 
@@ -71,6 +73,9 @@ FOUND = find_lapack()
 AVAILABLE = FOUND is not None
 
 if AVAILABLE:
+    # The primitives' eager ?getrf/?trsm call this library too, and their cholesky,
+    # triangular_solve and lu stop being host steps (functrans/primitives/lapack.py).
+    host_lapack.install(FOUND.handle, FOUND.pattern, FOUND.ilp64)
     # Only the routines the kernels call are made visible to LLVM, by address: loading the
     # whole library with global visibility would let another OpenBLAS loaded later (SciPy's,
     # with 32-bit integers) bind its internal driver symbols to this one, and SciPy's LAPACK
