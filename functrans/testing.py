@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from .transforms.autodiff.check import check_grads  # noqa: F401  (ft.testing.check_grads)
-from .transforms.autodiff.laws import (LAWS, LawResult, TransformLawError,  # noqa: F401
+from .transforms.laws import (LAWS, LawResult, TransformLawError,  # noqa: F401
                                        TransformReport, check_transforms)
 from functrans.core.dtypes import kind as dtype_kind
 

@@ -47,10 +47,10 @@ from functrans.core.dtypes import kind as dtype_kind
 from functrans.core.trace import get_aval
 from functrans._tree import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
-from ..batching import vmap
-from ..jit.api import jit
-from .api import grad, jvp, linearize, vjp
-from .check import _wide
+from .autodiff.api import grad, jvp, linearize, vjp
+from .autodiff.check import _wide
+from .batching import vmap
+from .jit.api import jit
 
 LAWS = ("jit", "vmap", "jvp", "vjp", "linearize", "jit(grad)", "vmap(grad)", "hessian")
 _DERIVATIVE_LAWS = frozenset(LAWS[2:])
