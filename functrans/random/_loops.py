@@ -31,7 +31,6 @@ from .. import lax
 from .. import numpy as fnp
 from ..core import dtypes
 from ..core.trace import get_aval
-from ..scipy._incomplete import _d_da, _gammainc_raw
 from ..transforms.autodiff import custom_jvp
 from ..transforms.batching import vmap
 from ._continuous import (_exponential, _normal, _std_uniform, as_array, check_safe_cast,
@@ -100,7 +99,7 @@ def _reparam_log_jvp(primals, tangents):
     a, log_x = primals
     a_dot, _ = tangents
     x = fnp.exp(log_x)
-    dp_da = _d_da(lambda a_, x_: _gammainc_raw(a_, x_)[0], a, x)
+    dp_da = lax.igamma_grad_a(a, x)
     x_pdf = fnp.exp(a * log_x - x - lax.lgamma(a))
     return log_x, -dp_da / x_pdf * a_dot
 

@@ -1,5 +1,9 @@
 """Regularized incomplete gamma and beta functions, composed from ``while_loop``s.
 
+The gamma functions are ``lax.igamma``/``lax.igammac`` (functrans/lax/special.py: random's
+gamma sampler needs them too, and random is below scipy) with NumPy broadcasting and
+promotion; the beta function is here, on lax.special's loop helpers.
+
 Values: the power series / continued fractions of Numerical Recipes (series for the lower
 gamma function below ``x = a + 1``, Lentz's continued fraction above; the beta continued
 fraction with the ``I_x(a, b) = 1 - I_{1-x}(b, a)`` reflection), iterated until every element
@@ -20,153 +24,17 @@ import numpy as np
 
 from .. import lax
 from .. import numpy as fnp
-from ..core.trace import get_aval
+from ..lax.special import _igamma, _igammac
+from ..lax.special import consts as _consts, converge as _loop, d_da as _d_da
+from ..lax.special import jvp_tangent as _tangent
 from ..numpy._core import promote
-from ..transforms.autodiff import custom_jvp, jvp
-from ..transforms.autodiff.jvp import is_zero
-
-_MAX_ITER = 20000
+from ..transforms.autodiff import custom_jvp
 
 
 def _prep(*args):
     from .special import _float
     args = promote(*(_float(a) for a in args))
     return fnp.broadcast_arrays(*args)
-
-
-def _consts(x):
-    dt = get_aval(x).dtype
-    info = np.finfo(dt)
-    return dt, dt.type(info.eps), dt.type(info.tiny * 1e3)
-
-
-def _loop(state0, step, done):
-    """Iterate ``step`` on a tuple of same-shape arrays until ``done`` holds everywhere, then
-    as many iterations again (capped): the value has converged by then, but its derivative
-    with respect to the parameters (forward mode through the loop) converges a little later.
-    Finished elements keep iterating harmlessly: their updates are factors of 1 or terms
-    below the epsilon."""
-    def cond(c):
-        return c[0] < c[1]
-
-    def body(c):
-        n, stop, *s = c
-        s = tuple(step(n + 1, tuple(s)))
-        first = (stop == _MAX_ITER) & fnp.all(done(s))
-        return (n + 1, fnp.where(first, fnp.minimum(2 * n + 8, _MAX_ITER), stop)) + s
-
-    return lax.while_loop(cond, body, (0, _MAX_ITER) + tuple(state0))[2:]
-
-
-def _lower_series(a, x):
-    """P(a, x) by its power series: x**a e**-x / gamma(a+1) * sum x**n / ((a+1)...(a+n))."""
-    dt, eps, _ = _consts(x)
-    one = fnp.ones_like(x)
-
-    def step(n, s):
-        term, total = s
-        term = term * x / (a + n)
-        return term, total + term
-
-    _, total = _loop((one, one), step, lambda s: fnp.abs(s[0]) <= eps * fnp.abs(s[1]))
-    return fnp.exp(a * fnp.log(x) - x - lax.lgamma(a + 1)) * total
-
-
-def _upper_cf(a, x):
-    """Q(a, x) by Legendre's continued fraction, evaluated with modified Lentz."""
-    dt, eps, tiny = _consts(x)
-
-    def guard(v):
-        return fnp.where(fnp.abs(v) < tiny, tiny, v)
-
-    b0 = x + 1 - a
-    d0 = 1 / guard(b0)
-
-    def step(i, s):
-        b, c, d, h, _ = s
-        an = -i * (i - a)
-        b = b + 2
-        d = 1 / guard(an * d + b)
-        c = guard(b + an / c)
-        delta = d * c
-        return b, c, d, h * delta, delta
-
-    state = (b0, fnp.full_like(x, 1 / tiny), d0, d0, fnp.zeros_like(x))
-    *_, h, _ = _loop(state, step, lambda s: fnp.abs(s[4] - 1) <= eps)
-    return fnp.exp(a * fnp.log(x) - x - lax.lgamma(a)) * h
-
-
-def _gammainc_raw(a, x):
-    """(P, Q) with each computed where it is accurate and the other as its complement."""
-    series = x < a + 1
-    # Each method sees harmless inputs where the other is used, so no lane runs long.
-    xs = fnp.where(series, x, 0.5 * a)
-    xc = fnp.where(series, a + 2.0, x)
-    p_series = fnp.where(xs > 0, _lower_series(a, fnp.where(xs > 0, xs, 1.0)), 0.0)
-    q_cf = _upper_cf(a, xc)
-    p = fnp.where(series, p_series, 1 - q_cf)
-    q = fnp.where(series, 1 - p_series, q_cf)
-    bad = (a < 0) | (x < 0) | fnp.isnan(a) | fnp.isnan(x) | ((a == 0) & (x == 0))
-    p = fnp.where(x == np.inf, 1.0, fnp.where(a == 0, 1.0, p))
-    q = fnp.where(x == np.inf, 0.0, fnp.where(a == 0, 0.0, q))
-    return fnp.where(bad, np.nan, p), fnp.where(bad, np.nan, q)
-
-
-def _gamma_density(a, x):
-    return fnp.exp((a - 1) * fnp.log(x) - x - lax.lgamma(a))
-
-
-def _d_da(f, a, *rest):
-    return jvp(lambda a_: f(a_, *rest), (a,), (fnp.ones_like(a),))[1]
-
-
-def _tangent(out, terms):
-    """Sum of ``coefficient() * tangent`` over the tangents that are not symbolic zeros. The
-    shape-parameter coefficients come from loops that reverse mode cannot transpose, so they
-    are computed only when that parameter is actually differentiated (which keeps ``x``
-    derivatives of any order available)."""
-    total = None
-    for coef, t in terms:
-        if not is_zero(t):
-            term = coef() * t
-            total = term if total is None else total + term
-    return fnp.zeros_like(out) if total is None else total
-
-
-def _gamma_density_at(a, x):
-    return fnp.where(x > 0, _gamma_density(a, fnp.where(x > 0, x, 1.0)), 0.0)
-
-
-@custom_jvp
-def _gammainc(a, x):
-    return _gammainc_raw(a, x)[0]
-
-
-def _gammainc_jvp(primals, tangents):
-    a, x = primals
-    p = _gammainc(a, x)
-    return p, _tangent(p, [
-        (lambda: _d_da(lambda a_, x_: _gammainc_raw(a_, x_)[0], a, x), tangents[0]),
-        (lambda: _gamma_density_at(a, x), tangents[1])])
-
-
-_gammainc.defjvp(_gammainc_jvp, symbolic_zeros=True)
-
-
-@custom_jvp
-def _gammaincc(a, x):
-    return _gammainc_raw(a, x)[1]
-
-
-def _gammaincc_jvp(primals, tangents):
-    a, x = primals
-    q = _gammaincc(a, x)
-    return q, _tangent(q, [
-        (lambda: _d_da(lambda a_, x_: _gammainc_raw(a_, x_)[1], a, x), tangents[0]),
-        (lambda: -_gamma_density_at(a, x), tangents[1])])
-
-
-_gammaincc.defjvp(_gammaincc_jvp, symbolic_zeros=True)
 
 
 def gammainc(a, x):
@@ -177,7 +45,7 @@ def gammainc(a, x):
     Array([0.68268949, 0.59399415, 0.03182806], dtype=float64)
     """
     a, x = _prep(a, x)
-    return _gammainc(a, x)
+    return _igamma(a, x)
 
 
 def gammaincc(a, x):
@@ -188,7 +56,7 @@ def gammaincc(a, x):
     Array([9.35762297e-14, 9.19698603e-01], dtype=float64)
     """
     a, x = _prep(a, x)
-    return _gammaincc(a, x)
+    return _igammac(a, x)
 
 
 def _beta_cf(a, b, x):
