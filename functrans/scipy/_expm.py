@@ -14,6 +14,7 @@ from .. import lax
 from .. import numpy as fnp
 from ..core.trace import get_aval
 from ..numpy.linalg_decomp import _matrix
+from ..transforms.batching import vmap  # (not the root package's: that imports everything)
 
 # Pade numerator coefficients b_0..b_q for degrees 3, 5, 7, 9, 13.
 _PADE = {
@@ -89,7 +90,6 @@ def expm(A, *, upper_triangular=False, max_squarings=16):
     Array([[1., 1.],
            [0., 1.]], dtype=float64)
     """
-    from .. import vmap
     A = _matrix("expm", A, square=True)
     fn = lambda a: _expm2(a, upper_triangular, max_squarings)  # noqa: E731
     for _ in range(get_aval(A).ndim - 2):
