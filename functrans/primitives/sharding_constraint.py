@@ -22,7 +22,7 @@ from ..core.mesh import NamedSharding, PartitionSpec, canonical_spec
 from ..core.trace import Primitive
 from ..transforms.autodiff.rules import Zero, deflinear, is_zero
 from ..transforms.batching import batching_rules
-from ..transforms.jit.lowerings import InlineLowering, lowering_rules
+from ..transforms.inline_lowerings import InlineLowering, lowering_rules
 
 __all__ = ["sharding_constraint_p"]
 
@@ -53,5 +53,6 @@ def _batch(axis, vals, dims, *, sharding):
 
 
 batching_rules[sharding_constraint_p] = _batch
-# Unpartitioned programs: the identity, which inlining removes.
+# Unpartitioned programs: the identity, which inlining removes (jit's expand_lowerings reads
+# the table; it lives below jit, so this module knows no backend).
 lowering_rules[sharding_constraint_p] = {None: InlineLowering(lambda x, **_: x, False)}

@@ -1,13 +1,16 @@
-"""Lowerings registered for primitives defined outside functrans (``jax.extend``).
+"""Lowerings given as array functions, inlined before a program compiles: those registered
+for primitives defined outside functrans (``jax.extend``), and sharding_constraint's identity.
 
 functrans compiles jaxprs itself and has no MLIR, so the one kind of lowering it can use is a
 *function* of the primitive's operands and params written with array operations
-(:class:`InlineLowering`, what ``jax.interpreters.mlir.lower_fun`` makes). Before jit
-optimizes a program, :func:`expand_lowerings` replaces each equation of such a primitive by a
-``jit`` call of that function's traced program, which inlining then splices in, so it compiles
-like the rest of the code. A primitive with no lowering at all runs its Python impl on the host
-between compiled segments (see segmented.py); a lowering of any other kind is an error when a
-program using it is compiled::
+(:class:`InlineLowering`, what ``jax.interpreters.mlir.lower_fun`` makes; it and the table
+``lowering_rules`` live below jit, in ``transforms/inline_lowerings.py``, where primitives
+register theirs, and are re-exported here). Before jit optimizes a program,
+:func:`expand_lowerings` replaces each equation of such a primitive by a ``jit`` call of that
+function's traced program, which inlining then splices in, so it compiles like the rest of
+the code. A primitive with no lowering at all runs its Python impl on the host between
+compiled segments (see segmented.py); a lowering of any other kind is an error when a program
+using it is compiled::
 
     >>> from functrans.core.trace import Primitive
     >>> twice_p = Primitive("twice", impl=lambda x: [2 * x], abstract_eval=lambda a: [a],
@@ -24,69 +27,11 @@ program using it is compiled::
 """
 from __future__ import annotations
 
-from functrans.core.avals import ShapedArray  # noqa: F401  (the examples')
 from functrans.core.ir import Eqn, Jaxpr
-from functrans.core.staging import trace_to_jaxpr
-from functrans.core.trace import EVAL_TRACE, all_primitives, set_current_trace
+from functrans.core.trace import all_primitives
 
+from ..inline_lowerings import InlineLowering, lowering_for, lowering_rules  # noqa: F401
 from .call import jit_p
-
-# primitive -> {platform (None: every platform): lowering rule}
-lowering_rules: dict = {}
-
-
-class InlineLowering:
-    """A lowering given as ``fun(*operands, **params)``, traced and inlined under jit.
-
-    ``multiple_results`` says whether ``fun`` returns a sequence of outputs or one output.
-
-        >>> from functrans.core.trace import Primitive
-        >>> p = Primitive("halve", register=False)
-        >>> body = InlineLowering(lambda x: x / 2, False).trace(p, [ShapedArray((), "f8")], {})
-        >>> [e.prim.name for e in body.eqns]
-        ['div']
-    """
-
-    def __init__(self, fun, multiple_results=True):
-        if not callable(fun):
-            raise TypeError(f"lower_fun: expected a function, got {type(fun).__name__}")
-        self.fun = fun
-        self.multiple_results = bool(multiple_results)
-
-    def __call__(self, ctx, *args, **params):
-        raise NotImplementedError(
-            "functrans has no MLIR: a lowering made by lower_fun is inlined by jit, never "
-            "called with a lowering context")
-
-    def __repr__(self):
-        return f"lower_fun({getattr(self.fun, '__name__', self.fun)!r})"
-
-    def trace(self, prim, in_avals, params) -> Jaxpr:
-        """The program of ``fun`` on operands of types ``in_avals``."""
-        def flat(*xs):
-            out = self.fun(*xs, **params)
-            if not self.multiple_results:
-                return [out]
-            if not isinstance(out, (list, tuple)):
-                raise TypeError(f"the lowering of '{prim.name}' was made with "
-                                "multiple_results=True but returned "
-                                f"{type(out).__name__}, not a list or tuple of outputs")
-            return list(out)
-        with set_current_trace(EVAL_TRACE):  # a program of its own, whatever is being traced
-            return trace_to_jaxpr(flat, in_avals, name=f"lowering({prim.name})")
-
-
-def lowering_for(prim, platform="cpu"):
-    """The lowering registered for ``prim`` on ``platform`` (or for every platform), or None.
-
-        >>> from functrans.primitives import sin_p
-        >>> lowering_for(sin_p) is None   # functrans's own primitives compile natively
-        True
-    """
-    rules = lowering_rules.get(prim)
-    if not rules:
-        return None
-    return rules.get(platform, rules.get(None))
 
 
 def expand_lowerings(jaxpr: Jaxpr, platform="cpu", _inside=frozenset()) -> Jaxpr:
