@@ -233,3 +233,16 @@ def has_effects(eqn) -> bool:
     if getattr(eqn.prim, "effectful", False):
         return True
     return any(has_effects(e) for j in walk_jaxprs(eqn.params) for e in j.eqns)
+
+
+def run_interface(eqns, needed) -> tuple:
+    """``(ins, outs)`` of a run of equations: the Vars it reads from outside (in first-use
+    order) and those it defines that are in ``needed`` (read later, or returned)."""
+    defined = {o for e in eqns for o in e.outputs}
+    ins, seen = [], set()
+    for e in eqns:
+        for x in e.inputs:
+            if isinstance(x, Var) and x not in defined and x not in seen:
+                seen.add(x)
+                ins.append(x)
+    return ins, [o for e in eqns for o in e.outputs if o in needed]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from functrans.core.array import Array
-from functrans.core.ir import Jaxpr, Literal, Var, walk_jaxprs
+from functrans.core.ir import Jaxpr, Literal, Var, run_interface, walk_jaxprs
 from functrans.core.trace import EVAL_TRACE, set_current_trace, to_numpy
 
 
@@ -36,19 +36,6 @@ def host_outputs(outs, jaxpr):
             Array._wrap(np.array(o._value if type(o) is Array else o, dtype=v.aval.dtype),
                         v.aval.weak_type)
             for o, v in zip(outs, jaxpr.outvars)]
-
-
-def run_interface(eqns, needed) -> tuple:
-    """``(ins, outs)`` of a run of equations: the Vars it reads from outside (in first-use
-    order) and those it defines that are in ``needed`` (read later, or returned)."""
-    defined = {o for e in eqns for o in e.outputs}
-    ins, seen = [], set()
-    for e in eqns:
-        for x in e.inputs:
-            if isinstance(x, Var) and x not in defined and x not in seen:
-                seen.add(x)
-                ins.append(x)
-    return ins, [o for e in eqns for o in e.outputs if o in needed]
 
 
 def needs_host(eqn) -> bool:

@@ -78,6 +78,8 @@ class Tiered:
     later ones wait (calls interpreted meanwhile slowed a cold MLP training loop from
     1.8 s to 2.2 s at step 100)."""
 
+    interim = True  # runs on the interpreter until compiled: callers may want the compiled one
+
     def __init__(self, jaxpr, name, program=None):
         self.jaxpr = jaxpr
         # Generation errors are raised here, at the call. ``program``: native code already

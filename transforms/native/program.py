@@ -18,8 +18,7 @@ import numpy as np
 
 from functrans.core.array import Array
 from functrans.core.config import config
-from functrans.core.ir import Jaxpr, Literal, Var, walk_jaxprs
-from functrans.transforms.jit.segmented import run_interface
+from functrans.core.ir import Jaxpr, Literal, Var, run_interface, walk_jaxprs
 from functrans.transforms.lowering.plan import REDUCTIONS, is_index_map, is_pointwise
 from functrans.transforms.lowering.scalar import scalar_rules
 

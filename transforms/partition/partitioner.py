@@ -39,7 +39,6 @@ from functrans.core.memo import cache_on_jaxpr
 from functrans.core.mesh import Mesh, NamedSharding, PartitionSpec, canonical_spec, shard_slices
 from functrans.core.trace import Tracer
 
-from ..jit.tiered import Tiered
 from ..parallel.runtime import run_shards
 from ..passes import inline_calls
 from .emit import MeshMismatchError, partition
@@ -147,7 +146,7 @@ class Partitioned:
         only those whose blocks some output takes (a replicated output needs one)."""
         from functrans.primitives.shard_map import _assemble
         exe = self._exe
-        if exe is None or type(exe) is Tiered:
+        if exe is None or getattr(exe, "interim", False):  # still interpreting (tiered jit)
             exe = self._exe = compiler.backend_compile_and_load(
                 get_backend(self.mesh.devices.flat[0].platform), self.per_shard, self.name)
         sizes, coords = self.mesh.shape, self.mesh.coords()
