@@ -13,6 +13,7 @@ from .. import lax
 from .. import numpy as fnp
 from ..core.trace import get_aval
 from ..numpy._core import asarray, convert, inexact_dtype
+from ..scipy.special import _log_softmax, _softmax
 from ..scipy.special import logsumexp  # noqa: F401  (jax.nn.logsumexp)
 from ..transforms.autodiff import custom_jvp
 from functrans.core.dtypes import kind as dtype_kind
@@ -254,13 +255,7 @@ def softmax(x, axis=-1, where=None, initial=None):
     >>> softmax(fnp.array([0.0, 0.0]))
     Array([0.5, 0.5], dtype=float64)
     """
-    x = _float(x)
-    m = lax.stop_gradient(fnp.max(x, axis=axis, keepdims=True, where=where, initial=-np.inf
-                                  if where is not None else None))
-    e = fnp.exp(x - m)
-    if where is not None:
-        e = fnp.where(where, e, 0.0)
-    return e / fnp.sum(e, axis=axis, keepdims=True)
+    return _softmax(_float(x), axis, where)  # (scipy.special.softmax's too)
 
 
 def log_softmax(x, axis=-1, where=None, initial=None):
@@ -269,15 +264,7 @@ def log_softmax(x, axis=-1, where=None, initial=None):
     >>> log_softmax(fnp.array([0.0, 0.0]))
     Array([-0.69314718, -0.69314718], dtype=float64)
     """
-    x = _float(x)
-    m = lax.stop_gradient(fnp.max(x, axis=axis, keepdims=True, where=where, initial=-np.inf
-                                  if where is not None else None))
-    shifted = x - m
-    e = fnp.exp(shifted)
-    if where is not None:
-        e = fnp.where(where, e, 0.0)
-    out = shifted - fnp.log(fnp.sum(e, axis=axis, keepdims=True))
-    return out if where is None else fnp.where(where, out, -np.inf)
+    return _log_softmax(_float(x), axis, where)  # (scipy.special.log_softmax's too)
 
 
 def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):

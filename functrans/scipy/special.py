@@ -450,15 +450,40 @@ def i1(x):
     return fnp.exp(fnp.abs(x)) * i1e(x)
 
 
+# softmax and log_softmax are computed here for functrans.nn's too (nn is above scipy).
+def _shift(x, axis, where):
+    return lax.stop_gradient(fnp.max(x, axis=axis, keepdims=True, where=where, initial=-np.inf
+                                     if where is not None else None))
+
+
+def _softmax(x, axis, where=None):
+    """``exp(x) / sum(exp(x))`` along ``axis`` of float ``x``, shifted by the max for
+    stability (``where`` leaves elements out: 0 there)."""
+    e = fnp.exp(x - _shift(x, axis, where))
+    if where is not None:
+        e = fnp.where(where, e, 0.0)
+    return e / fnp.sum(e, axis=axis, keepdims=True)
+
+
+def _log_softmax(x, axis, where=None):
+    """``x - logsumexp(x)`` along ``axis`` of float ``x`` (``-inf`` where ``where`` is
+    False, as JAX)."""
+    shifted = x - _shift(x, axis, where)
+    e = fnp.exp(shifted)
+    if where is not None:
+        e = fnp.where(where, e, 0.0)
+    out = shifted - fnp.log(fnp.sum(e, axis=axis, keepdims=True))
+    return out if where is None else fnp.where(where, out, -np.inf)
+
+
 def softmax(x, axis=None):
     """``exp(x) / sum(exp(x))`` over ``axis`` (all axes when None, as SciPy).
 
     >>> softmax(fnp.array([0.0, 0.0]))
     Array([0.5, 0.5], dtype=float64)
     """
-    from ..nn import softmax as nn_softmax
     x = _float(x)
-    return nn_softmax(x, axis=tuple(range(get_aval(x).ndim)) if axis is None else axis)
+    return _softmax(x, tuple(range(get_aval(x).ndim)) if axis is None else axis)
 
 
 def log_softmax(x, axis=None):
@@ -467,9 +492,8 @@ def log_softmax(x, axis=None):
     >>> log_softmax(fnp.array([0.0, 0.0]))
     Array([-0.69314718, -0.69314718], dtype=float64)
     """
-    from ..nn import log_softmax as nn_log_softmax
     x = _float(x)
-    return nn_log_softmax(x, axis=tuple(range(get_aval(x).ndim)) if axis is None else axis)
+    return _log_softmax(x, tuple(range(get_aval(x).ndim)) if axis is None else axis)
 
 
 def sinc(x):
