@@ -17,7 +17,7 @@ from ..core.devices import Device
 from ..core.mesh import (NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding,
                          context_sharding)
 from ..core.trace import Tracer
-from ..placement import device_put
+from ..core.placement import device_put
 from ..primitives.sharding_constraint import sharding_constraint_p
 from .._tree import broadcast_prefix, tree_flatten, tree_unflatten
 
