@@ -129,7 +129,7 @@ def test_the_collective_timeout_setting(monkeypatch):
 
 # ---- buffers reused by large collectives ---------------------------------------------------
 def test_a_pooled_buffer_is_reused_only_once_nothing_refers_to_it():
-    from functrans.transforms.parallel import buffer_pool
+    from functrans.core import buffer_pool
     shape = (buffer_pool.MIN_BYTES // 4,)
     first = buffer_pool.take(shape, np.float32)
     view = first[10:]

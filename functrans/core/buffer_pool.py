@@ -15,6 +15,10 @@ reference count says so), which a loop that drops each step's results satisfies:
     >>> del a
     >>> take((1 << 20,), np.float32).__array_interface__["data"][0] == address
     True
+
+It is in core because both the SPMD runtime's collectives across processes
+(``transforms/parallel/mpi_buffers.py``) and shard_map's impl, which assembles the shards'
+results (``primitives/shard_map.py``), take buffers from it.
 """
 from __future__ import annotations
 

@@ -36,7 +36,7 @@ from ..transforms.autodiff.partial_eval import partial_eval_jaxpr
 from ..transforms.autodiff.transpose import is_undefined, transpose_jaxpr
 from ..transforms.batching import batch_jaxpr, moveaxis
 from ..transforms.call_rules import CallRules
-from ..transforms.parallel.buffer_pool import take
+from ..core.buffer_pool import take
 from ..transforms.parallel.runtime import Rendezvous, ShardContext, current_shard, run_shards
 from . import collectives as C
 from . import elementwise as E

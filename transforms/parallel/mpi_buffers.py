@@ -18,8 +18,8 @@ raw bytes (any dtype); reductions need a dtype MPI can reduce (integers, float32
 for sums). Anything else (bfloat16, bool, objects) falls back to a pickled ``allgather`` of
 the values within the group, combined by every process as without MPI.
 
-Large results are written into buffers from ``buffer_pool`` (fresh memory would be faulted
-in by MPI at every call); local shards that share a result get one read-only array.
+Large results are written into buffers from ``core/buffer_pool.py`` (fresh memory would be
+faulted in by MPI at every call); local shards that share a result get one read-only array.
 """
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ import functools
 
 import numpy as np
 
-from .buffer_pool import take
+from functrans.core.buffer_pool import take
+
 from .mpi_comms import SMALL, data_comm, group_comm
 
 _REDUCIBLE = set("bBhHiIlLqQfd")  # NumPy type characters MPI reduces with SUM/MAX/MIN
