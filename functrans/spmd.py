@@ -29,6 +29,8 @@ from .core.trace import EVAL_TRACE, _state
 from .primitives.structural import squeeze_p
 from .primitives.shard_map import bind_shard_map, mesh_axes, shard_map_p
 from .transforms.jit.api import _fast_key as _jit_fast_key
+# The SPMD runtime shard_map's impl runs on (it installs itself into core/shard_env.py).
+from .transforms.parallel import runtime as _spmd_runtime  # noqa: F401
 from .transforms import ops
 from .transforms.batching import (_axis_size, _check_axes_spec, _leaf_labels,
                                   _normalize_in_axis)

@@ -15,10 +15,10 @@ import numpy as np
 
 from ..core.array import Array
 from ..core.errors import ShardError
+from ..core.shard_env import current_shard
 from ..core.trace import Primitive, get_aval
 from ..transforms.autodiff.jvp import jvp_rules
 from ..transforms.batching import batching_rules
-from ..transforms.parallel.runtime import current_shard
 from .._tree import tree_unflatten
 from . import structural as S
 

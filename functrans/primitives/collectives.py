@@ -3,8 +3,9 @@ ppermute, all_to_all.
 
 They only mean something inside ``vmap(..., axis_name=...)``, ``pmap`` or ``shard_map``: under
 vmap the batching rule of the trace that owns the name evaluates them across the batch; in a
-shard running on a device their impl exchanges values with the other shards
-(``transforms.parallel.collectives``). Outside, their type rule raises an unbound-axis error::
+shard running on a device their impl exchanges values with the other shards (the SPMD
+runtime's ``transforms.parallel.collectives``, reached through ``core.shard_env``). Outside,
+their type rule raises an unbound-axis error::
 
     >>> ft.vmap(lambda x: lax.psum(x, "i"), axis_name="i")(fnp.arange(3.0))
     Array([3., 3., 3.], dtype=float64)
@@ -13,12 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core import shard_env
 from ..core.avals import ShapedArray
 from ..core.axis_env import axis_size
 from ..core.trace import Primitive, get_aval
 from ..transforms.autodiff.rules import Zero, defjvp, deflinear, is_zero
 from ..transforms.batching import batching_rules, bdim_at_front, moveaxis
-from ..transforms.parallel.collectives import device_collective
 from . import elementwise as E
 from . import reductions as R
 from . import structural as S
@@ -31,7 +32,7 @@ def _names(axis_name) -> tuple:
 
 def _device_impl(name):
     def impl(*args, **params):  # a shard on a device evaluates it (unbound names raise)
-        return device_collective(name, args, params)
+        return shard_env.collective(name, args, params)
     return impl
 
 

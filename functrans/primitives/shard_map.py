@@ -23,10 +23,11 @@ import math
 
 import numpy as np
 
-from ..core import compiler
+from ..core import compiler, shard_env
 from ..core.avals import ShapedArray
 from ..core.axis_env import extend_axis_env
-from ..core.devices import device_count, get_backend, processes
+from ..core.buffer_pool import take
+from ..core.devices import get_backend, processes
 from ..core.eval import eval_jaxpr
 from ..core.mesh import shard_slices
 from ..core.staging import trace_to_jaxpr
@@ -36,8 +37,6 @@ from ..transforms.autodiff.partial_eval import partial_eval_jaxpr
 from ..transforms.autodiff.transpose import is_undefined, transpose_jaxpr
 from ..transforms.batching import batch_jaxpr, moveaxis
 from ..transforms.call_rules import CallRules
-from ..core.buffer_pool import take
-from ..transforms.parallel.runtime import Rendezvous, ShardContext, current_shard, run_shards
 from . import collectives as C
 from . import elementwise as E
 from . import structural as S
@@ -86,36 +85,10 @@ def _abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs, name, local_io=Fals
 
 
 def _shard_contexts(mesh):
-    """The contexts of this process's shards; a shard_map started by a shard (nested pmap)
-    joins the shards started by its siblings in one rendezvous over the combined axes."""
-    parent = current_shard()
-    sizes, coords = mesh.shape, mesh.coords()
-    flat = list(mesh.devices.flat)
-    if parent is None:
-        local = [g for g, d in enumerate(flat) if d.process_index == processes.index]
-        comm = processes.communicator if len(local) < len(flat) else None
-        rdv = Rendezvous(len(local), len(flat), comm,
-                         owners=tuple(d.process_index for d in flat) if comm else None)
-        return [ShardContext(rdv, g, i, coords[g], sizes, coords)
-                for i, g in enumerate(local)], local
-    names = set(parent.sizes)
-    if names & set(sizes):
-        raise ValueError(f"a nested pmap/shard_map reuses the axis names "
-                         f"{sorted(names & set(sizes))} of an enclosing one")
-    n = mesh.size
-    outer = parent.rendezvous
-    if outer.n_global * n > device_count():
-        raise ValueError(f"nested pmap/shard_map needs {outer.n_global} x {n} devices, but "
-                         f"there are {device_count()}; raise num_cpu_devices")
-    key = parent.calls
-    parent.calls += 1
-    rdv = outer.child(key, outer.n_local * n, outer.n_global * n)
-    all_sizes = dict(parent.sizes, **sizes)
-    all_coords = [dict(pc, **c) for pc in parent.all_coords for c in coords]
-    ctxs = [ShardContext(rdv, parent.global_index * n + g, parent.local_index * n + g,
-                         all_coords[parent.global_index * n + g], all_sizes, all_coords, parent)
-            for g in range(n)]
-    return ctxs, list(range(n))
+    """The contexts of this process's shards of ``mesh`` and their global indices, from the
+    SPMD runtime (``transforms/parallel/runtime.py``, reached through ``core/shard_env.py``:
+    primitives know no backend)."""
+    return shard_env.shard_contexts(mesh)
 
 
 def _impl(*args, jaxpr, mesh, in_specs, out_specs, name, local_io=False):
@@ -142,7 +115,7 @@ def _impl(*args, jaxpr, mesh, in_specs, out_specs, name, local_io=False):
                 stack.enter_context(device_context(flat_devices[local[i] % len(flat_devices)]))
             return [np.asarray(o) for o in exe(*ins)]
 
-    results = run_shards(len(local), run, contexts)
+    results = shard_env.run_shards(len(local), run, contexts)
     if local_io:
         by_shard = dict(zip(local, results))
         return [_assemble(b, spec, sizes, [(coords[g], by_shard[g][k]) for g in local])

@@ -1,6 +1,7 @@
 """Collectives between shards running on devices: what ``psum``, ``all_gather``, ``ppermute``
 ... compute when a shard's program evaluates them (under ``vmap`` their batching rules compute
-them instead, in ``functrans.primitives.collectives``).
+them instead, in ``functrans.primitives.collectives``, whose impls call
+:func:`device_collective` as ``core.shard_env.collective``, installed by ``runtime.py``).
 
 Within one process every collective is one exchange of all shards' values (see
 ``runtime.Rendezvous``); each shard then combines the values of its group in the same order,
@@ -14,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from functrans.core.axis_env import axis_size
+from functrans.core.shard_env import current_shard
 
 from .divergence import fingerprint
-from .runtime import current_shard
 
 
 def _names(axis_name) -> tuple:

@@ -5,7 +5,9 @@ compiled kernels release the GIL, so shards run in parallel). All shards execute
 sequence of collectives, so a collective is a *rendezvous*: each shard deposits its value,
 the last one to arrive publishes the list of all values, and every shard computes its own
 result from that list. Under MPI the last one to arrive instead exchanges buffers with the
-other processes for all of this process's shards (``collectives.py``, ``mpi_buffers.py``)::
+other processes for all of this process's shards (``collectives.py``, ``mpi_buffers.py``).
+The primitives know no backend: they reach this runtime through ``core/shard_env.py`` (the
+calling thread's shard, and the functions installed there at this module's import)::
 
     >>> run_shards(2, lambda i: i * 10)
     [0, 10]
@@ -17,10 +19,13 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from functrans.core.devices import processes
+from functrans.core import shard_env
+from functrans.core.devices import device_count, processes
 from functrans.core.errors import ShardError
+from functrans.core.shard_env import current_shard, enter_shard
 
 from ..lowering.blas import blas_threads, set_blas_threads
+from .collectives import device_collective
 from .divergence import DEBUG_CALLBACK, FINISHED, CollectiveMismatchError, mismatch_error
 
 
@@ -253,16 +258,38 @@ class ShardContext:
         return idx
 
 
-class _Current(threading.local):
-    shard: ShardContext | None = None
-
-
-_current = _Current()
-
-
-def current_shard() -> ShardContext | None:
-    """The shard the calling thread is running (None outside pmap/shard_map execution)."""
-    return _current.shard
+def shard_contexts(mesh):
+    """The contexts of this process's shards of ``mesh`` and their global indices; a
+    shard_map started by a shard (nested pmap) joins the shards started by its siblings in
+    one rendezvous over the combined axes."""
+    parent = current_shard()
+    sizes, coords = mesh.shape, mesh.coords()
+    flat = list(mesh.devices.flat)
+    if parent is None:
+        local = [g for g, d in enumerate(flat) if d.process_index == processes.index]
+        comm = processes.communicator if len(local) < len(flat) else None
+        rdv = Rendezvous(len(local), len(flat), comm,
+                         owners=tuple(d.process_index for d in flat) if comm else None)
+        return [ShardContext(rdv, g, i, coords[g], sizes, coords)
+                for i, g in enumerate(local)], local
+    names = set(parent.sizes)
+    if names & set(sizes):
+        raise ValueError(f"a nested pmap/shard_map reuses the axis names "
+                         f"{sorted(names & set(sizes))} of an enclosing one")
+    n = mesh.size
+    outer = parent.rendezvous
+    if outer.n_global * n > device_count():
+        raise ValueError(f"nested pmap/shard_map needs {outer.n_global} x {n} devices, but "
+                         f"there are {device_count()}; raise num_cpu_devices")
+    key = parent.calls
+    parent.calls += 1
+    rdv = outer.child(key, outer.n_local * n, outer.n_global * n)
+    all_sizes = dict(parent.sizes, **sizes)
+    all_coords = [dict(pc, **c) for pc in parent.all_coords for c in coords]
+    ctxs = [ShardContext(rdv, parent.global_index * n + g, parent.local_index * n + g,
+                         all_coords[parent.global_index * n + g], all_sizes, all_coords, parent)
+            for g in range(n)]
+    return ctxs, list(range(n))
 
 
 _pool = None
@@ -317,8 +344,7 @@ def _layer() -> str:
 def _run_one(fn, i, n_concurrent, ctx):
     """Run shard ``i`` with thread settings that keep n_concurrent shards from
     oversubscribing the cores (Numba's prange and BLAS threads are per thread here)."""
-    prev_shard = _current.shard
-    _current.shard = ctx
+    prev_shard = enter_shard(ctx)
     if n_concurrent > 1:
         import numba
         share = min(max(1, _cores() // n_concurrent), numba.config.NUMBA_NUM_THREADS)
@@ -328,7 +354,7 @@ def _run_one(fn, i, n_concurrent, ctx):
     try:
         out = fn(i)
     finally:
-        _current.shard = prev_shard
+        enter_shard(prev_shard)
         # Pool threads only run shards: they keep their share of the cores.
     if ctx is not None:  # shards still waiting at a collective will not meet this one there
         ctx.rendezvous.finished(ctx.local_index, ctx.global_index)
@@ -423,3 +449,8 @@ def _abort_other_processes(error) -> None:
         import time
         time.sleep(0.5)
         processes.communicator.Abort(1)
+
+
+# The primitives (shard_map, the collectives) reach this runtime through core/shard_env.py.
+shard_env.install(shard_contexts=shard_contexts, run_shards=run_shards,
+                  collective=device_collective)
