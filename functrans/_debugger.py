@@ -28,6 +28,7 @@ import sys
 import threading
 import traceback
 
+from .core.frames import include_frame
 from .core.trace import Tracer
 from .primitives.callback import Callback, debug_callback_p
 from ._tree import tree_flatten, tree_unflatten
@@ -53,8 +54,6 @@ def _frames_here(filter_frames: bool, num_frames):
     """The caller's frames, innermost first (functrans's and registered libraries' own
     frames left out when ``filter_frames``), with their variables split into operands
     (traced values, computed when the program runs) and Python values."""
-    # Libraries register their own files (jax._src.traceback_util) to be left out too.
-    from .as_jax.jax_src.traceback_util import include_frame
     frames = []
     outer = inspect.currentframe().f_back.f_back  # the caller of debug.breakpoint
     while outer is not None:

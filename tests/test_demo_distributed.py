@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import functrans as ft
-from functrans import demo_distributed as dd
+from functrans.demos import distributed as dd
 from functrans import lax
 
 MPIEXEC = os.path.join(os.path.dirname(sys.executable), "mpiexec")

@@ -112,7 +112,7 @@ ft.shard_map(lambda b: ft.debug.print("shard {i} holds {b}", i=lax.axis_index("x
 # %% [markdown]
 # ## Training in parallel: DP, FSDP, tensor, pipeline
 #
-# `functrans.demo_distributed` trains the demo's 64-128-10 digit classifier four ways, each
+# `functrans.demos.distributed` trains the demo's 64-128-10 digit classifier four ways, each
 # a `pmap` over the devices, and checks every step (params, momentum, loss) against the
 # single-device step:
 #
@@ -131,7 +131,7 @@ ft.shard_map(lambda b: ft.debug.print("shard {i} holds {b}", i=lax.axis_index("x
 
 # %%
 import inspect
-from functrans import demo_distributed as dd
+from functrans.demos import distributed as dd
 print(inspect.getsource(dd._gathered_layer))
 
 # %% [markdown]

@@ -1,6 +1,7 @@
 """``jax._src.traceback_util``: libraries (flax, equinox, jaxtyping) register their own source
 files here so that the lines functrans records for errors and jaxprs are their users' lines,
-not the library's.
+not the library's. The registry is core's (:mod:`functrans.core.frames`); this module is its
+JAX-named face (``_exclude_paths`` is the same list: flax edits it directly).
 
     >>> from functrans.as_jax.jax_src import traceback_util
     >>> traceback_util.register_exclusion("/srv/mylib/")
@@ -10,38 +11,9 @@ not the library's.
 from __future__ import annotations
 
 import functools
-import os
 
-from functrans.core import ir
-
-_exclude_paths: list[str] = []
-"""The paths registered, as JAX lists them (flax edits this list directly)."""
-
-
-def register_exclusion(path: str) -> None:
-    """Treat code in ``path`` (a file or a directory prefix) as library code.
-
-        >>> register_exclusion(__file__)
-    """
-    _exclude_paths.append(path)
-    ir.register_internal_path(path)
-
-
-def path_starts_with(path: str, prefix: str) -> bool:
-    """Whether ``path`` is ``prefix`` or lies under it."""
-    return os.path.abspath(path).startswith(os.path.abspath(prefix))
-
-
-def include_frame(frame) -> bool:
-    """Whether ``frame`` is user code: outside functrans and every registered path.
-
-        >>> import sys
-        >>> include_frame(sys._getframe())
-        True
-    """
-    filename = frame.f_code.co_filename
-    return (not ir._is_internal(filename)
-            and not any(path_starts_with(filename, p) for p in _exclude_paths))
+from functrans.core.frames import (  # noqa: F401 - JAX's names, re-exported
+    _exclude_paths, include_frame, path_starts_with, register_exclusion)
 
 
 def api_boundary(fun=None, **_options):

@@ -2,7 +2,7 @@
 
 Each variant runs a few SGD-with-momentum steps of the demo's 64-128-10 digit classifier
 with the batch, the parameters or the layers spread over devices, and checks every step
-against the single-device step (``functrans.demo.train_step``):
+against the single-device step (``functrans.demos.mlp.train_step``):
 
 * **data parallel** (DP): each device has a copy of the parameters and a slice of the batch;
   the gradients are averaged (``pmean``);
@@ -37,7 +37,7 @@ import functrans as ft
 import functrans.numpy as fnp
 from functrans import lax
 from functrans.data import load_digits
-from functrans.demo import NUM_CLASSES, SIZES, init_params, parallel_step, sgd, train_step
+from functrans.demos.mlp import NUM_CLASSES, SIZES, init_params, parallel_step, sgd, train_step
 
 AXIS = "devices"
 # float32 with sums in another order (a batch split in parts, a hidden layer in blocks, the
