@@ -21,7 +21,7 @@ from ..core.eval import eval_jaxpr
 from ..core.trace import Primitive, get_aval
 from ..transforms.autodiff.partial_eval import call_partial_eval
 from ..transforms.batching import moveaxis
-from ..transforms.call_rules import CallRules
+from ..transforms.autodiff.call_rules import CallRules
 from .._tree import tree_flatten, tree_unflatten
 
 

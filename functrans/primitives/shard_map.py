@@ -6,7 +6,7 @@ into blocks as its spec says (per dimension, the mesh axes splitting it), every 
 its spec names (for mesh axes an output spec leaves out, the shard at coordinate 0 supplies the
 value). Collectives over the mesh axes inside ``jaxpr`` exchange values between the shards.
 
-Its rules are the shared rules of call-like primitives (``transforms/call_rules.py``) with
+Its rules are the shared rules of call-like primitives (``transforms/autodiff/call_rules.py``) with
 shard_map's specs: JVP (tangents split like their primals), partial evaluation (per-shard
 residuals stacked over all mesh axes), transpose (replicated inputs' cotangents summed with
 ``psum``), batching (a new unsplit dimension)::
@@ -36,7 +36,7 @@ from ..transforms.autodiff.jvp import instantiate
 from ..transforms.autodiff.partial_eval import partial_eval_jaxpr
 from ..transforms.autodiff.transpose import is_undefined, transpose_jaxpr
 from ..transforms.batching import batch_jaxpr, moveaxis
-from ..transforms.call_rules import CallRules
+from ..transforms.autodiff.call_rules import CallRules
 from . import collectives as C
 from . import elementwise as E
 from . import structural as S
@@ -156,7 +156,7 @@ def bind_shard_map(args, *, jaxpr, mesh, in_specs, out_specs, name, local_io=Fal
                             out_specs=tuple(out_specs), name=name, local_io=local_io)
 
 
-# ---- the rules (transforms/call_rules.py), with shard_map's own specs ---------------------------
+# ---- the rules (transforms/autodiff/call_rules.py), with shard_map's own specs ---------------------------
 class _ShardMapRules(CallRules):
     """JVP: tangents are split exactly like their primals. Partial evaluation, transpose and
     batching differ from a plain call (below)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from functrans.core.trace import Primitive
 
-from ..call_rules import CallRules
+from ..autodiff.call_rules import CallRules
 
 
 def _abstract_eval(*avals, jaxpr, name):

@@ -13,10 +13,10 @@ import contextlib
 
 from functrans.core.trace import get_aval
 
-from .autodiff.jvp import Zero, instantiate, is_zero, jvp_jaxpr, jvp_rules, tangent_aval
-from .autodiff.partial_eval import call_partial_eval, partial_eval_rules
-from .autodiff.transpose import is_undefined, transpose_jaxpr, transpose_rules
-from .batching import batch_jaxpr, batching_rules
+from ..batching import batch_jaxpr, batching_rules
+from .jvp import Zero, instantiate, is_zero, jvp_jaxpr, jvp_rules, tangent_aval
+from .partial_eval import call_partial_eval, partial_eval_rules
+from .transpose import is_undefined, transpose_jaxpr, transpose_rules
 
 
 class CallRules:
