@@ -31,7 +31,7 @@ import traceback
 from .core.frames import include_frame
 from .core.trace import Tracer
 from .primitives.callback import Callback, debug_callback_p
-from ._tree import tree_flatten, tree_unflatten
+from .core.tree import tree_flatten, tree_unflatten
 
 __all__ = ["breakpoint"]
 

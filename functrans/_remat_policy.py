@@ -32,7 +32,7 @@ from .core.staging import hoist_tracer_consts, trace_to_jaxpr
 from .core.trace import EvalTrace, current_trace, get_aval
 from .transforms.autodiff.remat import remat_p
 from .transforms.jit.call import jit_p
-from ._tree import tree_flatten, tree_unflatten
+from .core.tree import tree_flatten, tree_unflatten
 from ._checkpoint_policies import saveable
 
 

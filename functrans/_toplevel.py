@@ -17,7 +17,7 @@ from .core.trace import Tracer, get_aval
 from .transforms.autodiff import jacrev
 from .transforms.autodiff.jvp import instantiate
 from .transforms.autodiff.transpose import backward_pass
-from ._tree import Partial, tree_flatten, tree_map, tree_unflatten
+from .core.tree import Partial, tree_flatten, tree_map, tree_unflatten
 from functrans.core.dtypes import kind as dtype_kind
 
 __all__ = ["device_get", "effects_barrier", "jacobian", "linear_transpose", "typeof"]

@@ -22,7 +22,7 @@ from .core.ir import Var
 from .core.staging import trace_to_jaxpr
 from .core.trace import Tracer, get_aval
 from .transforms.autodiff.api import linearize_flat
-from ._tree import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+from .core.tree import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 from ._checkpoint_policies import (Offloadable, Recompute, Saveable,  # noqa: F401
                                    checkpoint_name, checkpoint_policies, everything_saveable,
                                    marked_name, nothing_saveable)

@@ -4,7 +4,7 @@ arguments (:func:`argnums_partial`), naming its arguments for error messages
 (:func:`debug_info`) and the abstract value of an argument (:func:`shaped_abstractify`)::
 
     >>> from functrans.extend import linear_util as lu
-    >>> from functrans._tree import tree_flatten
+    >>> from functrans.core.tree import tree_flatten
     >>> def f(x, scale=1.0):
     ...     return {"y": x["a"] * scale}
     >>> leaves, in_tree = tree_flatten((({"a": 2.0},), {"scale": 3.0}))
@@ -20,7 +20,7 @@ import inspect
 from functrans.core.api_util import abstractify
 from functrans.extend.linear_util import (DebugInfo, WrappedFun, transformation2,
                                           transformation_with_aux2)
-from functrans._tree import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+from functrans.core.tree import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
 __all__ = ["argnums_partial", "debug_info", "flatten_fun", "flatten_fun_nokwargs",
            "safe_map", "shaped_abstractify"]

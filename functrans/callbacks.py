@@ -14,7 +14,7 @@ from .core import dtypes
 from .core.avals import ShapedArray
 from .primitives.io_callback import IOCallback, io_callback_p
 from .primitives.pure_callback import VMAP_METHODS, PureCallback, pure_callback_p
-from ._tree import tree_flatten, tree_unflatten
+from .core.tree import tree_flatten, tree_unflatten
 
 
 def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_method=None,

@@ -16,7 +16,7 @@ import functools
 from .core.api_util import abstractify, fun_name
 from .core.staging import hoist_tracer_consts, trace_to_jaxpr
 from .primitives.custom_vmap import VmapRule, custom_vmap_call_p
-from ._tree import tree_flatten, tree_unflatten
+from .core.tree import tree_flatten, tree_unflatten
 
 __all__ = ["custom_vmap"]
 

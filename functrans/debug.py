@@ -17,7 +17,7 @@ import numpy as np
 
 from ._debugger import breakpoint  # noqa: F401  (jax.debug.breakpoint)
 from .primitives.callback import Callback, debug_callback_p
-from ._tree import tree_flatten
+from .core.tree import tree_flatten
 
 
 def callback(fn, *args, ordered=False, **kwargs) -> None:

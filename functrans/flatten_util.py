@@ -16,7 +16,7 @@ import numpy as np
 from . import lax
 from .core import dtypes
 from .core.trace import get_aval
-from ._tree import keystr, tree_flatten, tree_leaves_with_path, tree_unflatten
+from .core.tree import keystr, tree_flatten, tree_leaves_with_path, tree_unflatten
 
 __all__ = ["ravel_pytree"]
 

@@ -21,7 +21,7 @@ from .core.mesh import (AbstractMesh, AxisType, Mesh, NamedSharding, P,  # noqa:
                         get_abstract_mesh, get_mesh, make_mesh, set_mesh, use_abstract_mesh)
 from .core.trace import Tracer, get_aval
 from .placement import device_put
-from ._tree import broadcast_prefix, tree_flatten, tree_unflatten
+from .core.tree import broadcast_prefix, tree_flatten, tree_unflatten
 
 __all__ = ["AbstractMesh", "AxisType", "Mesh", "NamedSharding", "P", "PartitionSpec",
            "Sharding", "SingleDeviceSharding", "auto_axes", "explicit_axes",

@@ -34,7 +34,7 @@ from .transforms.parallel import runtime as _spmd_runtime  # noqa: F401
 from .transforms import ops
 from .transforms.batching import (_axis_size, _check_axes_spec, _leaf_labels,
                                   _normalize_in_axis)
-from ._tree import tree_flatten, tree_unflatten
+from .core.tree import tree_flatten, tree_unflatten
 
 
 class _AnonymousAxis:

@@ -21,7 +21,7 @@ import numpy as np
 from .core import dtypes as _dtypes
 from .core.config import config
 from .transforms.autodiff import jvp, linearize, vjp
-from ._tree import tree_map, tree_reduce
+from .core.tree import tree_map, tree_reduce
 from functrans.core.dtypes import kind as dtype_kind
 
 __all__ = ["check_grads", "check_jvp", "check_vjp"]

@@ -12,7 +12,7 @@ from .core.api_util import (ShapeDtypeStruct, abstractify, fun_name, merge_stati
                             split_static)
 from .core.staging import trace_to_jaxpr
 from .core.trace import get_aval
-from ._tree import tree_flatten, tree_unflatten
+from .core.tree import tree_flatten, tree_unflatten
 
 
 def _trace(fun, static_argnums, args, kwargs, what):

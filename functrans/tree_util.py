@@ -13,7 +13,7 @@ Each leaf also has a key path, the entries naming the children from the root dow
     [("['b'][0]", 2.0), ("['w']", 1.0)]
 
 A typed PRNG key array is a leaf, as in JAX (functrans's transformations, which flatten with
-:mod:`functrans._tree`, carry its ``uint32`` data):
+:mod:`functrans.core.tree`, carry its ``uint32`` data):
 
     >>> len(tree_leaves([ft.random.split(ft.random.key(0), 4)]))
     1
@@ -22,15 +22,15 @@ from __future__ import annotations
 
 from typing import Callable
 
-from . import _tree
-from ._pytree import PUBLIC_LEAVES as _PUBLIC_LEAVES
-from ._tree import (Partial, PyTreeDef, broadcast_prefix, flatten_one_level,  # noqa: F401
+from .core import tree as _tree
+from .core.pytree import PUBLIC_LEAVES as _PUBLIC_LEAVES
+from .core.tree import (Partial, PyTreeDef, broadcast_prefix, flatten_one_level,  # noqa: F401
                     flatten_one_level_with_keys, flatten_up_to, is_tree_node,
                     register_dataclass, register_pytree_node, register_pytree_node_class,
                     register_pytree_with_keys, register_pytree_with_keys_class, register_static,
                     tree_transpose, tree_unflatten, treedef_children, treedef_is_leaf,
                     treedef_tuple)
-from ._tree_keys import (DictKey, FlattenedIndexKey, GetAttrKey, KeyEntry,  # noqa: F401
+from .core.tree_keys import (DictKey, FlattenedIndexKey, GetAttrKey, KeyEntry,  # noqa: F401
                          KeyPath, SequenceKey, keystr)
 
 _NO_INITIALIZER = _tree._NO_INITIALIZER

@@ -206,7 +206,7 @@ def test_typed_keys_through_transformations():
 
 def test_keys_in_pytrees():
     # Raw keys are uint32 arrays; typed key arrays are leaves of the public tree functions,
-    # as in JAX (transformations carry their uint32 data: functrans._tree).
+    # as in JAX (transformations carry their uint32 data: functrans.core.tree).
     keys = {"a": random.PRNGKey(0), "b": [random.PRNGKey(1), random.PRNGKey(2)]}
     leaves = ft.tree_util.tree_leaves(keys)
     assert len(leaves) == 3 and all(leaf.shape == (2,) for leaf in leaves)

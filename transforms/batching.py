@@ -18,7 +18,7 @@ from functrans.core.eval import eval_jaxpr
 from functrans.core.staging import trace_to_jaxpr
 from functrans.core.trace import (Trace, Tracer, current_trace, get_aval, new_trace,
                                   set_current_trace)
-from functrans._tree import tree_flatten, tree_unflatten
+from functrans.core.tree import tree_flatten, tree_unflatten
 
 from . import ops
 

@@ -45,7 +45,7 @@ from functrans.core.array import Array
 from functrans.core.config import config
 from functrans.core.dtypes import kind as dtype_kind
 from functrans.core.trace import get_aval
-from functrans._tree import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+from functrans.core.tree import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
 from .autodiff.api import grad, jvp, linearize, vjp
 from .autodiff.check import _wide

@@ -1,7 +1,7 @@
 """Helpers every transformation's public API shares: pytree flattening of functions, static
 arguments, and abstract values of user inputs with clear errors.
 
-    >>> from functrans._tree import tree_structure
+    >>> from functrans.core.tree import tree_structure
     >>> flat_f, out_tree = flatten_fun(lambda d: (d["x"], 1), tree_structure(({"x": 0},)))
     >>> flat_f(5), out_tree()
     ([5, 1], PyTreeDef((*, *)))
@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from .._tree import PyTreeDef, tree_flatten, tree_unflatten
+from .tree import PyTreeDef, tree_flatten, tree_unflatten
 from . import dtypes
 from .avals import ShapedArray
 from .trace import Tracer, get_aval
@@ -139,7 +139,7 @@ class ShapeDtypeStruct:
 def match_prefix(spec, tree, what: str, spec_name: str, of: str) -> list:
     """One entry of ``spec`` (a pytree prefix of ``tree``, e.g. in_axes) per leaf of ``tree``,
     with an error naming the transformation and the spec when they do not match."""
-    from .._tree import broadcast_prefix
+    from .tree import broadcast_prefix
     try:
         return broadcast_prefix(spec, tree, what=f"{what} {spec_name}")
     except ValueError as e:

@@ -32,7 +32,7 @@ def place(out, sharding, name: str):
         return out
     from .array import Array
     from .trace import Tracer
-    from .._tree import tree_leaves
+    from .tree import tree_leaves
     if any(isinstance(leaf, Tracer) or not isinstance(leaf, Array)
            for leaf in tree_leaves(out)):
         raise NotImplementedError(

@@ -26,7 +26,7 @@ from .devices import Device, processes
 from .distributed_array import DistributedArray, from_local_blocks
 from .mesh import PartitionSpec, Sharding, SingleDeviceSharding, context_sharding
 from .trace import Tracer, get_aval
-from .._tree import tree_map
+from .tree import tree_map
 
 # reshard(x, sharding): a DistributedArray laid out anew (installed by functrans.placement).
 _reshard: Optional[Callable] = None

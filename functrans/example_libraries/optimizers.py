@@ -20,7 +20,7 @@ import functools
 from typing import Any, Callable, NamedTuple
 
 from .. import numpy as fnp
-from .._tree import register_pytree_node, tree_flatten, tree_leaves, tree_map, \
+from ..core.tree import register_pytree_node, tree_flatten, tree_leaves, tree_map, \
     tree_unflatten
 
 __all__ = ["Optimizer", "OptimizerState", "optimizer", "constant", "exponential_decay",

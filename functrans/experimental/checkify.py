@@ -29,7 +29,7 @@ import numpy as np
 from functrans.core.array import Array
 from functrans.core.staging import trace_to_jaxpr
 from functrans.core.trace import get_aval
-from functrans._tree import tree_flatten, tree_unflatten
+from functrans.core.tree import tree_flatten, tree_unflatten
 
 from . import checkify_control  # noqa: F401  (registers the higher-order primitives' rules)
 from .checkify_check import check, check_error, check_p, debug_check  # noqa: F401

@@ -26,7 +26,7 @@ from functrans.core.ir import source_info
 from functrans.core.trace import Primitive
 from functrans.transforms.autodiff.jvp import jvp_rules
 from functrans.transforms.batching import batching_rules, bdim_at_front
-from functrans._tree import tree_flatten, tree_leaves, tree_unflatten
+from functrans.core.tree import tree_flatten, tree_leaves, tree_unflatten
 
 from .checkify_errors import (Error, FailedCheckError, JaxRuntimeError, assert_func, init_error,
                               is_batched, reduce_batched_error)

@@ -21,7 +21,7 @@ from functrans.core.staging import trace_to_jaxpr
 from functrans.transforms.autodiff.custom import _Rule, custom_jvp_call_p, custom_vjp_call_p
 from functrans.transforms.autodiff.remat import remat_p
 from functrans.transforms.jit.call import jit_p
-from functrans._tree import tree_structure, tree_unflatten
+from functrans.core.tree import tree_structure, tree_unflatten
 
 from .checkify_errors import (error_avals, error_from_leaves, error_leaves, init_error,
                               sorted_effects)

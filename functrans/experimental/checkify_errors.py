@@ -23,7 +23,7 @@ import numpy as np
 import functrans.numpy as fnp
 from functrans.core.api_util import ShapeDtypeStruct
 from functrans.core.trace import get_aval
-from functrans._tree import register_pytree_node, tree_flatten, tree_unflatten
+from functrans.core.tree import register_pytree_node, tree_flatten, tree_unflatten
 
 
 class JaxRuntimeError(ValueError):

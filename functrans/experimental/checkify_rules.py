@@ -22,7 +22,7 @@ from functrans import lax
 from functrans import primitives as P
 from functrans.core.ir import Literal, SourceInfo, replay
 from functrans.core.trace import get_aval
-from functrans._tree import tree_unflatten
+from functrans.core.tree import tree_unflatten
 
 from .checkify_check import check_p
 from .checkify_errors import (DivisionByZeroError, NaNError, OOBError, assert_func, init_error,

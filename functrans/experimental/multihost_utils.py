@@ -20,7 +20,7 @@ from ..core.array import Array
 from ..core.devices import processes
 from ..core.mesh import NamedSharding, PartitionSpec
 from ..placement import device_put
-from .._tree import broadcast_prefix, tree_flatten, tree_map, tree_unflatten
+from ..core.tree import broadcast_prefix, tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["assert_equal", "broadcast_one_to_all", "global_array_to_host_local_array",
            "host_local_array_to_global_array", "process_allgather", "sync_global_devices"]

@@ -17,7 +17,7 @@ from functrans.core.api_util import abstractify
 from functrans.core.avals import ShapedArray
 from functrans.core.dtypes import result_type
 from functrans.core.trace import EVAL_TRACE, Tracer, _state
-from functrans._tree import (PyTreeDef, flatten_up_to, tree_flatten, tree_unflatten)
+from functrans.core.tree import (PyTreeDef, flatten_up_to, tree_flatten, tree_unflatten)
 from functrans.transforms.jit.api import Jitted
 from functrans.transforms.jit.call import jit_p
 from functrans.transforms.jit.executable import executable_for
@@ -139,7 +139,7 @@ def _show(tree: PyTreeDef) -> str:
 def leaf_paths(tree: PyTreeDef) -> list[str]:
     """Names of the leaves of an ``(args, kwargs)`` structure, as a user would index them.
 
-    >>> from functrans._tree import tree_structure
+    >>> from functrans.core.tree import tree_structure
     >>> leaf_paths(tree_structure(((1, {"w": [2, 3]}), {"b": 4})))
     ['args[0]', "args[1]['w'][0]", "args[1]['w'][1]", "kwargs['b']"]
     """

@@ -62,7 +62,7 @@ from functrans.core.check import JaxprTypeError, check_jaxpr
 from functrans.core import dtypes as _core_dtypes
 from functrans.core.ir import Eqn, Jaxpr, Literal, SourceInfo, Var
 from functrans.core.trace import _PRIMITIVES
-from functrans._tree import PyTreeDef, tree_structure  # noqa: F401 (doctests)
+from functrans.core.tree import PyTreeDef, tree_structure  # noqa: F401 (doctests)
 
 MAGIC = b"FTEXPORT"
 FORMAT_VERSION = 1

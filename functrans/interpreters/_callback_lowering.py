@@ -29,7 +29,7 @@ from functrans.core.trace import EVAL_TRACE, set_current_trace
 from functrans.primitives.io_callback import IOCallback, io_callback_p
 from functrans.primitives.pure_callback import PureCallback, pure_callback_p
 from functrans.transforms.jit.lowerings import InlineLowering
-from functrans._tree import tree_flatten
+from functrans.core.tree import tree_flatten
 
 __all__ = ["CallbackLowering", "emit_python_callback"]
 

@@ -19,7 +19,7 @@ import weakref
 import numpy as np
 
 from functrans import numpy as fnp
-from functrans._tree import tree_flatten, tree_unflatten
+from functrans.core.tree import tree_flatten, tree_unflatten
 from functrans.core import dtypes
 from functrans.core.avals import ShapedArray
 from functrans.core.ir import source_info

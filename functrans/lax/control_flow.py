@@ -19,7 +19,7 @@ from ..core.avals import ShapedArray
 from ..core.eval import eval_jaxpr
 from ..core.staging import hoist_tracer_consts, trace_to_jaxpr
 from ..core.trace import Tracer, concrete_of, get_aval
-from .._tree import tree_flatten, tree_unflatten
+from ..core.tree import tree_flatten, tree_unflatten
 from .ops import convert_element_type
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map"]

@@ -285,7 +285,7 @@ def stop_gradient(x):
     >>> ft.grad(lambda x: x * lax.stop_gradient(x))(3.0)
     Array(3., dtype=float64, weak_type=True)
     """
-    from .._tree import tree_map
+    from ..core.tree import tree_map
     return tree_map(lambda v: P.stop_gradient_p.bind1(v), x)
 
 

@@ -13,7 +13,7 @@ from .. import primitives as P
 from ..core import dtypes
 from ..core.axis_env import axis_size as _axis_size
 from ..core.trace import get_aval
-from .._tree import tree_flatten, tree_map, tree_unflatten
+from ..core.tree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "axis_index",
            "ppermute", "pshuffle", "all_to_all", "pswapaxes", "axis_size"]

@@ -19,7 +19,7 @@ from ..core.mesh import (NamedSharding, PartitionSpec, Sharding, SingleDeviceSha
 from ..core.trace import Tracer
 from ..core.placement import device_put
 from ..primitives.sharding_constraint import sharding_constraint_p
-from .._tree import broadcast_prefix, tree_flatten, tree_unflatten
+from ..core.tree import broadcast_prefix, tree_flatten, tree_unflatten
 
 __all__ = ["with_sharding_constraint"]
 

@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from .. import primitives as P
-from .. import _tree as tree_util
+from ..core import tree as tree_util
 from ..core.trace import Tracer, get_aval
 from ..primitives.windowed import check_window_params, identity, window_output_shape
 from . import ops

@@ -19,7 +19,7 @@ from ..core.shard_env import current_shard
 from ..core.trace import Primitive, get_aval
 from ..transforms.autodiff.jvp import jvp_rules
 from ..transforms.batching import batching_rules
-from .._tree import tree_unflatten
+from ..core.tree import tree_unflatten
 from . import structural as S
 
 

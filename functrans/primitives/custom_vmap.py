@@ -22,7 +22,7 @@ from ..core.trace import Primitive, get_aval
 from ..transforms.autodiff.partial_eval import call_partial_eval
 from ..transforms.batching import moveaxis
 from ..transforms.autodiff.call_rules import CallRules
-from .._tree import tree_flatten, tree_unflatten
+from ..core.tree import tree_flatten, tree_unflatten
 
 
 class VmapRule:

@@ -25,7 +25,7 @@ from ..core.avals import ShapedArray
 from ..core.trace import Primitive, get_aval
 from ..transforms.autodiff.jvp import Zero, is_zero, jvp_rules
 from ..transforms.batching import batching_rules, moveaxis
-from .._tree import tree_flatten, tree_unflatten  # noqa: F401  (the doctest's)
+from ..core.tree import tree_flatten, tree_unflatten  # noqa: F401  (the doctest's)
 from .pure_callback import PureCallback, _Sequential
 
 __all__ = ["IOCallback", "io_callback_p"]

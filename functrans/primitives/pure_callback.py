@@ -21,7 +21,7 @@ from ..core.trace import Primitive, get_aval
 from ..transforms.autodiff.jvp import Zero, is_zero, jvp_rules
 from ..transforms import ops
 from ..transforms.batching import batching_rules, bdim_at_front, moveaxis
-from .._tree import tree_flatten, tree_unflatten
+from ..core.tree import tree_flatten, tree_unflatten
 
 VMAP_METHODS = ("sequential", "expand_dims", "broadcast_all")
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _pytree
+from ..core import pytree as _pytree
 from ..core.array import _ArrayMeta
 from ..core.avals import ShapedArray
 from ..core.trace import Tracer

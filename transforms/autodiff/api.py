@@ -19,7 +19,7 @@ from functrans.core.array import Array
 from functrans.core.eval import eval_jaxpr
 from functrans.core.config import config
 from functrans.core.trace import EVAL_TRACE, current_trace, get_aval, new_trace
-from functrans._tree import tree_flatten, tree_map, tree_structure, tree_unflatten
+from functrans.core.tree import tree_flatten, tree_map, tree_structure, tree_unflatten
 
 from .. import ops
 from .jvp import Zero, instantiate, jvp_flat, tangent_aval

@@ -9,7 +9,7 @@ import numpy as np
 
 from functrans.core.array import Array
 from functrans.core.trace import get_aval
-from functrans._tree import tree_flatten, tree_map
+from functrans.core.tree import tree_flatten, tree_map
 
 from .api import jvp, vjp
 from functrans.core.dtypes import kind as dtype_kind

@@ -19,7 +19,7 @@ from functrans.core.api_util import fun_name
 from functrans.core.eval import eval_jaxpr
 from functrans.core.staging import hoist_tracer_consts, trace_to_jaxpr
 from functrans.core.trace import EvalTrace, Primitive, current_trace, get_aval
-from functrans._tree import (tree_flatten, tree_leaves, tree_map, tree_structure,
+from functrans.core.tree import (tree_flatten, tree_leaves, tree_map, tree_structure,
                                  tree_unflatten)
 
 from .jvp import SymbolicZero, Zero, instantiate, is_zero, jvp_rules

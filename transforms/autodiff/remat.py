@@ -32,7 +32,7 @@ from functrans.core.api_util import fun_name
 from functrans.core.eval import eval_jaxpr
 from functrans.core.staging import hoist_tracer_consts, trace_to_jaxpr
 from functrans.core.trace import EvalTrace, Primitive, current_trace, get_aval, set_current_trace
-from functrans._tree import tree_flatten, tree_unflatten
+from functrans.core.tree import tree_flatten, tree_unflatten
 
 from .call_rules import CallRules
 from .partial_eval import dce_jaxpr, partial_eval_jaxpr

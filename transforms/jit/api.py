@@ -28,7 +28,7 @@ from functrans.core.mesh import SingleDeviceSharding
 from functrans.core.staging import hoist_tracer_consts, trace_to_jaxpr
 from functrans.core.trace import EVAL_TRACE, _state
 from functrans.core.array import Array
-from functrans._tree import tree_flatten, tree_unflatten
+from functrans.core.tree import tree_flatten, tree_unflatten
 
 from .call import jit_p
 from .debug_nans import checked_call

@@ -16,7 +16,7 @@ import inspect
 import warnings
 
 from functrans.core.api_util import abstractify
-from functrans._tree import tree_flatten
+from functrans.core.tree import tree_flatten
 
 
 def _as_tuple(x, kind):

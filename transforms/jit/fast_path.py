@@ -17,7 +17,7 @@ import numpy as np
 
 from functrans.core.array import Array
 from functrans.core.mesh import SingleDeviceSharding
-from functrans._tree import tree_unflatten, treedef_is_leaf
+from functrans.core.tree import tree_unflatten, treedef_is_leaf
 
 from ..lowering.compile import Kernel, _kernel_arg
 from ..native.program import NativeProgram

@@ -21,7 +21,7 @@ are made with the class of the references passed.
 from __future__ import annotations
 
 from functrans.core.trace import current_trace
-from functrans._tree import tree_flatten, tree_unflatten
+from functrans.core.tree import tree_flatten, tree_unflatten
 
 _POSITIONS = "_functrans_ref_positions"
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from functrans.core.mesh import PartitionSpec, Sharding, context_sharding
 from functrans.core.placement import device_put
-from functrans._tree import broadcast_prefix, tree_flatten, tree_unflatten
+from functrans.core.tree import broadcast_prefix, tree_flatten, tree_unflatten
 
 
 def check_shardings(shardings, what: str):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from functrans import _pytree
+from functrans.core import pytree as _pytree
 from functrans.random import KeyArray
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import numpy as fnp
-from ..._tree import register_pytree_node_class
+from ...core.tree import register_pytree_node_class
 
 __all__ = ["BCOO"]
 

@@ -15,7 +15,7 @@ import numpy as np
 from ... import numpy as fnp
 from ... import random
 from ...lax import linalg as lax_linalg
-from ..._tree import register_pytree_node_class
+from ...core.tree import register_pytree_node_class
 from ..special import logsumexp, ndtr
 
 __all__ = ["gaussian_kde"]

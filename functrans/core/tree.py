@@ -13,13 +13,13 @@ import functools
 import operator
 from typing import Callable
 
-from ._pytree import (PyTreeDef, all_leaves, flatten_one_level,  # noqa: F401
+from .pytree import (PyTreeDef, all_leaves, flatten_one_level,  # noqa: F401
                       flatten_one_level_with_keys, flatten_up_to, is_tree_node,
                       register_pytree_node, register_pytree_with_keys, tree_flatten,
                       tree_flatten_with_path, tree_leaves, tree_leaves_with_path,
                       tree_structure, tree_unflatten, treedef_children, treedef_is_leaf,
                       treedef_tuple)
-from ._tree_keys import (DictKey, FlattenedIndexKey, GetAttrKey, KeyEntry,  # noqa: F401
+from .tree_keys import (DictKey, FlattenedIndexKey, GetAttrKey, KeyEntry,  # noqa: F401
                          KeyPath, SequenceKey, keystr)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import OrderedDict, defaultdict
 from typing import Any, Callable, NamedTuple
 
-from ._tree_keys import DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey
+from .tree_keys import DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey
 
 
 class _NodeType(NamedTuple):
