@@ -20,7 +20,7 @@ from .core.mesh import (AbstractMesh, AxisType, Mesh, NamedSharding, P,  # noqa:
                         PartitionSpec, Sharding, SingleDeviceSharding, context_sharding,
                         get_abstract_mesh, get_mesh, make_mesh, set_mesh, use_abstract_mesh)
 from .core.trace import Tracer, get_aval
-from .placement import device_put
+from .core.placement import device_put
 from .core.tree import broadcast_prefix, tree_flatten, tree_unflatten
 
 __all__ = ["AbstractMesh", "AxisType", "Mesh", "NamedSharding", "P", "PartitionSpec",

@@ -1,5 +1,5 @@
 """Placing values on devices: ``device_put`` and ``block_until_ready`` (public as
-``functrans.device_put``; ``functrans/placement.py`` is their public module).
+``functrans.device_put``).
 
 On CPU every device shares the host's memory, so placing an array records where it lives
 (its ``sharding``) and shares the buffer; the shards of a sharded array are views of it::
@@ -11,8 +11,8 @@ On CPU every device shares the host's memory, so placing an array records where 
 They live in core because placing needs only core's types, and core (``out_sharding=``) and
 the transformations (``jit``'s in/out_shardings) place values. One case needs more: an array
 spread over processes moved to another layout is resharded by a partitioned program (``jit``
-of ``with_sharding_constraint``), which core does not know; ``functrans.placement`` installs
-that step (:func:`install_reshard`) when functrans is imported.
+of ``with_sharding_constraint``), which core does not know; ``functrans/lax/sharding_ops.py``
+installs that step (:func:`install_reshard`) when it is imported (with functrans).
 """
 from __future__ import annotations
 
@@ -28,13 +28,13 @@ from .mesh import PartitionSpec, Sharding, SingleDeviceSharding, context_shardin
 from .trace import Tracer, get_aval
 from .tree import tree_map
 
-# reshard(x, sharding): a DistributedArray laid out anew (installed by functrans.placement).
+# reshard(x, sharding): a DistributedArray laid out anew (installed by lax.sharding_ops).
 _reshard: Optional[Callable] = None
 
 
 def install_reshard(reshard: Callable) -> None:
-    """Called once by ``functrans.placement`` with the step that lays an array spread over
-    processes out anew (core knows no transformation and no user API)."""
+    """Called once by ``functrans.lax.sharding_ops`` with the step that lays an array spread
+    over processes out anew (core knows no transformation and no user API)."""
     global _reshard
     _reshard = reshard
 

@@ -19,7 +19,7 @@ import numpy as np
 from ..core.array import Array
 from ..core.devices import processes
 from ..core.mesh import NamedSharding, PartitionSpec
-from ..placement import device_put
+from ..core.placement import device_put
 from ..core.tree import broadcast_prefix, tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["assert_equal", "broadcast_one_to_all", "global_array_to_host_local_array",

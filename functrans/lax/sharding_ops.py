@@ -6,6 +6,10 @@ vmap) a ``NamedSharding`` over more than one device is recorded in the program a
 that point: ``transforms/partition``); other shardings leave a traced value as it is, as
 ``device_put`` does there. Values never change.
 
+At import this module also installs into core's ``device_put`` (``core/placement.py``) the
+step core cannot take itself: an array spread over processes (MPI) moved to another layout of
+its mesh is resharded by a partitioned program, ``jit`` of ``with_sharding_constraint``.
+
     >>> x = with_sharding_constraint(fnp.arange(4.0), ft.sharding.SingleDeviceSharding(
     ...     ft.devices()[0]))
     >>> x.sharding == ft.sharding.SingleDeviceSharding(ft.devices()[0])
@@ -13,6 +17,7 @@ that point: ``transforms/partition``); other shardings leave a traced value as i
 """
 from __future__ import annotations
 
+from ..core import placement as _placement
 from ..core.devices import Device
 from ..core.mesh import (NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding,
                          context_sharding)
@@ -63,3 +68,15 @@ def with_sharding_constraint(x, shardings):
         else:
             out.append(device_put(leaf, s))
     return tree_unflatten(tree, out)
+
+
+def _reshard_across(x, sharding):
+    """An array spread over processes laid out anew: a partitioned program moves the blocks."""
+    from ..transforms.jit.api import jit
+    if not isinstance(sharding, NamedSharding) or sharding.mesh != x.sharding.mesh:
+        raise ValueError(f"device_put: an array spread over processes on {x.sharding} can be "
+                         f"moved to another layout of the same mesh only, not to {sharding}")
+    return jit(lambda v: with_sharding_constraint(v, sharding))(x)
+
+
+_placement.install_reshard(_reshard_across)
