@@ -31,7 +31,7 @@ from .transforms.jit import jit  # noqa: F401
 from .transforms import cuda as _cuda_backend  # noqa: F401  (registers the cuda backend)
 from .core.devices import (default_backend, device_count, devices, local_device_count,  # noqa: F401
                            local_devices, process_count, process_index)
-from .core.placement import block_until_ready, device_put  # noqa: F401
+from .placement import block_until_ready, device_put  # noqa: F401
 from .callbacks import pure_callback  # noqa: F401
 from .kernels import numba_call, numba_kernel, numba_vectorize  # noqa: F401
 from . import custom_batching  # noqa: F401
@@ -45,9 +45,9 @@ from . import ref  # noqa: F401,E402
 from .ref import Ref, freeze, new_ref  # noqa: F401,E402
 # jax.checkpoint takes policies: ad_checkpoint's checkpoint/remat replace the plain ones.
 from .ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401,E402
-from ._contexts import (checking_leaks, disable_jit, ensure_compile_time_eval,  # noqa: F401,E402
-                        log_compiles, named_scope, numpy_dtype_promotion,
-                        numpy_rank_promotion)
+from .core.contexts import (checking_leaks, disable_jit,  # noqa: F401,E402
+                            ensure_compile_time_eval, log_compiles, named_scope,
+                            numpy_dtype_promotion, numpy_rank_promotion)
 from .sharding import NamedSharding, P, make_mesh  # noqa: F401,E402  (jax.NamedSharding, ...)
 from .sharding import reshard, set_mesh  # noqa: F401,E402  (jax.reshard, jax.set_mesh)
 from .array_creation import (make_array_from_callback,  # noqa: F401,E402

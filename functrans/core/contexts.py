@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import contextlib
 
-from .core.config import config
-from .core.trace import EVAL_TRACE, Trace, Tracer, current_trace, set_current_trace
+from .config import config
+from .trace import EVAL_TRACE, Trace, Tracer, current_trace, set_current_trace
 
 __all__ = ["disable_jit", "ensure_compile_time_eval", "named_scope", "numpy_dtype_promotion",
            "numpy_rank_promotion"]
