@@ -18,12 +18,12 @@ import re
 import types
 from typing import NamedTuple
 
-from .core.ir import Eqn
-from .core.trace import EVAL_TRACE, _state
-from .primitives.convolution import conv_general_dilated_p
-from .primitives.linalg import dot_general_p
-from .transforms.autodiff.custom import custom_jvp, custom_jvp_call_p
-from .core.tree import tree_map
+from ..core.ir import Eqn
+from ..core.trace import EVAL_TRACE, _state
+from ..primitives.convolution import conv_general_dilated_p
+from ..primitives.linalg import dot_general_p
+from ..transforms.autodiff.custom import custom_jvp, custom_jvp_call_p
+from ..core.tree import tree_map
 
 
 class _RecomputeType:

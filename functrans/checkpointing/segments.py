@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import functools
 
-from .core.api_util import fun_name
-from .core.ir import Eqn, Jaxpr, Var, has_effects
-from .core.staging import hoist_tracer_consts, trace_to_jaxpr
-from .core.trace import EvalTrace, current_trace, get_aval
-from .transforms.autodiff.remat import remat_p
-from .transforms.jit.call import jit_p
-from .core.tree import tree_flatten, tree_unflatten
-from ._checkpoint_policies import saveable
+from ..core.api_util import fun_name
+from ..core.ir import Eqn, Jaxpr, Var, has_effects
+from ..core.staging import hoist_tracer_consts, trace_to_jaxpr
+from ..core.trace import EvalTrace, current_trace, get_aval
+from ..transforms.autodiff.remat import remat_p
+from ..transforms.jit.call import jit_p
+from ..core.tree import tree_flatten, tree_unflatten
+from .policies import saveable
 
 
 def _inline_jit_calls(jaxpr: Jaxpr) -> Jaxpr:
