@@ -22,12 +22,13 @@ from .core.eval import eval_jaxpr  # noqa: F401
 from .core.errors import (ConcretizationTypeError, ShardError,  # noqa: F401
                           TracerArrayConversionError, UnexpectedTracerError)
 from .core.ir import Jaxpr  # noqa: F401
-from .tracing import eval_shape, make_jaxpr, named_call  # noqa: F401
+from .core.tracing import eval_shape, make_jaxpr  # noqa: F401
 from .transforms.autodiff import (checkpoint, custom_jvp, custom_vjp, grad,  # noqa: F401
                                   hessian, jacfwd, jacrev, jvp, linearize, remat,
                                   value_and_grad, vjp)
 from .transforms.batching import vmap  # noqa: F401
 from .transforms.jit import jit  # noqa: F401
+from .transforms.jit.named_call import named_call  # noqa: F401
 from .transforms import cuda as _cuda_backend  # noqa: F401  (registers the cuda backend)
 from .core.devices import (default_backend, device_count, devices, local_device_count,  # noqa: F401
                            local_devices, process_count, process_index)

@@ -332,7 +332,7 @@ def check_against(fn, oracle, *args, ulps=0.0, atol=0.0, signed_zeros=True, trac
     from .core.check import check_jaxpr
     from .core.eval import eval_jaxpr
     from .core.array import Array
-    from .tracing import make_jaxpr
+    from .core.tracing import make_jaxpr
 
     np_args = _to_numpy(args)
     np_kwargs = {k: _to_numpy(v) for k, v in kwargs.items()}

@@ -1,4 +1,5 @@
-"""``make_jaxpr`` and ``eval_shape``: trace a Python function into the IR.
+"""``make_jaxpr`` and ``eval_shape``: trace a Python function into the IR (public as
+``functrans.make_jaxpr`` and ``functrans.eval_shape``; they need only core's staging trace).
 
     >>> import functrans as ft, functrans.numpy as fnp
     >>> print(ft.make_jaxpr(lambda x: fnp.sin(x) * 2.0)(fnp.ones(3, "float32")))
@@ -8,11 +9,11 @@ from __future__ import annotations
 
 import functools
 
-from .core.api_util import (ShapeDtypeStruct, abstractify, fun_name, merge_static,
+from .api_util import (ShapeDtypeStruct, abstractify, fun_name, merge_static,
                             split_static)
-from .core.staging import trace_to_jaxpr
-from .core.trace import get_aval
-from .core.tree import tree_flatten, tree_unflatten
+from .staging import trace_to_jaxpr
+from .trace import get_aval
+from .tree import tree_flatten, tree_unflatten
 
 
 def _trace(fun, static_argnums, args, kwargs, what):
@@ -72,52 +73,3 @@ def eval_shape(fun, *args, **kwargs):
     jaxpr, out_tree = _trace(fun, (), args, kwargs, f"eval_shape({fun_name(fun)})")
     return tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
                                      for a in jaxpr.out_avals])
-
-
-def named_call(fun, *, name: str | None = None):
-    """``fun`` under the name ``name`` (default: its own): traced, it appears in the jaxpr as
-    a ``jit`` call with that name (jit inlines it, so compiled code is unchanged); evaluated
-    eagerly, or given arguments that are not arrays (functions: equinox passes loop bodies),
-    it simply runs ``fun``, as JAX's ``named_call`` always does (it only names).
-
-    >>> inner = ft.named_call(lambda x: x * 2, name="double")
-    >>> print(ft.make_jaxpr(lambda x: inner(x) + 1)(1.0))
-    { lambda ; a:f64[]. let
-        b:f64[] = jit[
-          jaxpr={ lambda ; c:f64[]. let d:f64[] = mul c 2.0:f64[] in (d,) }
-          name=double
-        ] a
-        e:f64[] = add b 1.0:f64[]
-      in (e,) }
-    """
-    from .core.trace import EVAL_TRACE, _state
-    from .transforms.jit import jit
-
-    if not callable(fun):
-        raise TypeError(f"named_call: expected a callable, got {type(fun).__name__}")
-    if name is not None and not isinstance(name, str):
-        raise TypeError(f"named_call: name must be a string, got {type(name).__name__}")
-
-    @functools.wraps(fun)
-    def body(*args, **kwargs):
-        return fun(*args, **kwargs)
-
-    body.__name__ = name or fun_name(fun)
-    staged = jit(body)
-
-    @functools.wraps(fun)
-    def call(*args, **kwargs):
-        if _state.trace is EVAL_TRACE or not _all_values(tree_flatten((args, kwargs))[0]):
-            return fun(*args, **kwargs)
-        return staged(*args, **kwargs)
-    return call
-
-
-def _all_values(leaves) -> bool:
-    """Whether every leaf can be a traced argument (an array, a scalar, a tracer)."""
-    for x in leaves:
-        try:
-            get_aval(x)
-        except (TypeError, ValueError):  # (UnsupportedDtypeError is a TypeError)
-            return False
-    return True
