@@ -51,9 +51,9 @@ from .core.contexts import (checking_leaks, disable_jit,  # noqa: F401,E402
                             numpy_dtype_promotion, numpy_rank_promotion)
 from .sharding import NamedSharding, P, make_mesh  # noqa: F401,E402  (jax.NamedSharding, ...)
 from .sharding import reshard, set_mesh  # noqa: F401,E402  (jax.reshard, jax.set_mesh)
-from .array_creation import (make_array_from_callback,  # noqa: F401,E402
-                             make_array_from_process_local_data,
-                             make_array_from_single_device_arrays)
+from .core.array_creation import (make_array_from_callback,  # noqa: F401,E402
+                                  make_array_from_process_local_data,
+                                  make_array_from_single_device_arrays)
 from ._toplevel import (device_get, effects_barrier, jacobian,  # noqa: F401,E402
                         linear_transpose, typeof)
 from .core.devices import Device  # noqa: F401,E402

@@ -24,7 +24,7 @@ __path__: list = []  # a package: its submodules are found by functrans.as_jax's
 # functrans's own modules and helpers, which are not part of JAX's top-level API.
 _NOT_JAX = frozenset({"core", "primitives", "transforms", "placement", "spmd", "tracing",
                       "callbacks", "testing", "as_jax", "demo", "data", "UnsupportedDtypeError",
-                      "ShardError", "check_jaxpr", "array_creation", "thread_waits", "ref"})
+                      "ShardError", "check_jaxpr", "thread_waits", "ref"})
 
 
 def __getattr__(name: str):

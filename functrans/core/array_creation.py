@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core.array import Array
-from .core.distributed_array import DistributedArray
-from .core.devices import processes
-from .core.mesh import Sharding, SingleDeviceSharding
+from .array import Array
+from .distributed_array import DistributedArray
+from .devices import processes
+from .mesh import Sharding, SingleDeviceSharding
 
 __all__ = ["make_array_from_callback", "make_array_from_process_local_data",
            "make_array_from_single_device_arrays"]
