@@ -28,10 +28,10 @@ import sys
 import threading
 import traceback
 
-from .core.frames import include_frame
-from .core.trace import Tracer
-from .primitives.callback import Callback, debug_callback_p
-from .core.tree import tree_flatten, tree_unflatten
+from ..core.frames import include_frame
+from ..core.trace import Tracer
+from ..primitives.callback import Callback, debug_callback_p
+from ..core.tree import tree_flatten, tree_unflatten
 
 __all__ = ["breakpoint"]
 
