@@ -54,8 +54,8 @@ from .sharding import reshard, set_mesh  # noqa: F401,E402  (jax.reshard, jax.se
 from .core.array_creation import (make_array_from_callback,  # noqa: F401,E402
                                   make_array_from_process_local_data,
                                   make_array_from_single_device_arrays)
-from ._toplevel import (device_get, effects_barrier, jacobian,  # noqa: F401,E402
-                        linear_transpose, typeof)
+from .core.values import device_get, effects_barrier, typeof  # noqa: F401,E402
+from .transforms.autodiff import jacobian, linear_transpose  # noqa: F401,E402
 from .core.devices import Device  # noqa: F401,E402
 
 

@@ -1,5 +1,5 @@
 """The autodiff API with JAX's signatures: jvp, linearize, vjp, grad, value_and_grad, jacfwd,
-jacrev, hessian.
+jacrev (and jacobian, JAX's name for it), hessian.
 
 ``linearize`` = JVP + partial evaluation; ``vjp`` = transpose of the linearized program;
 ``grad`` = ``vjp`` seeded with 1.0::
@@ -420,6 +420,17 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         return (jac, res[2]) if has_aux else jac
 
     return jac_fun
+
+
+def jacobian(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+    """The Jacobian of ``fun`` by reverse mode: JAX's name for :func:`functrans.jacrev`.
+
+    >>> ft.jacobian(lambda x: x ** 2)(fnp.array([1.0, 2.0]))
+    Array([[2., 0.],
+           [0., 4.]], dtype=float64)
+    """
+    return jacrev(fun, argnums=argnums, has_aux=has_aux, holomorphic=holomorphic,
+                  allow_int=allow_int)
 
 
 def hessian(fun, argnums=0, has_aux=False, holomorphic=False):

@@ -1,0 +1,84 @@
+"""Top-level functions of JAX's API about values: ``typeof`` (a value's abstract type, as
+tracing sees it), ``device_get`` (arrays as NumPy arrays) and ``effects_barrier`` (waiting for
+work running in the background).
+
+    >>> ft.typeof(fnp.ones(3, "float32"))
+    ShapedArray(f32[3])
+    >>> ft.device_get(fnp.arange(2.0))
+    array([0., 1.])
+"""
+from __future__ import annotations
+
+from . import background
+from .array import Array
+from .avals import ShardedShapedArray
+from .mesh import Mesh, NamedSharding, PartitionSpec, canonical_spec
+from .trace import Tracer, get_aval
+from .tree import tree_map
+
+__all__ = ["device_get", "effects_barrier", "typeof"]
+
+
+def _to_host(x):
+    if isinstance(x, Tracer):
+        return x  # a value being traced has no host copy (as in JAX)
+    to_array = getattr(x, "__array__", None)
+    return x if to_array is None else to_array()
+
+
+def device_get(x):
+    """``x`` (a pytree) with its arrays as NumPy arrays; other leaves (Python scalars,
+    strings, ...) and traced values are returned as they are.
+
+    >>> ft.device_get({"w": fnp.ones(2), "step": 3})
+    {'step': 3, 'w': array([1., 1.])}
+    """
+    return tree_map(_to_host, x)
+
+
+def typeof(x):
+    """The abstract value of ``x``: its shape, dtype and whether the dtype is weak (from a
+    Python scalar), as tracing sees it.
+
+    >>> ft.typeof(1.0), ft.typeof(np.int8(1))
+    (ShapedArray(f64[], weak_type=True), ShapedArray(i8[]))
+
+    A :class:`~functrans.ref.Ref` 's type is an ``AbstractRef``; typed keys' dtype is their
+    key dtype:
+
+    >>> ft.typeof(ft.new_ref(1.0)), ft.typeof(ft.random.key(0)).dtype
+    (Ref{f64[]}, key<fry>)
+    """
+    # References (functrans.ref.Ref) and typed key arrays (functrans.random's) carry their
+    # own type; they are recognized by their class marks (both are above core).
+    if getattr(type(x), "_is_ref", False) or getattr(type(x), "_is_key_array", False):
+        return x.aval
+    try:
+        aval = get_aval(x)
+    except TypeError:
+        raise TypeError(f"typeof: argument of type {type(x).__name__} ({x!r:.60}) is not an "
+                        "array or scalar") from None
+    return _with_explicit_sharding(x, aval)
+
+
+def _with_explicit_sharding(x, aval):
+    """A placed array's type carries its sharding when its mesh has Explicit axes (sharding
+    in types, as JAX shows it: ``float32[8@x,4]``)."""
+    s = getattr(x, "_sharding", None) if isinstance(x, Array) else None
+    if type(s) is not NamedSharding or not isinstance(s.mesh, Mesh) or not s.mesh.explicit_axes:
+        return aval
+    spec = canonical_spec(s.spec, aval.ndim, "typeof")
+    explicit = set(s.mesh.explicit_axes)
+    parts = [tuple(n for n in names if n in explicit) for names in spec]
+    parts = [None if not p else p[0] if len(p) == 1 else p for p in parts]
+    sharding = NamedSharding(s.mesh.abstract_mesh, PartitionSpec(*parts))
+    return ShardedShapedArray(aval.shape, aval.dtype, aval.weak_type, sharding)
+
+
+def effects_barrier() -> None:
+    """Wait until work running in the background (jit's compiles, whose first calls run on
+    the interpreter meanwhile) is done.
+
+    >>> ft.effects_barrier()
+    """
+    background.wait_all()
