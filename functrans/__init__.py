@@ -33,7 +33,7 @@ from .transforms import cuda as _cuda_backend  # noqa: F401  (registers the cuda
 from .core.devices import (default_backend, device_count, devices, local_device_count,  # noqa: F401
                            local_devices, process_count, process_index)
 from .core.placement import block_until_ready, device_put  # noqa: F401
-from .callbacks import pure_callback  # noqa: F401
+from .kernels.callbacks import pure_callback  # noqa: F401
 from .kernels import numba_call, numba_kernel, numba_vectorize  # noqa: F401
 from . import custom_batching  # noqa: F401
 from .spmd import pmap, shard_map  # noqa: F401

@@ -1,4 +1,5 @@
-"""Users' own kernels, written in Python and compiled by Numba, inside functrans programs.
+"""Users' own kernels, written in Python and compiled by Numba, inside functrans programs
+(and, in ``callbacks.py``, host Python called from them: ``pure_callback``, ``io_callback``).
 
 ``numba_call`` runs an array kernel (operands in, results written in place) as a step of a
 program: eagerly, under ``jit`` (called from the compiled program, no Python per call),

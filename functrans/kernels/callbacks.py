@@ -1,4 +1,7 @@
-"""``pure_callback``: call host Python (NumPy, SciPy, ...) from inside traced programs.
+"""``pure_callback`` and ``io_callback``: call host Python (NumPy, SciPy, ...) from inside
+traced programs (public as ``functrans.pure_callback`` and
+``functrans.experimental.io_callback``): users' own code as a step of a program, as their
+Numba kernels are, but run by the Python interpreter on NumPy values.
 
     >>> def host_sin(x):
     ...     return np.sin(x)  # any NumPy code
@@ -10,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import dtypes
-from .core.avals import ShapedArray
-from .primitives.io_callback import IOCallback, io_callback_p
-from .primitives.pure_callback import VMAP_METHODS, PureCallback, pure_callback_p
-from .core.tree import tree_flatten, tree_unflatten
+from ..core import dtypes
+from ..core.avals import ShapedArray
+from ..primitives.io_callback import IOCallback, io_callback_p
+from ..primitives.pure_callback import VMAP_METHODS, PureCallback, pure_callback_p
+from ..core.tree import tree_flatten, tree_unflatten
 
 
 def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_method=None,
