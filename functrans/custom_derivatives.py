@@ -27,8 +27,7 @@ from functrans.transforms.autodiff.custom import (CustomVJPPrimal, custom_jvp,
                                                   custom_vjp_call_p)
 from functrans.transforms.autodiff.jvp import SymbolicZero, instantiate, tangent_aval, Zero
 from functrans.core.tree import tree_flatten, tree_map, tree_unflatten
-
-from ._linear_call import linear_call
+from functrans.interpreters._linear_call import linear_call
 from functrans.core.dtypes import kind as dtype_kind
 
 __all__ = ["CustomVJPPrimal", "SymbolicZero", "closure_convert", "custom_jvp",

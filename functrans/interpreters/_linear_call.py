@@ -18,8 +18,9 @@ from functrans.core.eval import eval_jaxpr
 from functrans.core.staging import hoist_tracer_consts, trace_to_jaxpr
 from functrans.core.trace import get_aval
 from functrans.extend.core import Primitive
-from functrans.interpreters import ad, mlir
 from functrans.core.tree import tree_flatten, tree_unflatten
+
+from . import ad, mlir
 
 __all__ = ["linear_call", "linear_call_p"]
 
