@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as _ft_dtypes
+from ..core import dtype_api as _ft_dtypes
 from ..core import dtypes
 from ..core.array import Array
 from ..core.trace import Tracer, get_aval

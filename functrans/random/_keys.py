@@ -22,7 +22,7 @@ from ..core import pytree as _pytree
 from ..core.array import _ArrayMeta
 from ..core.avals import ShapedArray
 from ..core.trace import Tracer
-from ..dtypes import THREEFRY_KEY
+from ..core.dtype_api import THREEFRY_KEY
 
 
 class KeyArray:

@@ -25,7 +25,7 @@ from functrans.core.errors import ConcretizationTypeError
 from functrans.core.eval import eval_jaxpr
 from functrans.core.ir import Eqn as JaxprEqn, Jaxpr, Literal, Var
 from functrans.core.trace import Tracer, current_trace, get_aval
-from functrans.dtypes import float0
+from functrans.core.dtype_api import float0
 from functrans.extend.linear_util import DebugInfo
 
 from . import primitives  # noqa: F401
