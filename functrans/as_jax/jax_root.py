@@ -22,9 +22,9 @@ __version_info__ = tuple(int(p) for p in JAX_API_VERSION.split("."))
 __path__: list = []  # a package: its submodules are found by functrans.as_jax's finder
 
 # functrans's own modules and helpers, which are not part of JAX's top-level API.
-_NOT_JAX = frozenset({"core", "primitives", "transforms", "placement", "spmd", "tracing",
-                      "callbacks", "testing", "as_jax", "demo", "data", "UnsupportedDtypeError",
-                      "ShardError", "check_jaxpr", "thread_waits", "ref"})
+_NOT_JAX = frozenset({"core", "primitives", "transforms", "spmd", "testing", "as_jax",
+                      "demo", "data", "UnsupportedDtypeError", "ShardError", "check_jaxpr",
+                      "thread_waits", "ref"})
 
 
 def __getattr__(name: str):
