@@ -95,3 +95,23 @@ def inspect_source(fn) -> str:
     import inspect
     import textwrap
     return textwrap.dedent(inspect.getsource(fn))
+
+
+# JAX's public module names functrans answers to (`import jax.X` resolves to functrans.X).
+JAX_FACES = {"ad_checkpoint", "api_util", "custom_batching", "custom_derivatives", "debug",
+             "distributed", "dtypes", "errors", "flatten_util", "ref", "sharding", "stages",
+             "test_util", "tree", "tree_util", "typing"}
+ENTRY_POINTS = {"__init__", "_version", "demo"}
+
+
+def test_the_package_root_holds_faces():
+    """A module at functrans/ is one of JAX's public module names (a thin face) or one of the
+    package's entry points; implementation lives in the subpackage it belongs to."""
+    for path in sorted((ROOT / "functrans").glob("*.py")):
+        name = path.stem
+        assert name in JAX_FACES | ENTRY_POINTS, \
+            f"functrans/{path.name} is neither a JAX module's face nor an entry point"
+        if name not in ("__init__", "demo"):
+            lines = len(path.read_text().splitlines())
+            assert lines <= 200, f"functrans/{path.name} has {lines} lines: a face holds " \
+                "imports, __all__ and a docstring; move the implementation to a subpackage"
