@@ -77,7 +77,12 @@ def numba_vectorize(fn=None, *, derivatives=None):
     """Make scalar function ``fn`` (compiled by Numba) an elementwise function on arrays.
 
     The result broadcasts like a NumPy ufunc; its dtype is what Numba infers for the
-    operands' dtypes (Python numbers take the dtype they would have beside the arrays).
+    operands' dtypes (Python numbers take the dtype they would have beside the arrays), in
+    the operands' precision when both are floating. Numba types Python float constants in
+    the function as float64, so a float32 kernel computes in float64 where it uses them:
+    ``np.float32`` constants keep its loop in float32 (a piecewise huber fused into a chain
+    over 1e6 float32: 1.33x the same math in ``functrans.numpy`` with ``0.5``, 1.04x with
+    ``np.float32(0.5)``).
     Under ``jit`` it fuses into the generated loops (inlined and vectorized with the
     operations around it); under ``vmap`` it batches by construction. ``derivatives`` gives
     one partial derivative per operand, each a scalar kernel (another ``numba_vectorize``)
