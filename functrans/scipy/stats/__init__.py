@@ -11,3 +11,4 @@ invalid probabilities).
 from . import (bernoulli, beta, gamma, logistic, multivariate_normal, norm,  # noqa: F401
                poisson, t, uniform)
 from ._kde import gaussian_kde  # noqa: F401
+from ._rankdata import rankdata  # noqa: F401
