@@ -76,13 +76,13 @@ def _bind(api, prim, wrapper, callback, result_shape_dtypes, args, kwargs, shard
     if sharding is not None:
         raise NotImplementedError(f"{api}: sharding= is not supported; the callback runs on "
                                   "the host with whole arrays")
-    out_avals, out_tree = _result_avals(api, result_shape_dtypes)
+    out_avals, out_tree = result_avals(api, result_shape_dtypes)
     flat, in_tree = tree_flatten((args, kwargs))
     cb = wrapper(callback, in_tree, out_tree, out_avals)
     return tree_unflatten(out_tree, prim.bind(*flat, callback=cb, **params))
 
 
-def _result_avals(api, result_shape_dtypes):
+def result_avals(api, result_shape_dtypes):
     """The flat ShapedArrays ``result_shape_dtypes`` declares, and its tree."""
     specs, out_tree = tree_flatten(result_shape_dtypes)
     out_avals = []

@@ -19,13 +19,11 @@ import weakref
 import numpy as np
 
 from functrans import numpy as fnp
-from functrans.core.tree import tree_flatten, tree_unflatten
-from functrans.core import dtypes
-from functrans.core.avals import ShapedArray
+from functrans.core.tree import tree_unflatten
 from functrans.core.ir import source_info
-from functrans.core.trace import get_aval
 from functrans.core.array import Array
-from functrans.core.trace import EVAL_TRACE, _state
+from functrans.core.trace import EVAL_TRACE, _state, get_aval
+from functrans.kernels.callbacks import result_avals
 from functrans.primitives.numba_call import (VMAP_METHODS, KernelCode, kernel_failure,
                                             numba_call_p)
 from functrans.transforms.autodiff import custom_jvp, custom_vjp
@@ -38,14 +36,7 @@ _RESERVED = ("vmap_method", "batched_kernel", "zero_outputs", "boundscheck", "la
 
 
 def _result_avals(result_shape_dtypes):
-    specs, tree = tree_flatten(result_shape_dtypes)
-    avals = []
-    for i, s in enumerate(specs):
-        if not (hasattr(s, "shape") and hasattr(s, "dtype")):
-            raise TypeError(f"numba_call: result_shape_dtypes leaf {i} must have .shape and "
-                            f".dtype (e.g. ft.ShapeDtypeStruct), got {type(s).__name__}")
-        dtype = dtypes.canonicalize_dtype(np.dtype(s.dtype), what="numba_call result dtype")
-        avals.append(ShapedArray(tuple(int(d) for d in s.shape), dtype))
+    avals, tree = result_avals("numba_call", result_shape_dtypes)
     if not avals:
         raise ValueError("numba_call: result_shape_dtypes declares no results; a kernel "
                          "returns what it writes into its result arrays")

@@ -31,15 +31,14 @@ import numpy as np
 from ..core.avals import ShapedArray
 from ..core import user_code
 from ..core.trace import Primitive, get_aval
-from ..transforms import ops
 from ..transforms.autodiff.jvp import Zero, is_zero, jvp_rules
 from ..transforms.batching import batching_rules, bdim_at_front, moveaxis
 from .kernel_code import KernelCode, KernelTypingError
+from .pure_callback import VMAP_METHODS, batched_operands
 
 __all__ = ["numba_call_p", "VMAP_METHODS", "KernelCode", "KernelTypingError",
            "kernel_failure"]
 
-VMAP_METHODS = ("sequential", "expand_dims", "broadcast_all")
 
 
 def kernel_failure(kernel, err, source=None):
@@ -147,15 +146,7 @@ def _batch(axis, vals, dims, *, kernel, out_avals, vmap_method, loops, looped,
                                  vmap_method=vmap_method, loops=(size,) + tuple(loops),
                                  looped=new_looped, batched_kernel=batched_kernel)
         return outs, [0] * len(outs)
-    args = []
-    for v, d in zip(vals, dims):
-        if d is not None:
-            args.append(moveaxis(v, d, 0))
-        elif vmap_method == "expand_dims":
-            shape = get_aval(v).shape
-            args.append(ops.broadcast(v, (1,) + shape, tuple(range(1, len(shape) + 1))))
-        else:
-            args.append(bdim_at_front(v, None, size))
+    args = batched_operands(vmap_method, vals, dims, size)
     _check_kernel_types(kernel, args, new_out)
     outs = numba_call_p.bind(*args, kernel=kernel, out_avals=new_out, vmap_method=vmap_method,
                              loops=(), looped=tuple(() for _ in args),

@@ -110,15 +110,11 @@ class _Sequential:
                 for k, a in enumerate(self.cb.out_avals)]
 
 
-def _batch(axis, vals, dims, *, callback, vmap_method):
-    if vmap_method not in VMAP_METHODS:
-        raise NotImplementedError(
-            f"vmap of pure_callback ({callback.name}) needs vmap_method= (one of "
-            f"{', '.join(map(repr, VMAP_METHODS))}); it was called with {vmap_method!r}")
-    size = axis.size
-    out_avals = [ShapedArray((size,) + a.shape, a.dtype) for a in callback.out_avals]
-    # Batch axes go to the front in the program, so nested vmaps stack them there (outermost
-    # first) and the callback sees JAX's layout.
+def batched_operands(vmap_method, vals, dims, size) -> list:
+    """The operands a callback (or a user's kernel) gets under ``vmap_method``: batched ones
+    with the batch axis in front (nested vmaps stack their axes there, outermost first: JAX's
+    layout); unbatched ones with a new axis of size 1 (``expand_dims``), broadcast to the
+    batch (``broadcast_all``) or as they are (``sequential``)."""
     args = []
     for v, d in zip(vals, dims):
         if d is not None:
@@ -130,6 +126,17 @@ def _batch(axis, vals, dims, *, callback, vmap_method):
             args.append(bdim_at_front(v, None, size))
         else:
             args.append(v)
+    return args
+
+
+def _batch(axis, vals, dims, *, callback, vmap_method):
+    if vmap_method not in VMAP_METHODS:
+        raise NotImplementedError(
+            f"vmap of pure_callback ({callback.name}) needs vmap_method= (one of "
+            f"{', '.join(map(repr, VMAP_METHODS))}); it was called with {vmap_method!r}")
+    size = axis.size
+    out_avals = [ShapedArray((size,) + a.shape, a.dtype) for a in callback.out_avals]
+    args = batched_operands(vmap_method, vals, dims, size)
     if vmap_method == "sequential":
         fn = _Sequential(callback, [d is not None for d in dims], size)
         in_tree = tree_flatten((tuple(range(len(args))), {}))[1]

@@ -11,7 +11,6 @@ polynomials) is the Numba rule itself, compiled once and inlined (:mod:`.harvest
 """
 from __future__ import annotations
 
-import zlib
 
 import numpy as np
 
@@ -21,6 +20,7 @@ from functrans.transforms.lowering import fastmath_libmvec as libmvec
 from functrans.transforms.lowering.fastmath_ir import preferred_vector_width
 
 from . import harvest
+from .vector_math import libmvec_declarations
 from .ir import FAST, Val, const, reg_type
 
 __all__ = ["emit", "native_rules", "WIDE_ATTRS"]
@@ -478,21 +478,8 @@ def _libmvec(name):
         base, nargs = libmvec.FUNCTIONS[name]
         sym = base + ("f" if d == np.float32 else "")
         ty = reg_type(d)
-        variants = libmvec._variants(sym, nargs, nd)
-        params = "v" * nargs
-        mangled = ",".join(f"_ZGV_LLVM_N{n}{params}_{sym}({vs})" for n, vs in variants)
-        vdecls = []
-        for n, vs in variants:
-            vty = f"<{n} x {ty}>"
-            mod.declare(vs, f"declare {vty} @{vs}({', '.join([vty] * nargs)})")
-            vdecls.append(f"ptr @{vs}")
-        attr = f"#{zlib.crc32(sym.encode()) % 1000000 + 10}"  # stable across processes
-        mod.declare(sym, f"declare {ty} @{sym}({', '.join([ty] * nargs)}) {attr}")
-        mod.declare(attr, f"attributes {attr} = {{ nounwind willreturn memory(none) "
-                          f'"vector-function-abi-variant"="{mangled}" }}')
-        keep = f"__functrans_keep.{sym}"
-        mod.declare(keep, f"@{keep} = weak global [{len(vdecls)} x ptr] "
-                          f"[{', '.join(vdecls)}]")
+        for key, text in libmvec_declarations(sym, ty, nargs, nd):
+            mod.declare(key, text)
         # Without afn on pow: LLVM would rewrite pow(x, n + 0.5) as powi(x, n) * sqrt(x),
         # which is NaN instead of inf or 0 at x = 0 and x = inf (a safe-norm gradient at 0
         # came out NaN). The call still vectorizes to libmvec through its variants.

@@ -6,7 +6,7 @@ callee names vector versions of itself, so a user's scalar kernel fused into a l
 one libm call per element (a softplus chain over a million floats: 12-21x the same math
 written with ``functrans.numpy``, whose rules declare glibc's libmvec variants). Here the
 harvested IR of users' code gets the same declarations as the native backend's own math
-rules (``native/scalar.py``): where the fast-math route uses libmvec for a function and
+rules (``native/scalar.py``, through :func:`libmvec_declarations`): where the fast-math route uses libmvec for a function and
 dtype, its calls go to the libm symbol declared with ``vector-function-abi-variant``.
 
     >>> ir = "declare double @llvm.exp.f64(double)\\n  %r = call double @llvm.exp.f64(double %x)\\n"
@@ -23,9 +23,32 @@ from numba import types
 from functrans.transforms.lowering import fastmath
 from functrans.transforms.lowering import fastmath_libmvec as libmvec
 
-__all__ = ["with_vector_variants"]
+
+__all__ = ["with_vector_variants", "libmvec_declarations"]
 
 _DTYPES = (("f32", "float", types.float32, "f"), ("f64", "double", types.float64, ""))
+
+
+def libmvec_declarations(sym, ty, nargs, nd) -> list:
+    """``[(key, text)]``: the declarations that make calls of libm's ``sym`` (LLVM type
+    ``ty``, ``nargs`` arguments, Numba dtype ``nd``) vectorizable with libmvec's variants:
+    the variants, ``sym`` with the ``vector-function-abi-variant`` attribute naming them, and
+    a global keeping them alive through linking."""
+    variants = libmvec._variants(sym, nargs, nd)
+    params = "v" * nargs
+    mangled = ",".join(f"_ZGV_LLVM_N{n}{params}_{sym}({vs})" for n, vs in variants)
+    decls, refs = [], []
+    for n, vs in variants:
+        vty = f"<{n} x {ty}>"
+        decls.append((vs, f"declare {vty} @{vs}({', '.join([vty] * nargs)})"))
+        refs.append(f"ptr @{vs}")
+    attr = f"#{zlib.crc32(sym.encode()) % 1000000 + 10}"  # stable across processes
+    decls.append((sym, f"declare {ty} @{sym}({', '.join([ty] * nargs)}) {attr}"))
+    decls.append((attr, f"attributes {attr} = {{ nounwind willreturn memory(none) "
+                        f'"vector-function-abi-variant"="{mangled}" }}'))
+    keep = f"__functrans_keep.{sym}"
+    decls.append((keep, f"@{keep} = weak global [{len(refs)} x ptr] [{', '.join(refs)}]"))
+    return decls
 
 
 def with_vector_variants(text: str) -> str:
@@ -48,21 +71,8 @@ def with_vector_variants(text: str) -> str:
             text = text.replace(f"@{intrinsic}(", f"@{sym}(")
             text = re.sub(rf"^declare [^\n]*@{re.escape(sym)}\([^\n]*\n", "", text,
                           flags=re.M)
-            variants = libmvec._variants(sym, nargs, nd)
-            params = "v" * nargs
-            mangled = ",".join(f"_ZGV_LLVM_N{n}{params}_{sym}({vs})" for n, vs in variants)
-            vdecls = []
-            for n, vs in variants:
-                vty = f"<{n} x {ty}>"
-                if f"@{vs}(" not in text:
-                    extra.append(f"declare {vty} @{vs}({', '.join([vty] * nargs)})")
-                vdecls.append(f"ptr @{vs}")
-            attr = f"#{zlib.crc32(sym.encode()) % 1000000 + 10}"  # as native/scalar.py's
-            extra.append(f"declare {ty} @{sym}({', '.join([ty] * nargs)}) {attr}")
-            extra.append(f"attributes {attr} = {{ nounwind willreturn memory(none) "
-                         f'"vector-function-abi-variant"="{mangled}" }}')
-            keep = f"__functrans_keep.{sym}"
-            if f"@{keep} =" not in text:
-                extra.append(f"@{keep} = weak global [{len(vdecls)} x ptr] "
-                             f"[{', '.join(vdecls)}]")
+            for key, decl in libmvec_declarations(sym, ty, nargs, nd):
+                # A variant or keep-alive global the module has already stays as it is.
+                if key.startswith(("#", sym)) or f"@{key}" not in text:
+                    extra.append(decl)
     return text + "\n".join(extra) + ("\n" if extra else "")
