@@ -43,6 +43,7 @@ from . import testing  # noqa: F401,E402
 from . import experimental  # noqa: F401,E402
 from . import ad_checkpoint, dtypes, errors, stages, test_util, typing  # noqa: F401,E402
 from . import ref  # noqa: F401,E402
+from . import ops  # noqa: F401,E402  (jax.ops: segment_sum, ...)
 from .ref import Ref, freeze, new_ref  # noqa: F401,E402
 # jax.checkpoint takes policies: ad_checkpoint's checkpoint/remat replace the plain ones.
 from .ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401,E402

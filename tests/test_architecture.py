@@ -99,7 +99,7 @@ def inspect_source(fn) -> str:
 
 # JAX's public module names functrans answers to (`import jax.X` resolves to functrans.X).
 JAX_FACES = {"ad_checkpoint", "api_util", "custom_batching", "custom_derivatives", "debug",
-             "distributed", "dtypes", "errors", "flatten_util", "ref", "sharding", "stages",
+             "distributed", "dtypes", "errors", "flatten_util", "ops", "ref", "sharding", "stages",
              "test_util", "tree", "tree_util", "typing"}
 ENTRY_POINTS = {"__init__", "_version", "demo"}
 

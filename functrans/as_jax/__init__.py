@@ -47,7 +47,7 @@ PUBLIC = frozenset({
     "dtypes", "errors", "test_util", "ad_checkpoint", "stages", "sharding", "debug", "export",
     "distributed", "custom_batching", "custom_derivatives", "example_libraries",
     "experimental", "extend", "interpreters", "api_util", "image", "profiler", "monitoring",
-    "ref",
+    "ref", "ops",
 })
 
 

@@ -342,6 +342,20 @@ def broadcast(operand, sizes):
     return broadcast_in_dim(operand, shape, tuple(range(len(sizes), len(sizes) + ndim)))
 
 
+def broadcast_to_rank(x, rank):
+    """``x`` with leading dimensions of size 1 added to give it rank ``rank`` (unchanged if
+    it already has that rank or more), as JAX's ``lax.broadcast_to_rank``.
+
+    >>> lax.broadcast_to_rank(fnp.arange(3), 3).shape
+    (1, 1, 3)
+    """
+    ndim = get_aval(x).ndim
+    rank = operator.index(rank)
+    if ndim >= rank:
+        return _unchanged(x)
+    return broadcast(x, (1,) * (rank - ndim))
+
+
 def reshape(operand, new_sizes, dimensions=None):
     """Reshape (row-major); ``dimensions`` transposes first, as in JAX.
 
