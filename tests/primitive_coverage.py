@@ -13,6 +13,7 @@ TESTED_ELSEWHERE = {
     "shard_map": "test_spmd", "debug_callback": "test_spmd", "pure_callback": "test_callbacks",
     "io_callback": "test_io_callback",
     "custom_vmap_call": "test_custom_batching",
+    "custom_linear_solve": "test_custom_linear_solve",
     # the identity unless partitioned: jit, grad and vmap of it in test_jit_partitioning and
     # test_with_sharding_constraint
     "sharding_constraint": "test_jit_partitioning",
