@@ -46,7 +46,7 @@ PUBLIC = frozenset({
     "numpy", "lax", "random", "nn", "scipy", "tree_util", "tree", "flatten_util", "typing",
     "dtypes", "errors", "test_util", "ad_checkpoint", "stages", "sharding", "debug", "export",
     "distributed", "custom_batching", "custom_derivatives", "example_libraries",
-    "experimental", "extend", "interpreters", "api_util", "image", "profiler", "monitoring",
+    "experimental", "extend", "interpreters", "api_util", "profiler", "monitoring",
     "ref", "ops",
 })
 
@@ -65,6 +65,51 @@ def target(name: str) -> str | None:
     if parts[0] != "jax" or len(parts) < 2 or parts[1] not in PUBLIC:
         return None
     return "functrans." + ".".join(parts[1:])
+
+
+# JAX's XLA-only modules: XLA's client, compiler, lowering and kernel languages (functrans
+# compiles with Numba, not XLA); a module under one of them is XLA-only too.
+XLA_ONLY = frozenset({
+    "jax.lib", "jax.ffi", "jax.cloud_tpu_init", "jax.collect_profile", "jax.interpreters.xla",
+    "jax.interpreters.pxla", "jax.extend.backend", "jax.extend.mlir",
+    "jax.extend.ffi", "jax.extend.ifrt_programs", "jax.experimental.jax2tf",
+    "jax.experimental.pallas", "jax.experimental.mosaic", "jax.experimental.triton",
+    "jax.experimental.serialize_executable", "jax.experimental.compilation_cache",
+    "jax.experimental.custom_partitioning", "jax.experimental.topologies",
+    "jax.experimental.colocated_python", "jax.experimental.buffer_callback",
+    "jax.experimental.compute_on", "jax.experimental.roofline", "jax.experimental.rnn",
+})
+# JAX's public modules that are not XLA's: where functrans lacks one, it is still to come.
+JAX_PUBLIC_MODULES = frozenset({f"jax.{m}" for m in PUBLIC} | {
+    "jax.image", "jax.dlpack", "jax.memory", "jax.experimental.ode", "jax.experimental.jet",
+    "jax.experimental.shard_map", "jax.experimental.pjit", "jax.experimental.mesh_utils",
+    "jax.experimental.key_reuse", "jax.experimental.array_api", "jax.experimental.shard_alike",
+    "jax.experimental.enable_x64", "jax.experimental.source_mapper", "jax.scipy.cluster",
+    "jax.scipy.fft", "jax.scipy.integrate", "jax.scipy.interpolate", "jax.scipy.ndimage",
+    "jax.scipy.optimize", "jax.scipy.signal", "jax.scipy.spatial", "jax.scipy.special",
+    "jax.scipy.linalg", "jax.scipy.sparse", "jax.extend.random", "jax.extend.sharding",
+})
+
+
+def missing_message(name: str) -> str:
+    """Why ``import name`` fails: JAX's internals, an XLA-only API, public JAX API functrans
+    does not provide yet, or no JAX module at all.
+
+        >>> print(missing_message("jax.lib.xla_client"))
+        No module named 'jax.lib.xla_client': not provided: XLA-only (functrans runs without XLA)
+        >>> print(missing_message("jax.image"))
+        No module named 'jax.image': jax.image is public JAX API that functrans does not provide yet
+    """
+    head = f"No module named {name!r}: "
+    parts = name.split(".")
+    if any(".".join(parts[:i]) in XLA_ONLY for i in range(2, len(parts) + 1)):
+        return head + "not provided: XLA-only (functrans runs without XLA)"
+    if any(p.startswith("_") for p in parts[1:]):
+        return head + ("JAX's internals (jax._src) are not provided, except the few modules "
+                       "libraries import")
+    if name in JAX_PUBLIC_MODULES:
+        return head + f"{name} is public JAX API that functrans does not provide yet"
+    return head + "functrans provides no such JAX module"
 
 
 class _Alias(importlib.abc.Loader):
@@ -103,9 +148,7 @@ class _Finder(importlib.abc.MetaPathFinder):
             except ModuleNotFoundError:  # its parent is missing
                 found = None
         if found is None:
-            raise ModuleNotFoundError(
-                f"No module named {fullname!r}: functrans provides no such JAX module "
-                "(JAX's internals and XLA-only APIs are not provided)", name=fullname)
+            raise ModuleNotFoundError(missing_message(fullname), name=fullname)
         return importlib.machinery.ModuleSpec(
             fullname, _Alias(module_name),
             is_package=found.submodule_search_locations is not None)

@@ -17,19 +17,24 @@ from __future__ import annotations
 import logging
 import time
 
+from . import monitoring
 from .config import config
 
 logger = logging.getLogger("functrans")
+BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 
 
 def backend_compile_and_load(backend, jaxpr, name):
     """The executable of ``jaxpr`` compiled by ``backend`` (a ``functrans`` Backend, whose
     ``platform`` names it); logged at WARNING level under ``log_compiles()`` (JAX's
-    ``jax_log_compiles``)."""
-    if not config.jax_log_compiles:
-        return backend.compile(jaxpr, name)
+    ``jax_log_compiles``); its duration is recorded as JAX's monitoring event
+    ``/jax/core/compile/backend_compile_duration`` (a tiered compile's first call returns
+    once the program is traced and its kernel compiles on in the background)."""
     start = time.perf_counter()
     exe = backend.compile(jaxpr, name)
-    logger.warning("Finished compiling %s for %s in %.3f s", name, backend.platform,
-                   time.perf_counter() - start)
+    duration = time.perf_counter() - start
+    if config.jax_log_compiles:
+        logger.warning("Finished compiling %s for %s in %.3f s", name, backend.platform,
+                       duration)
+    monitoring.record_event_duration_secs(BACKEND_COMPILE_EVENT, duration, fun_name=name)
     return exe

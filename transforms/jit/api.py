@@ -442,3 +442,28 @@ class PlacedJitted(Jitted):
         if eager and self.out_shardings is not None:
             out = place(out, self.out_shardings, "out_shardings")
         return out
+
+
+_untraced_calls = {Jitted: Jitted.__call__, Compiled: Compiled.__call__}
+
+
+def trace_calls(span) -> None:
+    """The profiler's hook (``functrans.profiling``): while a trace is on, every jit call
+    (and every call of a ``Compiled``) runs inside ``span(name)``, a context manager given the
+    span's name, ``jit(f)``; ``trace_calls(None)`` ends it. The calls are swapped on the
+    classes, so calls pay nothing while no trace is on."""
+    for cls, call in _untraced_calls.items():
+        if span is None:
+            cls.__call__ = call
+            continue
+
+        cls.__call__ = _traced(call, span)
+
+
+def _traced(call, span):
+    def __call__(self, *args, **kwargs):
+        jitted = self if type(self) is not Compiled else self._jitted
+        with span(f"jit({jitted.name})"):
+            return call(self, *args, **kwargs)
+    __call__.__doc__ = call.__doc__
+    return __call__
