@@ -1,3 +1,3 @@
 """``functrans.scipy``: the parts of SciPy that JAX provides (``special``, ``stats``,
 ``linalg``)."""
-from . import linalg, special, stats  # noqa: F401
+from . import linalg, sparse, special, stats  # noqa: F401
