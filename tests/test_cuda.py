@@ -110,11 +110,14 @@ def test_every_primitive_runs_on_the_cuda_backend_or_is_listed_as_host():
         "cond", "while", "scan", "custom_jvp_call", "custom_vjp_call", "custom_vmap_call",
         "custom_lin", "checkpoint", "jit", "sharding_constraint",
         # users' kernels: test_cuda_kernels.py runs them in CUDA programs
-        "numba_call", "numba_vectorize"}
+        "numba_call", "numba_vectorize",
+        # expanded into its solve by jit's lowerings before any backend sees it
+        # (test_custom_linear_solve, and a CUDA program below)
+        "custom_linear_solve"}
     assert not missing, f"primitives no cuda test reaches: {sorted(missing)}"
     # jit's passes inline call primitives; custom_lin only exists while differentiating;
     # sharding_constraint's lowering is the identity (a partitioned program has none left).
-    inlined = set(CALL_PARAMS) | {"custom_lin", "sharding_constraint"}
+    inlined = set(CALL_PARAMS) | {"custom_lin", "sharding_constraint", "custom_linear_solve"}
     on_host = {n for n, p in all_primitives().items()
                if not cuda_exec.runs_on_device(p) and n not in host_only | inlined}
     assert on_host == cuda_exec.HOST_PRIMITIVES
@@ -195,3 +198,15 @@ def test_results_stay_on_the_device_between_programs(monkeypatch):
     want = ft.jit(lambda v: fnp.sin(v) * 2.0 + 1.0, backend="cpu")(x)
     _assert_close("resident", z, want, False)
     _assert_close("eager on the host", y + 1.0, z, False)
+
+
+def test_a_custom_linear_solve_runs_in_a_cuda_program():
+    """jit expands custom_linear_solve into its solve (a fori_loop here) before the backend
+    compiles: the CUDA program equals the CPU one to float64 rounding (30 iterations)."""
+    def f(b):
+        return lax.custom_linear_solve(
+            lambda x: x * 3.0 + fnp.roll(x, 1), b,
+            lambda mv, r: lax.fori_loop(0, 30, lambda i, x: x + (r - mv(x)) * 0.25, r * 0.0))
+    b = np.arange(4.0)
+    np.testing.assert_allclose(np.asarray(ft.jit(f, backend="cuda")(b)),
+                               np.asarray(ft.jit(f)(b)), rtol=1e-13)

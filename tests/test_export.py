@@ -195,6 +195,12 @@ CONTROL_FLOW = {
     "scan": (lambda x: lax.scan(lambda c, v: (c + v, c * v), 0.0, x, reverse=True),
              (rng.standard_normal(6),)),
     "nested": (_nested, (rng.standard_normal(4), np.int64(3))),
+    # a linear solve whose derivative is another solve (jax.scipy.sparse.linalg.cg's form)
+    "custom_linear_solve": (
+        lambda b: lax.custom_linear_solve(
+            lambda x: x * 3.0 + fnp.roll(x, 1), b,
+            lambda mv, r: lax.fori_loop(0, 30, lambda i, x: x + (r - mv(x)) * 0.25, r * 0.0)),
+        (rng.standard_normal(4),)),
 }
 
 
