@@ -134,6 +134,17 @@ def numba_call(kernel, result_shape_dtypes, *operands, vmap_method=None, batched
         ...               fnp.ones(3, "float32"), factor=3.0)
         Array([3., 3., 3.], dtype=float32)
     """
+    if _state.trace is EVAL_TRACE and launch is None and batched_kernel is None:
+        # An eager call seen before (same kernel, declaration object and static params):
+        # straight to the compiled kernel.
+        try:
+            plan = _eager_plans.get((kernel, id(result_shape_dtypes), zero_outputs,
+                                     boundscheck, sharding_rule, tuple(params.items())))
+        except TypeError:  # unhashable params: the general path says why
+            plan = None
+        if plan is not None and plan[0] is result_shape_dtypes and \
+                all(type(a) is Array for a in operands):
+            return tree_unflatten(plan[3], _eager_call(plan[1], operands, plan[2]))
     if vmap_method is not None and vmap_method not in VMAP_METHODS:
         raise ValueError(f"numba_call: vmap_method must be one of "
                          f"{', '.join(map(repr, VMAP_METHODS))} or None, got {vmap_method!r}")
@@ -153,13 +164,25 @@ def numba_call(kernel, result_shape_dtypes, *operands, vmap_method=None, batched
             all(type(a) is Array for a in args):
         # Eagerly, on concrete arrays: the compiled kernel called at once (no primitive
         # dispatch), so a call costs little more than calling the Numba function.
-        return tree_unflatten(out_tree, _eager_call(code, args, out_avals))
+        outs = _eager_call(code, args, out_avals)
+        if batched is None:
+            if len(_eager_plans) >= 256:
+                _eager_plans.clear()
+            _eager_plans[(kernel, id(result_shape_dtypes), zero_outputs, boundscheck,
+                          sharding_rule, tuple(params.items()))] = \
+                (result_shape_dtypes, code, out_avals, out_tree)
+        return tree_unflatten(out_tree, outs)
     if code.launch is None:
         code.typed([get_aval(a) for a in args], out_avals, _where)
     outs = numba_call_p.bind(*args, kernel=code, out_avals=tuple(out_avals),
                              vmap_method=vmap_method, loops=(),
                              looped=tuple(() for _ in args), batched_kernel=batched)
     return tree_unflatten(out_tree, outs)
+
+
+# (kernel, id of the result declaration, options, params) -> (the declaration, its
+# KernelCode, result avals, result tree): the declaration is kept, so its id is not reused.
+_eager_plans: dict = {}
 
 
 def _where():
