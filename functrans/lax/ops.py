@@ -745,6 +745,54 @@ def top_k(operand, k):
     return slice(vals, start, limit), slice(inds, start, limit)
 
 
+def _approx_k(operand, k, reduction_dimension, recall_target, largest, name):
+    aval = get_aval(operand)
+    if dtypes.kind(aval.dtype) == "c":
+        raise ValueError(f"{name} is not compatible with complex inputs (as in JAX)")
+    if aval.ndim == 0:
+        raise ValueError(f"{name}: the operand must have at least one dimension")
+    dim = _axis(reduction_dimension, aval.ndim)
+    n = aval.shape[dim]
+    if not 0 <= k <= n:
+        raise ValueError(f"{name}: k={k} must be between 0 and the reduction dimension ({n})")
+    if not 0 < recall_target <= 1:
+        raise ValueError(f"{name}: recall_target={recall_target} must be in (0, 1]")
+    idx = broadcasted_iota(dtypes.int32, aval.shape, dim)
+    keys = operand
+    if largest:  # descending by value, ascending by index for ties (as top_k)
+        kind = dtypes.kind(aval.dtype)
+        keys = neg(operand) if kind == "f" else bitwise_not(operand) \
+            if kind == "i" else sub(full_like(operand, np.iinfo(aval.dtype).max), operand)
+    _, vals, inds = sort((keys, operand, idx), dim, True, 1)
+    start = (0,) * aval.ndim
+    limit = aval.shape[:dim] + (k,) + aval.shape[dim + 1:]
+    return slice(vals, start, limit), slice(inds, start, limit)
+
+
+def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95,
+                 reduction_input_size_override=-1, aggregate_to_topk=True):
+    """The ``k`` largest entries along ``reduction_dimension`` and their (int32) indices, as
+    ``(values, indices)``. functrans computes them exactly (a valid approximation at any
+    ``recall_target``), as ``top_k`` does, derivatives included; the approximation's tuning
+    (``reduction_input_size_override``, ``aggregate_to_topk``) has nothing to change.
+
+    >>> lax.approx_max_k(fnp.array([[1, 5, 3], [4, 2, 6]]), 1, reduction_dimension=0)
+    (Array([[4, 5, 6]], dtype=int64), Array([[1, 0, 1]], dtype=int32))
+    """
+    return _approx_k(operand, k, reduction_dimension, recall_target, True, "approx_max_k")
+
+
+def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
+                 reduction_input_size_override=-1, aggregate_to_topk=True):
+    """The ``k`` smallest entries along ``reduction_dimension`` and their (int32) indices, as
+    ``(values, indices)``, computed exactly (see ``approx_max_k``).
+
+    >>> lax.approx_min_k(fnp.array([3.0, 1.0, 2.0]), 2)
+    (Array([1., 2.], dtype=float64), Array([1, 2], dtype=int32))
+    """
+    return _approx_k(operand, k, reduction_dimension, recall_target, False, "approx_min_k")
+
+
 real, imag = map(_unary, (P.real_p, P.imag_p))
 
 

@@ -1,0 +1,54 @@
+"""The names orbax and jaxopt import from JAX: mesh_utils, pjit, the older shard_map module,
+jax.extend.backend, tree_util.flatten_one_level and lax.approx_max_k/approx_min_k."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import functrans as ft
+import functrans.numpy as fnp
+from functrans import lax, tree_util
+
+
+# ---- lax.approx_max_k / approx_min_k --------------------------------------------------------
+def test_approx_max_k_and_min_k_are_exact_top_k_along_the_reduction_dimension():
+    x = np.array([[1.0, 5.0, 3.0, 5.0], [4.0, 2.0, 6.0, 0.0], [7.0, 1.0, 2.0, 8.0]])
+    vals, inds = lax.approx_max_k(fnp.array(x), 2)
+    tv, ti = lax.top_k(fnp.array(x), 2)
+    np.testing.assert_array_equal(vals, tv)
+    np.testing.assert_array_equal(inds, ti)
+    assert inds.dtype == np.int32
+    vals, inds = lax.approx_max_k(fnp.array(x), 1, reduction_dimension=0, recall_target=0.5,
+                                  reduction_input_size_override=10, aggregate_to_topk=False)
+    np.testing.assert_array_equal(vals, x.max(0, keepdims=True))
+    np.testing.assert_array_equal(inds, x.argmax(0)[None])
+    vals, inds = lax.approx_min_k(fnp.array(x), 2, reduction_dimension=1)
+    np.testing.assert_array_equal(inds, np.argsort(x, 1, kind="stable")[:, :2])
+    np.testing.assert_array_equal(vals, np.sort(x, 1)[:, :2])
+    vals, _ = lax.approx_min_k(fnp.array([3, -2, 7], dtype=fnp.int32), 1)
+    assert vals.tolist() == [-2]
+    with pytest.raises(ValueError, match="recall_target"):
+        lax.approx_max_k(fnp.array(x), 1, recall_target=0.0)
+    with pytest.raises(ValueError, match="k=9"):
+        lax.approx_min_k(fnp.array(x), 9)
+
+
+def test_approx_max_k_derivatives_follow_top_k():
+    x = fnp.array([[1.0, 5.0, 3.0], [4.0, 2.0, 6.0]])
+    w = fnp.array([[2.0, 3.0], [5.0, 7.0]])
+    g_approx = ft.grad(lambda v: (lax.approx_max_k(v, 2)[0] * w).sum())(x)
+    g_top = ft.grad(lambda v: (lax.top_k(v, 2)[0] * w).sum())(x)
+    np.testing.assert_array_equal(g_approx, g_top)
+    g_min = ft.jit(ft.grad(lambda v: lax.approx_min_k(v, 1, reduction_dimension=0)[0].sum()))(x)
+    np.testing.assert_array_equal(g_min, [[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]])
+    _, tangent = ft.jvp(lambda v: lax.approx_max_k(v, 1)[0], (x,), (x * 10,))
+    np.testing.assert_array_equal(tangent, [[50.0], [60.0]])
+    batched = ft.vmap(lambda r: lax.approx_min_k(r, 1)[1])(x)
+    np.testing.assert_array_equal(batched, [[0], [1]])
+
+
+# ---- tree_util.flatten_one_level ------------------------------------------------------------
+def test_flatten_one_level_is_public_in_tree_util():
+    assert tree_util.flatten_one_level({"b": 2, "a": [1]}) == (([1], 2), ("a", "b"))
+    with pytest.raises(ValueError):
+        tree_util.flatten_one_level(1.0)
