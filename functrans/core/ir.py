@@ -31,6 +31,21 @@ class Var:
         return f"Var({self.aval.str_short()})"
 
 
+class DropVar(Var):
+    """An equation output that nothing reads (JAX's ``DropVar``): printed as ``_``.
+    functrans's tracing gives every output a plain :class:`Var` and the printer finds the
+    unread ones itself; a DropVar is for programs built by hand (and ``isinstance`` checks).
+
+        >>> DropVar(ShapedArray((), np.float32))
+        DropVar(f32[])
+    """
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"DropVar({self.aval.str_short()})"
+
+
 class Literal:
     """A scalar constant inlined into an equation (printed as ``2.0:f32[]``)."""
 

@@ -12,7 +12,7 @@ import enum
 
 import numpy as np
 
-from .ir import Jaxpr, Literal
+from .ir import DropVar, Jaxpr, Literal
 
 WIDTH = 80
 
@@ -49,7 +49,8 @@ def _atom(x, names) -> str:
 
 
 def _binder(v, names, unused=frozenset()) -> str:
-    return f"{'_' if v in unused else names(v)}:{v.aval.str_short()}"
+    dropped = v in unused or isinstance(v, DropVar)
+    return f"{'_' if dropped else names(v)}:{v.aval.str_short()}"
 
 
 def _param_value(v, names, col) -> str:

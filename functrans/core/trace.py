@@ -12,6 +12,7 @@ constants to it (outer tracers) or, if their trace has finished, leaked tracers 
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import numpy as np
@@ -438,6 +439,49 @@ class set_current_trace:
 
     def __exit__(self, *exc):
         _state.trace = self.prev
+
+
+class _TakenTrace(Trace):
+    """Current while :func:`take_current_trace` holds the trace: binding is an error."""
+
+    name = "no trace (taken by take_current_trace)"
+
+    def process_primitive(self, prim, args, params):
+        raise RuntimeError(f"cannot bind {prim.name} while the current trace is taken "
+                           "(inside take_current_trace); bind on the trace it gave")
+
+
+@contextlib.contextmanager
+def take_current_trace():
+    """Context manager (JAX's): yields the current trace and, while inside, leaves no trace
+    current, so a primitive bound there raises; bind on the yielded trace instead (its
+    ``process_primitive``), or make a trace current with :class:`set_current_trace`.
+
+        >>> with take_current_trace() as t:
+        ...     t is EVAL_TRACE
+        True
+    """
+    prev = _state.trace
+    _state.trace = _TakenTrace(prev)
+    try:
+        yield prev
+    finally:
+        _state.trace = prev
+
+
+class TraceTag:
+    """A tag telling one transformation's traces from every other's (JAX's): hashable,
+    equal only to itself.
+
+        >>> a, b = TraceTag(), TraceTag()
+        >>> a == a, a == b, len({a, b, a})
+        (True, False, 2)
+    """
+
+    __slots__ = ("__weakref__",)
+
+    def __repr__(self):
+        return f"TraceTag({id(self):#x})"
 
 
 class new_trace(set_current_trace):

@@ -23,8 +23,9 @@ from functrans.core.array import Array
 from functrans.core.check import check_jaxpr
 from functrans.core.errors import ConcretizationTypeError
 from functrans.core.eval import eval_jaxpr
-from functrans.core.ir import Eqn as JaxprEqn, Jaxpr, Literal, Var
-from functrans.core.trace import Tracer, current_trace, get_aval
+from functrans.core.ir import DropVar, Eqn as JaxprEqn, Jaxpr, Literal, Var
+from functrans.core.trace import (TraceTag, Tracer, current_trace, get_aval,
+                                  set_current_trace as _set_current_trace, take_current_trace)
 from functrans.core.dtype_api import float0
 from functrans.extend.linear_util import DebugInfo
 
@@ -32,11 +33,12 @@ from . import primitives  # noqa: F401
 from ._primitive import Primitive, no_effects
 from functrans.core.dtypes import kind as dtype_kind
 
-__all__ = ["ClosedJaxpr", "DebugInfo", "Effect", "Effects", "Jaxpr", "JaxprEqn", "Literal",
-           "Primitive", "Var", "array_types", "check_jaxpr", "concrete_or_error",
-           "find_top_trace", "get_opaque_trace_state", "jaxpr_as_fun", "jaxprs_in_params",
+__all__ = ["ClosedJaxpr", "DebugInfo", "DropVar", "Effect", "Effects", "Jaxpr", "JaxprEqn",
+           "Literal", "Primitive", "TraceTag", "Var", "array_types", "check_jaxpr",
+           "concrete_or_error", "find_top_trace", "get_opaque_trace_state", "jaxpr_as_fun", "jaxprs_in_params",
            "mapped_aval", "no_effects", "primal_dtype_to_tangent_dtype", "primitives",
-           "subjaxprs", "unmapped_aval", "valid_jaxtype"]
+           "set_current_trace", "subjaxprs", "take_current_trace", "unmapped_aval",
+           "valid_jaxtype"]
 
 
 class _ClosedJaxprType(type):
@@ -174,6 +176,20 @@ def get_opaque_trace_state(convention=None):
         True
     """
     return OpaqueTraceState(current_trace())
+
+
+def set_current_trace(trace, check_leaks=False):
+    """Context manager: make ``trace`` the current trace while inside (JAX's; with a trace
+    from :func:`take_current_trace`, primitives bound inside go to it). ``check_leaks`` is
+    accepted; functrans checks leaks when a transformation ends (``checking_leaks``).
+
+        >>> with take_current_trace() as t:
+        ...     with set_current_trace(t):
+        ...         float(fnp.sin(0.0))
+        0.0
+    """
+    del check_leaks
+    return _set_current_trace(trace)
 
 
 def find_top_trace(xs):

@@ -1,0 +1,96 @@
+"""The next ring of JAX's names that libraries import: haiku's trace-state API
+(``take_current_trace``, ``set_current_trace``, ``TraceTag``, ``DropVar``,
+``get_opaque_trace_state``), and what TFP's JAX substrate and distrax need at import."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import functrans as ft
+import functrans.numpy as fnp
+from functrans.core.avals import ShapedArray
+from functrans.extend import core as ecore
+from functrans.as_jax import jax_core
+
+
+def _run_as_jax(code, tmp_path):
+    """Run ``code`` under ``python -m functrans.as_jax``; its stdout."""
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent(code))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    env.pop("JAX_ENABLE_X64", None)
+    run = subprocess.run([sys.executable, "-m", "functrans.as_jax", str(script)], env=env,
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return run.stdout
+
+
+# --- haiku's trace-state API -------------------------------------------------------------
+
+def test_take_current_trace_yields_the_current_trace_and_binding_inside_raises():
+    seen = []
+
+    def f(x):
+        with ecore.take_current_trace() as t:
+            seen.append(t)
+            with pytest.raises(RuntimeError, match="taken"):
+                fnp.sin(x)
+        assert ecore.find_top_trace([x]) is seen[-1]  # restored on exit
+        return x * 2.0
+
+    with ecore.take_current_trace() as t:
+        outer = t
+    assert outer is ecore.find_top_trace([])
+    ft.jit(f)(1.0)
+    assert seen[-1] is not outer  # jit's tracing trace
+
+
+def test_set_current_trace_binds_on_the_taken_trace():
+    def f(x):
+        with ecore.take_current_trace() as t:
+            with ecore.set_current_trace(t):
+                y = fnp.sin(x)
+        return y
+
+    assert float(ft.grad(f)(0.0)) == 1.0
+    assert float(ft.jit(f)(0.0)) == 0.0
+
+
+def test_trace_tags_are_hashable_and_unique():
+    a, b = ecore.TraceTag(), ecore.TraceTag()
+    assert a == a and a != b and hash(a) == hash(a)
+    assert len({a, b, a}) == 2
+
+
+def test_drop_var_is_a_var_printed_as_underscore():
+    from functrans.core.printer import _binder
+    v = jax_core.DropVar(ShapedArray((2,), np.float32))
+    assert jax_core.DropVar is ecore.DropVar
+    assert isinstance(v, ecore.Var) and v.aval.shape == (2,)
+    assert _binder(v, lambda var: "a") == "_:f32[2]"
+
+
+def test_opaque_trace_state_equal_only_within_the_same_trace():
+    outside = jax_core.get_opaque_trace_state(convention="haiku")
+    assert outside == jax_core.get_opaque_trace_state(convention="haiku")
+    inside = []
+    ft.jit(lambda x: inside.append(jax_core.get_opaque_trace_state("haiku")) or x)(1.0)
+    assert inside[0] != outside
+
+
+def test_trace_state_names_under_as_jax(tmp_path):
+    out = _run_as_jax("""
+        import jax, jax.core
+        from jax.extend import core as ec
+        with ec.take_current_trace() as t:
+            pass
+        print(jax.core.DropVar is ec.DropVar, isinstance(ec.TraceTag(), ec.TraceTag),
+              jax.core.get_opaque_trace_state(convention="x")
+              == jax.core.get_opaque_trace_state(convention="x"))
+    """, tmp_path)
+    assert out.split() == ["True", "True", "True"]
