@@ -8,6 +8,7 @@ import pytest
 import functrans as ft
 import functrans.numpy as fnp
 from functrans import lax, tree_util
+from functrans.sharding import P
 
 
 # ---- lax.approx_max_k / approx_min_k --------------------------------------------------------
@@ -52,3 +53,68 @@ def test_flatten_one_level_is_public_in_tree_util():
     assert tree_util.flatten_one_level({"b": 2, "a": [1]}) == (([1], 2), ("a", "b"))
     with pytest.raises(ValueError):
         tree_util.flatten_one_level(1.0)
+
+
+
+@pytest.fixture
+def four_devices():
+    with ft.config.override(num_cpu_devices=4):
+        yield ft.devices()
+
+
+# ---- jax.experimental.mesh_utils ------------------------------------------------------------
+def test_create_device_mesh_shapes_the_devices_in_order(four_devices):
+    from functrans.experimental import mesh_utils
+    mesh = mesh_utils.create_device_mesh((2, 2))
+    assert mesh.shape == (2, 2) and mesh.dtype == object
+    assert mesh.ravel().tolist() == four_devices
+    assert mesh_utils.create_device_mesh([2], four_devices[2:]).tolist() == four_devices[2:]
+    with pytest.raises(ValueError, match="must equal the product of mesh_shape"):
+        mesh_utils.create_device_mesh((3,))
+    m = ft.sharding.Mesh(mesh_utils.create_device_mesh((4,)), ("x",))
+    out = ft.shard_map(lambda b: lax.psum(b.sum(), "x"), mesh=m, in_specs=P("x"),
+                       out_specs=P())(fnp.arange(8.0))
+    assert float(out) == 28.0
+
+
+def test_create_hybrid_device_mesh_tiles_granules_of_devices(four_devices):
+    from functrans.experimental import mesh_utils
+    mesh = mesh_utils.create_hybrid_device_mesh((2, 2), (1, 1), process_is_granule=True)
+    assert mesh.shape == (2, 2) and mesh.ravel().tolist() == four_devices
+    with pytest.raises(ValueError, match="slice_index"):  # no TPU slices, as on JAX's CPU
+        mesh_utils.create_hybrid_device_mesh((2, 2), (1, 1))
+    with pytest.raises(ValueError, match="granules 1 must equal"):
+        mesh_utils.create_hybrid_device_mesh((2, 1), (2, 1), process_is_granule=True)
+
+
+# ---- jax.experimental.pjit ------------------------------------------------------------------
+def test_pjit_is_jit_with_its_arguments(four_devices):
+    from functrans.experimental.pjit import pjit
+    mesh = ft.sharding.make_mesh((4,), ("x",))
+    sharded = ft.sharding.NamedSharding(mesh, P("x"))
+    f = pjit(lambda x, n: x * n, in_shardings=(sharded,), out_shardings=sharded,
+             static_argnums=1, donate_argnums=0)
+    out = f(fnp.arange(8.0), 3)
+    np.testing.assert_array_equal(out, np.arange(8.0) * 3)
+    assert out.sharding == sharded
+    assert f.lower(fnp.arange(8.0), 3) is not None  # a jit-wrapped function
+    with pytest.raises(NotImplementedError, match="abstracted_axes"):
+        pjit(lambda x: x, abstracted_axes=({0: "n"},))
+
+
+# ---- jax.experimental.shard_map -------------------------------------------------------------
+def test_experimental_shard_map_takes_the_older_argument_names(four_devices):
+    from functrans.experimental.shard_map import shard_map
+    mesh = ft.sharding.make_mesh((4,), ("x",))
+    out = shard_map(lambda b: lax.psum(b.sum(), "x"), mesh, P("x"), P(),
+                    check_rep=False)(fnp.arange(8.0))
+    assert float(out) == 28.0
+    mesh2 = ft.sharding.make_mesh((2, 2), ("x", "y"))
+    # auto={"y"}: f is mapped over x only, so each shard sees half of the rows
+    shapes = []
+    f = shard_map(lambda b: (shapes.append(b.shape), lax.psum(b, "x"))[1], mesh2, P("x"), P(),
+                  auto=frozenset({"y"}))
+    np.testing.assert_array_equal(f(fnp.ones((4, 2))), np.full((2, 2), 2.0))
+    assert shapes == [(2, 2)]
+    with pytest.raises(ValueError, match="auto"):
+        shard_map(lambda b: b, mesh2, P(), P(), auto=frozenset({"z"}))
