@@ -94,3 +94,54 @@ def test_trace_state_names_under_as_jax(tmp_path):
               == jax.core.get_opaque_trace_state(convention="x"))
     """, tmp_path)
     assert out.split() == ["True", "True", "True"]
+
+
+# --- what TFP's JAX substrate and distrax use at import ----------------------------------
+
+class _Wrapped:
+    def __init__(self, value):
+        self.value = np.asarray(value, np.float32)
+
+
+def test_pytype_aval_mappings_give_abstract_values_and_registering_a_type_is_honoured():
+    m = jax_core.pytype_aval_mappings
+    assert m[float](2.0) == ShapedArray((), np.float64, True)
+    assert m[np.ndarray](np.ones((2, 3), np.float32)) == ShapedArray((2, 3), np.float32)
+    assert m[type(fnp.ones(2))](fnp.ones(2)).shape == (2,)
+    assert not jax_core.valid_jaxtype(_Wrapped(1.0)) and not jax_core.valid_jaxtype("a")
+    m[_Wrapped] = lambda w: ShapedArray(w.value.shape, w.value.dtype)
+    try:
+        assert jax_core.valid_jaxtype(_Wrapped([1.0, 2.0]))
+        assert ecore.get_aval(_Wrapped([1.0, 2.0])) == ShapedArray((2,), np.float32)
+    finally:
+        del m[_Wrapped]
+    assert jax_core.valid_jaxtype(1) and jax_core.valid_jaxtype(fnp.ones(2))
+
+
+def test_canonicalize_dtype_handlers_narrow_64_bit_values_without_x64():
+    from functrans.interpreters import xla
+    h = xla.canonicalize_dtype_handlers
+    assert h[np.ndarray](np.ones(2)).dtype == np.float64  # functrans's default: x64 on
+    with ft.config.override(enable_x64=False):
+        assert h[np.ndarray](np.ones(2)).dtype == np.float32
+        assert h[int](3).dtype == np.int32 and h[float](1.0).dtype == np.float32
+        assert xla.canonicalize_dtype(np.float64(1.0)).dtype == np.float32
+    h[_Wrapped] = lambda w: w.value
+    try:
+        assert xla.canonicalize_dtype(_Wrapped(1.0)).dtype == np.float32
+    finally:
+        del h[_Wrapped]
+    with pytest.raises(TypeError, match="No canonicalize_dtype handler"):
+        xla.canonicalize_dtype("a")
+
+
+def test_tfp_import_time_names_under_as_jax(tmp_path):
+    out = _run_as_jax("""
+        import numpy as np
+        import jax
+        from jax.interpreters import xla
+        from jax import core
+        print(xla.canonicalize_dtype_handlers[np.ndarray](np.ones(2)).dtype,
+              core.pytype_aval_mappings[float](1.0).dtype, core.valid_jaxtype(1.0))
+    """, tmp_path)
+    assert out.split() == ["float32", "float32", "True"]

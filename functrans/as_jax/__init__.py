@@ -70,7 +70,7 @@ def target(name: str) -> str | None:
 # JAX's XLA-only modules: XLA's client, compiler, lowering and kernel languages (functrans
 # compiles with Numba, not XLA); a module under one of them is XLA-only too.
 XLA_ONLY = frozenset({
-    "jax.lib", "jax.ffi", "jax.cloud_tpu_init", "jax.collect_profile", "jax.interpreters.xla",
+    "jax.lib", "jax.ffi", "jax.cloud_tpu_init", "jax.collect_profile",
     "jax.interpreters.pxla", "jax.extend.backend", "jax.extend.mlir",
     "jax.extend.ffi", "jax.extend.ifrt_programs", "jax.experimental.jax2tf",
     "jax.experimental.pallas", "jax.experimental.mosaic", "jax.experimental.triton",

@@ -12,11 +12,12 @@ from typing import Any, Union
 from functrans.core.avals import ShapedArray
 from functrans.core.eval import eval_jaxpr as _eval_jaxpr
 from functrans.core.ir import DropVar, Literal, Var
-from functrans.core.trace import Trace, Tracer
-from functrans.extend.core import get_opaque_trace_state
+from functrans.core.trace import Trace, Tracer, pytype_aval_mappings
+from functrans.extend.core import get_opaque_trace_state, valid_jaxtype
 
 __all__ = ["AbstractValue", "Atom", "DropVar", "ParamDict", "ShapedArray", "Trace", "Tracer",
-           "Value", "eval_jaxpr", "get_opaque_trace_state", "max_dim", "min_dim"]
+           "Value", "eval_jaxpr", "get_opaque_trace_state", "max_dim", "min_dim",
+           "pytype_aval_mappings", "valid_jaxtype"]
 
 AbstractValue = ShapedArray  # functrans's only abstract value
 Atom = Union[Var, Literal]

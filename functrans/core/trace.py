@@ -206,8 +206,25 @@ def get_aval(x) -> ShapedArray:
         return x.aval
     if isinstance(x, (np.ndarray, Array)):  # subclasses
         return get_aval(np.asarray(x))
+    handler = pytype_aval_mappings.get(t)
+    if handler is not None:  # a type a library registered
+        return handler(x)
     raise TypeError(f"value of type {t.__name__} is not an array: {x!r:.80}; "
                     "functrans accepts functrans/NumPy arrays and Python scalars")
+
+
+pytype_aval_mappings: dict = {}
+"""Python type -> function giving its values' abstract value (JAX's
+``core.pytype_aval_mappings``): functrans's own array and scalar types map to
+:func:`get_aval`; a type a library registers here is accepted by :func:`get_aval` (values
+of exactly that type).
+
+    >>> pytype_aval_mappings[float](2.0)
+    ShapedArray(f64[], weak_type=True)
+"""
+pytype_aval_mappings.update(
+    {t: get_aval for t in (Array, np.ndarray, bool, int, float, complex)}
+    | {t: get_aval for t in np.sctypeDict.values() if issubclass(t, (np.number, np.bool_))})
 
 
 def concrete_of(x):
