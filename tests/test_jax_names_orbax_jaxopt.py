@@ -118,3 +118,55 @@ def test_experimental_shard_map_takes_the_older_argument_names(four_devices):
     assert shapes == [(2, 2)]
     with pytest.raises(ValueError, match="auto"):
         shard_map(lambda b: b, mesh2, P(), P(), auto=frozenset({"z"}))
+
+
+# ---- jax.extend.backend ---------------------------------------------------------------------
+def test_extend_backend_get_backend_answers_as_a_jax_client(four_devices):
+    from functrans.extend import backend
+    b = backend.get_backend()
+    assert b is backend.get_backend("cpu") and b.platform == "cpu"
+    assert b.devices() == four_devices and b.device_count() == 4
+    assert b.local_devices() == four_devices and b.local_device_count() == 4
+    assert b.process_index() == 0
+    with pytest.raises(RuntimeError, match="Unknown backend 'tpu'"):
+        backend.get_backend("tpu")
+
+
+def test_extend_backend_clear_backends_starts_the_devices_again():
+    from functrans.core import devices
+    from functrans.extend import backend
+    ft.devices()
+    backend.clear_backends()
+    assert not devices.initialized()
+    with ft.config.override(num_cpu_devices=3):
+        assert backend.get_backend().device_count() == 3 and devices.initialized()
+
+
+# ---- under as_jax: the modules orbax and jaxopt import --------------------------------------
+def test_orbax_and_jaxopt_imports_resolve_under_as_jax(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import textwrap
+    for name in ("jax", "jaxlib"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text("raise RuntimeError('real jax')\n")
+    (tmp_path / "prog.py").write_text(textwrap.dedent("""
+        import jax, jax.numpy as jnp
+        from jax.experimental import mesh_utils
+        from jax.experimental.pjit import pjit
+        from jax.experimental.shard_map import shard_map
+        from jax.extend import backend
+        from jax.sharding import Mesh, PartitionSpec as P
+        mesh = Mesh(mesh_utils.create_device_mesh((2,)), ("x",))
+        f = shard_map(lambda b: jax.lax.psum(b.sum(), "x"), mesh, P("x"), P())
+        print(float(pjit(f)(jnp.arange(4.0))), backend.get_backend().platform,
+              jax.tree_util.flatten_one_level([1, 2])[0],
+              jax.lax.approx_max_k(jnp.array([1.0, 3.0, 2.0]), 2)[1].tolist())
+    """))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path)] + sys.path),
+               XLA_FLAGS="--xla_force_host_platform_device_count=2")
+    run = subprocess.run([sys.executable, "-m", "functrans.as_jax", str(tmp_path / "prog.py")],
+                         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.split() == ["6.0", "cpu", "[1,", "2]", "[1,", "2]"]

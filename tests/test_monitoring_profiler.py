@@ -140,7 +140,7 @@ def test_device_memory_profile(tmp_path):
     ("jax.lib", "not provided: XLA-only"),
     ("jax.lib.xla_client", "not provided: XLA-only"),
     ("jax.interpreters.pxla", "not provided: XLA-only"),
-    ("jax.extend.backend", "not provided: XLA-only"),
+    ("jax.extend.mlir", "not provided: XLA-only"),
     ("jax.experimental.pallas.tpu", "not provided: XLA-only"),
     ("jax.image", "jax.image is public JAX API that functrans does not provide yet"),
     ("jax.dlpack", "jax.dlpack is public JAX API that functrans does not provide yet"),

@@ -71,7 +71,7 @@ def target(name: str) -> str | None:
 # compiles with Numba, not XLA); a module under one of them is XLA-only too.
 XLA_ONLY = frozenset({
     "jax.lib", "jax.ffi", "jax.cloud_tpu_init", "jax.collect_profile",
-    "jax.interpreters.pxla", "jax.extend.backend", "jax.extend.mlir",
+    "jax.interpreters.pxla", "jax.extend.mlir",
     "jax.extend.ffi", "jax.extend.ifrt_programs", "jax.experimental.jax2tf",
     "jax.experimental.pallas", "jax.experimental.mosaic", "jax.experimental.triton",
     "jax.experimental.serialize_executable", "jax.experimental.compilation_cache",

@@ -82,6 +82,12 @@ def _cpu_devices() -> list:
 _cache: dict = {}
 
 
+def forget_devices() -> None:
+    """Forget the CPU devices made so far (``jax.extend.backend.clear_backends``): the next
+    use makes them again from the current settings, as if for the first time."""
+    _cache.clear()
+
+
 class Backend:
     """What a backend provides: its devices and a compiler from jaxprs to executables
     (callables on concrete arrays). The CPU backend (Numba kernels) registers itself when
@@ -94,6 +100,21 @@ class Backend:
 
     def compile(self, jaxpr, name: str):
         raise NotImplementedError
+
+    # JAX's Client's queries (jax.extend.backend.get_backend() returns a backend)
+    def device_count(self) -> int:
+        """Number of its devices, across all processes."""
+        return len(self.devices())
+
+    def local_devices(self) -> list:
+        """Its devices owned by this process."""
+        return [d for d in self.devices() if d.process_index == processes.index]
+
+    def local_device_count(self) -> int:
+        return len(self.local_devices())
+
+    def process_index(self) -> int:
+        return processes.index
 
 
 _BACKENDS: dict = {}

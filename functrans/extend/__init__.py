@@ -6,6 +6,6 @@
     >>> core.Primitive("my_op")
     my_op
 """
-from . import core, linear_util, source_info_util  # noqa: F401
+from . import backend, core, linear_util, source_info_util  # noqa: F401
 
-__all__ = ["core", "linear_util", "source_info_util"]
+__all__ = ["backend", "core", "linear_util", "source_info_util"]
