@@ -26,11 +26,12 @@ from functrans.transforms.autodiff.custom import (CustomVJPPrimal, custom_jvp,
                                                   custom_jvp_call_p, custom_vjp,
                                                   custom_vjp_call_p)
 from functrans.transforms.autodiff.jvp import SymbolicZero, instantiate, tangent_aval, Zero
-from functrans.core.tree import tree_flatten, tree_map, tree_unflatten
+from functrans.core.tree import (register_pytree_node_class, tree_flatten, tree_map,
+                                 tree_unflatten)
 from functrans.interpreters._linear_call import linear_call
 from functrans.core.dtypes import kind as dtype_kind
 
-__all__ = ["CustomVJPPrimal", "SymbolicZero", "closure_convert", "custom_jvp",
+__all__ = ["CustomVJPPrimal", "SymbolicZero", "closure_convert", "custom_gradient", "custom_jvp",
            "custom_jvp_call_p", "custom_vjp", "custom_vjp_call_p",
            "custom_vjp_primal_tree_values", "linear_call", "zero_from_primal"]
 
@@ -112,3 +113,64 @@ def closure_convert(fun, *example_args):
 def __getattr__(name):
     raise AttributeError(f"module 'jax.custom_derivatives' has no attribute {name!r}: "
                          f"functrans does not provide jax.custom_derivatives.{name}")
+
+
+@register_pytree_node_class
+class _GradientRule:
+    """A ``custom_gradient`` rule traced to a program: its constants (the values it closes
+    over) are the residuals' children, the program and structures their static part."""
+
+    def __init__(self, jaxpr, in_tree, out_tree, consts):
+        self.jaxpr, self.in_tree, self.out_tree, self.consts = jaxpr, in_tree, out_tree, consts
+
+    def tree_flatten(self):
+        return list(self.consts), (self.jaxpr, self.in_tree, self.out_tree)
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*aux, list(children))
+
+
+def custom_gradient(fun):
+    """``fun`` returns ``(value, vjp)``; the result computes ``value``, and differentiating
+    it calls ``vjp`` on the cotangent of ``value`` for the cotangents of the positional
+    arguments (a tuple, or a single one for a single argument). A :func:`custom_vjp` under
+    the hood: ``vjp`` may close over the arguments and intermediate values.
+
+        >>> @custom_gradient
+        ... def f(x):
+        ...     return x ** 2, lambda g: (g * 10.0 * x,)
+        >>> float(f(3.0)), ft.grad(f)(3.0)
+        (9.0, Array(30., dtype=float64, weak_type=True))
+    """
+    @custom_vjp
+    def wrapped(*args, **kwargs):
+        ans, _ = fun(*args, **kwargs)
+        return ans
+
+    def fwd(*args, **kwargs):
+        ans, rule = fun(*args, **kwargs)
+        ans_flat, out_tree = tree_flatten((ans,))
+        in_tree = []
+
+        def flat_rule(*cts_flat):
+            cts_out, tree = tree_flatten(rule(*tree_unflatten(out_tree, cts_flat)))
+            in_tree.append(tree)
+            return cts_out
+
+        jaxpr = trace_to_jaxpr(flat_rule, [tangent_aval(get_aval(x)) for x in ans_flat],
+                               name="custom_gradient")
+        consts = list(jaxpr.consts)  # the rule's program takes them as its first inputs
+        jaxpr = jaxpr.replace(constvars=[], consts=[], invars=jaxpr.constvars + jaxpr.invars)
+        return ans, _GradientRule(jaxpr, in_tree[0], out_tree, consts)
+
+    def bwd(res, cts):
+        cts_flat, out_tree = tree_flatten((cts,))
+        if out_tree != res.out_tree:
+            raise TypeError(f"custom_gradient: cotangent structure {out_tree} differs from the "
+                            f"value's {res.out_tree}")
+        cts_out = tree_unflatten(res.in_tree, eval_jaxpr(res.jaxpr, *res.consts, *cts_flat))
+        return cts_out if isinstance(cts_out, tuple) else (cts_out,)
+
+    wrapped.defvjp(fwd, bwd)
+    return wrapped

@@ -145,3 +145,50 @@ def test_tfp_import_time_names_under_as_jax(tmp_path):
               core.pytype_aval_mappings[float](1.0).dtype, core.valid_jaxtype(1.0))
     """, tmp_path)
     assert out.split() == ["float32", "float32", "True"]
+
+
+def test_enable_x64_is_a_flag_state_and_a_context_manager():
+    assert ft.enable_x64.value is True  # functrans's default
+    with ft.enable_x64(False):
+        assert ft.enable_x64.value is False and ft.config.enable_x64 is False
+        assert fnp.ones(2).dtype == np.float32
+        assert ft.jit(lambda x: x * 2)(np.ones(2)).dtype == np.float32
+    assert ft.enable_x64.value is True and fnp.ones(2).dtype == np.float64
+
+
+def test_float0_is_the_dtype_of_tangents_of_integers():
+    assert ft.float0 is ft.dtypes.float0
+    assert ecore.primal_dtype_to_tangent_dtype(np.int32) == ft.float0
+
+
+def test_custom_gradient_uses_the_returned_vjp_under_grad_jit_and_vmap():
+    @ft.custom_gradient
+    def f(x, y):
+        return fnp.sin(x) * y, lambda g: (g * 10.0 * y, g * fnp.cos(x))
+
+    assert np.isclose(float(f(1.0, 2.0)), np.sin(1.0) * 2.0)
+    gx, gy = ft.grad(f, argnums=(0, 1))(1.0, 2.0)
+    assert float(gx) == 20.0 and np.isclose(float(gy), np.cos(1.0))
+    assert float(ft.jit(ft.grad(f))(1.0, 2.0)) == 20.0
+    np.testing.assert_allclose(ft.vmap(ft.grad(f))(fnp.ones(3), fnp.full(3, 2.0)), 20.0)
+    # the rule closes over a traced intermediate value and its argument
+    np.testing.assert_allclose(ft.grad(lambda x: f(x, x * 3.0))(1.0), 30.0 + 3 * np.cos(1.0))
+
+    @ft.custom_gradient
+    def total(x):  # a single argument: its cotangent may be returned bare
+        return fnp.sum(x), lambda g: g * fnp.full_like(x, 2.0)
+
+    np.testing.assert_allclose(ft.jit(ft.grad(total))(fnp.ones(3)), [2.0, 2.0, 2.0])
+
+
+def test_top_level_names_under_as_jax(tmp_path):
+    out = _run_as_jax("""
+        import jax, jax.numpy as jnp
+        print(jax.enable_x64.value, jnp.ones(1).dtype)
+        with jax.enable_x64(True):
+            print(jax.enable_x64.value, jnp.ones(1).dtype)
+        print(jax.float0 is jax.dtypes.float0)
+        f = jax.custom_gradient(lambda x: (x * x, lambda g: (g * 3.0,)))
+        print(jax.grad(f)(2.0))
+    """, tmp_path)
+    assert out.split() == ["False", "float32", "True", "float64", "True", "3.0"]

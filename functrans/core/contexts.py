@@ -16,8 +16,8 @@ import contextlib
 from .config import config
 from .trace import EVAL_TRACE, Trace, Tracer, current_trace, set_current_trace
 
-__all__ = ["disable_jit", "ensure_compile_time_eval", "named_scope", "numpy_dtype_promotion",
-           "numpy_rank_promotion"]
+__all__ = ["disable_jit", "enable_x64", "ensure_compile_time_eval", "named_scope",
+           "numpy_dtype_promotion", "numpy_rank_promotion"]
 
 
 class _CompileTimeEvalTrace(Trace):
@@ -142,3 +142,29 @@ def numpy_rank_promotion(mode: str):
     """
     with config.override(jax_numpy_rank_promotion=mode):
         yield
+
+
+class _EnableX64:
+    """JAX's ``jax.enable_x64``, the flag ``config.enable_x64`` as a state: ``.value`` reads
+    it, ``enable_x64(new_val)`` is a context manager setting it (in this process) while
+    inside.
+
+        >>> with ft.enable_x64(False):
+        ...     ft.enable_x64.value, fnp.ones(2).dtype
+        (False, dtype('float32'))
+    """
+
+    __slots__ = ()
+
+    @property
+    def value(self) -> bool:
+        return config.enable_x64
+
+    def __call__(self, new_val: bool = True):
+        return config.override(enable_x64=bool(new_val))
+
+    def __repr__(self):
+        return f"enable_x64(value={self.value})"
+
+
+enable_x64 = _EnableX64()
