@@ -36,7 +36,7 @@ def run_by_hand(kernel, result_specs, *operands, **params):
     return outs
 
 
-def same(a, b):
+def assert_same(a, b):
     a, b = np.asarray(a), np.asarray(b)
     assert a.dtype == b.dtype, (a.dtype, b.dtype)
     assert a.shape == b.shape, (a.shape, b.shape)
@@ -165,8 +165,8 @@ def test_eager_and_jit_equal_the_kernel_run_by_hand(dtype):
         return ft.numba_call(mul_add, spec, a, b)
     (want,) = run_by_hand(mul_add, [spec], x, y)
     np.testing.assert_allclose(want, x * y + x, rtol=1e-6)  # the oracle is the kernel
-    same(f(x, y), want)
-    same(ft.jit(f)(x, y), want)
+    assert_same(f(x, y), want)
+    assert_same(ft.jit(f)(x, y), want)
 
 
 def test_bool_operands_and_results():
@@ -176,8 +176,8 @@ def test_bool_operands_and_results():
 
     def f(a, b):
         return ft.numba_call(logic, spec, a, b)
-    same(f(x, y), x ^ y)
-    same(ft.jit(f)(x, y), x ^ y)
+    assert_same(f(x, y), x ^ y)
+    assert_same(ft.jit(f)(x, y), x ^ y)
 
 
 def test_multiple_results_as_a_dict_pytree():
@@ -188,9 +188,9 @@ def test_multiple_results_as_a_dict_pytree():
         return ft.numba_call(stats, specs, a)
     for out in (f(x), ft.jit(f)(x)):
         assert set(out) == {"total", "prefix", "count"}
-        same(out["total"], np.float64(np.cumsum(x)[-1]))
-        same(out["prefix"], np.cumsum(x))
-        same(out["count"], np.array([4], "int32"))
+        assert_same(out["total"], np.float64(np.cumsum(x)[-1]))
+        assert_same(out["prefix"], np.cumsum(x))
+        assert_same(out["count"], np.array([4], "int32"))
 
 
 def test_0d_operand_and_0d_result():
@@ -199,12 +199,12 @@ def test_0d_operand_and_0d_result():
     (want,) = run_by_hand(plus_one_0d, [spec0], np.asarray(x0))
     assert want == 3.75
     for g in (lambda a: ft.numba_call(plus_one_0d, spec0, a),):
-        same(g(x0), want)
-        same(ft.jit(g)(x0), want)
+        assert_same(g(x0), want)
+        assert_same(ft.jit(g)(x0), want)
     v = np.array([1.0, 2.0, 4.5])
     h = lambda a: ft.numba_call(total_0d, spec0, a)  # noqa: E731
-    same(h(v), np.float64(7.5))
-    same(ft.jit(h)(v), np.float64(7.5))
+    assert_same(h(v), np.float64(7.5))
+    assert_same(ft.jit(h)(v), np.float64(7.5))
 
 
 def test_static_params_select_different_code():
@@ -215,9 +215,9 @@ def test_static_params_select_different_code():
         return ft.numba_call(scale, spec, a, factor=factor)
     for factor in (2.0, -3.0):
         (want,) = run_by_hand(scale, [spec], x, factor=factor)
-        same(want, factor * x)
-        same(f(x, factor), want)
-        same(ft.jit(f, static_argnums=1)(x, factor), want)
+        assert_same(want, factor * x)
+        assert_same(f(x, factor), want)
+        assert_same(ft.jit(f, static_argnums=1)(x, factor), want)
     assert not np.array_equal(np.asarray(f(x, 2.0)), np.asarray(f(x, -3.0)))
 
 
@@ -228,11 +228,11 @@ def test_histogram_accumulates_into_zeroed_results():
         return ft.numba_call(histogram, S((nbins,), "int32"), a, nbins=nbins)
     for nbins in (4, 8):
         want = np.histogram(x, bins=nbins, range=(0.0, 1.0))[0].astype("int32")
-        same(f(x, nbins), want)
-        same(ft.jit(f, static_argnums=1)(x, nbins), want)
+        assert_same(f(x, nbins), want)
+        assert_same(ft.jit(f, static_argnums=1)(x, nbins), want)
         # twice in one program: each call starts from zeros again
         g = ft.jit(lambda a: f(a, nbins) + f(a, nbins))
-        same(g(x), 2 * want)
+        assert_same(g(x), 2 * want)
     assert len(np.asarray(f(x, 4))) != len(np.asarray(f(x, 8)))
 
 
@@ -243,9 +243,9 @@ def test_zero_outputs_false_with_a_kernel_writing_every_element():
 
     def f(a):
         return ft.numba_call(every_element, spec, a, zero_outputs=False)
-    same(f(x), want)
-    same(ft.jit(f)(x), want)
-    same(ft.jit(lambda a: f(a) - 1.0)(x), want - 1.0)
+    assert_same(f(x), want)
+    assert_same(ft.jit(f)(x), want)
+    assert_same(ft.jit(lambda a: f(a) - 1.0)(x), want - 1.0)
 
 
 def test_a_numba_dispatcher_and_a_plain_function():
@@ -253,9 +253,9 @@ def test_a_numba_dispatcher_and_a_plain_function():
     spec = S((4,), "float64")
     want = np.cumsum(x)
     for k in (njit_cumsum, cumsum):
-        same(ft.numba_call(k, spec, x), want)
-        same(ft.jit(lambda a: ft.numba_call(k, spec, a))(x), want)
-    same(run_by_hand(njit_cumsum, [spec], x)[0], want)
+        assert_same(ft.numba_call(k, spec, x), want)
+        assert_same(ft.jit(lambda a: ft.numba_call(k, spec, a))(x), want)
+    assert_same(run_by_hand(njit_cumsum, [spec], x)[0], want)
 
 
 # ---- inside larger jitted programs -----------------------------------------------------------
@@ -296,8 +296,8 @@ def test_kernels_in_cond_branches():
     def f(p, a):
         return lax.cond(p, lambda v: ft.numba_call(cumsum, spec, v),
                         lambda v: ft.numba_call(reverse, spec, v) + 1.0, a)
-    same(f(True, x), np.cumsum(x))
-    same(f(False, x), x[::-1] + 1.0)
+    assert_same(f(True, x), np.cumsum(x))
+    assert_same(f(False, x), x[::-1] + 1.0)
 
 
 # ---- vmap ------------------------------------------------------------------------------------
@@ -308,10 +308,10 @@ def test_vmap_sequential_eager_and_jit():
     def f(a):
         return ft.numba_call(cumsum, like(a), a, vmap_method="sequential")
     want = np.stack([run_by_hand(cumsum, [S((6,), "float64")], r)[0] for r in xb])
-    same(ft.vmap(f)(xb), want)
-    same(ft.jit(ft.vmap(f))(xb), want)
+    assert_same(ft.vmap(f)(xb), want)
+    assert_same(ft.jit(ft.vmap(f))(xb), want)
     # batch axis not in front
-    same(ft.jit(ft.vmap(f, in_axes=1, out_axes=1))(xb.T.copy()), want.T)
+    assert_same(ft.jit(ft.vmap(f, in_axes=1, out_axes=1))(xb.T.copy()), want.T)
 
 
 def test_nested_vmap_sequential():
@@ -343,12 +343,12 @@ def test_vmap_expand_dims_and_broadcast_all(method):
     def f(a, b):
         return ft.numba_call(bcast_add, like(a), a, b, vmap_method=method)
     want = xb * 2.0 + y
-    same(f(xb[0], y), want[0])
+    assert_same(f(xb[0], y), want[0])
     for g in (ft.vmap(f, in_axes=(0, None)), ft.jit(ft.vmap(f, in_axes=(0, None)))):
-        same(g(xb, y), want)
+        assert_same(g(xb, y), want)
     # both batched
     yb = rng.normal(size=(4, 6))
-    same(ft.jit(ft.vmap(f))(xb, yb), xb * 2.0 + yb)
+    assert_same(ft.jit(ft.vmap(f))(xb, yb), xb * 2.0 + yb)
 
 
 def test_vmap_with_a_batched_kernel():
@@ -357,9 +357,9 @@ def test_vmap_with_a_batched_kernel():
     def f(a):
         return ft.numba_call(rows_scaled, like(a), a, batched_kernel=rows_scaled_batched)
     want = xb * np.arange(1, 6)
-    same(f(xb[0]), want[0])
-    same(ft.vmap(f)(xb), want)
-    same(ft.jit(ft.vmap(f))(xb), want)
+    assert_same(f(xb[0]), want[0])
+    assert_same(ft.vmap(f)(xb), want)
+    assert_same(ft.jit(ft.vmap(f))(xb), want)
     # the batched kernel is the one called
     eqn = ft.make_jaxpr(ft.vmap(f))(xb).eqns[0]
     assert eqn.params["kernel"].name == "rows_scaled_batched"
@@ -477,8 +477,8 @@ def test_elementwise_kernel_jit_eager_numpy(shape, dtype, seed):
     def f(a):
         return ft.numba_call(twice_flat, like(a), a)
     eager, jitted = np.asarray(f(x)), np.asarray(ft.jit(f)(x))
-    same(jitted, eager)
-    same(eager, (x * 2 + 1).astype(dtype))
+    assert_same(jitted, eager)
+    assert_same(eager, (x * 2 + 1).astype(dtype))
 
 
 @given(rows=st.integers(0, 4), cols=st.integers(0, 5), dtype=st.sampled_from(DTYPES),
@@ -489,7 +489,7 @@ def test_row_sum_kernel_jit_eager_numpy(rows, cols, dtype, seed):
     def f(a):
         return ft.numba_call(row_sum, S((a.shape[0],), a.dtype), a)
     eager, jitted = np.asarray(f(x)), np.asarray(ft.jit(f)(x))
-    same(jitted, eager)
+    assert_same(jitted, eager)
     assert eager.dtype == np.dtype(dtype) and eager.shape == (rows,)
     np.testing.assert_allclose(eager, x.sum(axis=1, dtype=dtype), rtol=1e-6 if dtype ==
                                "float32" else 1e-14, atol=1e-5)
@@ -586,7 +586,7 @@ def test_a_kernel_raising_is_a_runtime_error_eager_and_jit():
         f(x)
     with pytest.raises(JaxRuntimeError, match="negative input found"):
         ft.jit(f)(x)
-    same(ft.jit(f)(np.abs(x)), np.abs(x))  # and the program still runs on good input
+    assert_same(ft.jit(f)(np.abs(x)), np.abs(x))  # and the program still runs on good input
 
 
 def test_boundscheck_reports_index_error_eager_and_jit():
@@ -613,7 +613,7 @@ def test_grad_without_rules_names_the_kernel():
         ft.grad(f)(np.ones(3))
     with pytest.raises(TypeError, match="no_rules_kernel"):
         ft.jit(ft.grad(f))(np.ones(3))
-    same(f(np.arange(3.0)), np.float64(5.0))  # without derivatives it runs
+    assert_same(f(np.arange(3.0)), np.float64(5.0))  # without derivatives it runs
 
 
 def test_vmap_without_a_method():
@@ -645,10 +645,10 @@ def test_one_native_form_shared_by_programs_and_sizes():
     x5, x7 = np.arange(5.0), np.linspace(0, 1, 7)
     code = ft.make_jaxpr(f)(x5).eqns[0].params["kernel"]
     assert ft.make_jaxpr(g)(x7).eqns[0].params["kernel"] is code
-    same(ft.jit(f)(x5), run_by_hand(reused_kernel, [like(x5)], x5)[0])
+    assert_same(ft.jit(f)(x5), run_by_hand(reused_kernel, [like(x5)], x5)[0])
     np.testing.assert_allclose(np.asarray(ft.jit(g)(x7)), np.cos(x7 * 3.0 - 1.0) + x7,
                                rtol=1e-14)
-    same(ft.jit(f)(x7), x7 * 3.0 - 1.0)
+    assert_same(ft.jit(f)(x7), x7 * 3.0 - 1.0)
     assert len(code._native) == 1
 
 
