@@ -6,6 +6,8 @@
 """
 from .ops import *  # noqa: F401,F403
 from .ops import __all__ as _ops_all
+from .sorting import *  # noqa: F401,F403
+from .sorting import __all__ as _sorting_all
 from .parallel import *  # noqa: F401,F403
 from .parallel import __all__ as _parallel_all
 from .control_flow import *  # noqa: F401,F403
@@ -22,7 +24,7 @@ from .special import __all__ as _special_all
 from .sharding_ops import with_sharding_constraint  # noqa: F401
 from .linear_solve import custom_linear_solve  # noqa: F401
 
-__all__ = (list(_ops_all) + list(_parallel_all) + list(_control_flow_all) + list(_convolution_all)
+__all__ = (list(_ops_all) + list(_sorting_all) + list(_parallel_all) + list(_control_flow_all) + list(_convolution_all)
            + list(_windowed_all) + list(_products_all) + list(_special_all)
            + ["with_sharding_constraint", "custom_linear_solve"])
 from .primitives_export import *  # noqa: E402,F401,F403  (jax.lax's *_p primitives)
