@@ -7,6 +7,7 @@ import pytest
 import functrans as ft
 import functrans.numpy as fnp
 from functrans import lax
+from finite_diff import fd_grad
 
 rng = np.random.default_rng(0)
 A = rng.normal(size=(4, 4)) + 4 * np.eye(4)
@@ -20,14 +21,6 @@ def solve_with(a, b, symmetric=False):
         lambda x: a @ x, b, lambda mv, r: fnp.linalg.solve(a, r),
         None if symmetric else (lambda vm, r: fnp.linalg.solve(a.T, r)), symmetric=symmetric)
 
-
-def fd_grad(f, x, h=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = h
-        g[i] = (f(x + e) - f(x - e)) / (2 * h)
-    return g
 
 
 def test_value_and_pytree():

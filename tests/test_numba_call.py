@@ -24,6 +24,7 @@ from functrans import lax
 from functrans.core.errors import JaxRuntimeError
 from functrans.primitives.kernel_code import KernelTypingError
 from functrans.sharding import P, make_mesh
+from finite_diff import fd_grad
 
 S = ft.ShapeDtypeStruct
 
@@ -370,17 +371,8 @@ def test_vmap_with_a_batched_kernel():
 # ~h^2 |f'''| ~ 1e-12 and the rounding error ~eps/h ~ 1e-10 relative, so rtol 1e-6 leaves a
 # wide margin while still catching any wrong rule (which is off by O(1)).
 
-H = 1e-6
 FD_RTOL = 1e-6
 
-
-def finite_diff_grad(f, x):
-    g = np.zeros_like(x)
-    for i in range(x.size):
-        e = np.zeros_like(x)
-        e.flat[i] = H
-        g.flat[i] = (float(f(x + e)) - float(f(x - e))) / (2 * H)
-    return g
 
 
 @ft.numba_kernel(result=like, jvp=lambda p, t: (cube(*p), 3.0 * p[0] ** 2 * t[0]),
@@ -434,17 +426,17 @@ def np_loss_sin(x):
                          ids=["jvp_rule", "vjp_rule"])
 def test_grad_and_jit_grad_match_finite_differences(loss, np_loss):
     np.testing.assert_allclose(float(loss(X)), np_loss(X), rtol=1e-14)
-    want = finite_diff_grad(np_loss, X)
+    want = fd_grad(np_loss, X)
     np.testing.assert_allclose(np.asarray(ft.grad(loss)(X)), want, rtol=FD_RTOL)
     np.testing.assert_allclose(np.asarray(ft.jit(ft.grad(loss))(X)), want, rtol=FD_RTOL)
     # the kernel-run gradient against the functrans loss differentiated numerically
-    np.testing.assert_allclose(np.asarray(ft.grad(loss)(X)), finite_diff_grad(loss, X),
+    np.testing.assert_allclose(np.asarray(ft.grad(loss)(X)), fd_grad(loss, X),
                                rtol=FD_RTOL)
 
 
 def test_jacfwd_with_a_jvp_rule():
     jac = np.asarray(ft.jacfwd(lambda x: cube(x))(X))
-    want = np.stack([finite_diff_grad(lambda v, i=i: v[i] ** 3, X) for i in range(X.size)])
+    want = np.stack([fd_grad(lambda v, i=i: v[i] ** 3, X) for i in range(X.size)])
     np.testing.assert_allclose(jac, want, rtol=FD_RTOL, atol=1e-9)
     np.testing.assert_allclose(np.diag(jac), 3 * X ** 2, rtol=1e-14)
 
@@ -453,7 +445,7 @@ def test_jacfwd_with_a_jvp_rule():
                          ids=["jvp_rule", "vjp_rule"])
 def test_vmap_of_grad(loss, np_loss):
     xb = np.stack([X, X * 0.5, -X])
-    want = np.stack([finite_diff_grad(np_loss, r) for r in xb])
+    want = np.stack([fd_grad(np_loss, r) for r in xb])
     np.testing.assert_allclose(np.asarray(ft.vmap(ft.grad(loss))(xb)), want, rtol=FD_RTOL)
     np.testing.assert_allclose(np.asarray(ft.jit(ft.vmap(ft.grad(loss)))(xb)), want,
                                rtol=FD_RTOL)

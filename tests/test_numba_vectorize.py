@@ -25,6 +25,7 @@ import functrans.numpy as fnp
 from functrans import lax
 from functrans.primitives.numba_elementwise import ScalarKernelError
 from functrans.transforms.native import harvest
+from finite_diff import fd_grad
 
 V = ft.numba_vectorize
 CODEGENS = ["native", "numba"]
@@ -308,23 +309,11 @@ def test_vmap_in_axes_nested_and_with_jit():
 
 # ---- derivatives ---------------------------------------------------------------------------
 
-H = 1e-6
 # Central differences in float64 with step h err by h**2 |f'''| / 6 (truncation) plus about
 # eps |f| / h (rounding of f's values): with |f| <= 20 and |f'''| <= 20 on the test points,
 # 3.7e-12 + 4.4e-9. FD_TOL allows a factor of two over that.
 FD_TOL = 1e-8
 
-
-def _fd(f, x, h=H):
-    """Central difference of scalar function ``f`` (float64 NumPy in, float out) along each
-    coordinate of ``x``."""
-    x = np.asarray(x, np.float64)
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = h
-        g[i] = (f(x + e) - f(x - e)) / (2 * h)
-    return g
 
 
 # Points away from piecewise's joins at +-1 (its second derivative jumps there).
@@ -335,7 +324,7 @@ XS = np.array([-2.5, -1.7, -0.6, 0.3, 0.9, 1.4, 2.8])
 def test_grad_jvp_jacobians_against_finite_differences(name):
     k = UNARY[name][0]
     loss = lambda x: fnp.sum(k(x) * fnp.arange(1.0, 8.0))  # noqa: E731
-    fd = _fd(lambda v: float(loss(v)), XS)
+    fd = fd_grad(lambda v: float(loss(v)), XS)
     for g in (ft.grad(loss), ft.jit(ft.grad(loss))):
         np.testing.assert_allclose(g(XS), fd, atol=FD_TOL * 7)
     want = DERIVATIVE[name](XS)
@@ -348,7 +337,7 @@ def test_grad_jvp_jacobians_against_finite_differences(name):
     np.testing.assert_allclose(per_point, want, rtol=1e-14, atol=1e-14)
     np.testing.assert_allclose(ft.grad(lambda x: ft.vmap(k)(x).sum())(XS), want,
                                rtol=1e-14, atol=1e-14)
-    np.testing.assert_allclose(per_point, [_fd(lambda v: float(k(v)), x) for x in XS],
+    np.testing.assert_allclose(per_point, [fd_grad(lambda v: float(k(v)), x) for x in XS],
                                atol=FD_TOL)
 
 
@@ -359,7 +348,7 @@ def test_hessian_when_the_derivative_has_a_derivative():
     x = XS[:4]
     hess = ft.hessian(lambda v: fnp.sum(sp(v) * v))(x)
     grad = ft.grad(lambda v: fnp.sum(sp(v) * v))
-    fd = np.stack([_fd(lambda v: float(grad(v)[i]), x) for i in range(len(x))])
+    fd = np.stack([fd_grad(lambda v: float(grad(v)[i]), x) for i in range(len(x))])
     np.testing.assert_allclose(hess, fd, atol=FD_TOL)
     # The derivative has no derivative of its own: second order raises, naming it.
     with pytest.raises(TypeError, match="dsoftplus.*has no derivative"):
@@ -370,8 +359,8 @@ def test_two_operand_derivatives_as_functrans_functions():
     x, y = np.array([0.5, -1.5, 2.0]), np.array([1.5, 0.25, -3.0])
     loss = lambda x, y: fnp.sum(hyp(x, y) ** 2 * fnp.array([1.0, 2.0, 3.0]))  # noqa: E731
     gx, gy = ft.grad(loss, argnums=(0, 1))(x, y)
-    np.testing.assert_allclose(gx, _fd(lambda v: float(loss(v, y)), x), atol=FD_TOL)
-    np.testing.assert_allclose(gy, _fd(lambda v: float(loss(x, v)), y), atol=FD_TOL)
+    np.testing.assert_allclose(gx, fd_grad(lambda v: float(loss(v, y)), x), atol=FD_TOL)
+    np.testing.assert_allclose(gy, fd_grad(lambda v: float(loss(x, v)), y), atol=FD_TOL)
     gx2, gy2 = ft.jit(ft.grad(loss, argnums=(0, 1)))(x, y)
     np.testing.assert_allclose(gx2, gx, rtol=1e-14)
     np.testing.assert_allclose(gy2, gy, rtol=1e-14)

@@ -12,6 +12,7 @@ import pytest
 import functrans as ft
 import functrans.numpy as fnp
 from functrans.scipy.sparse import linalg as sl
+from finite_diff import fd_grad
 
 N = 6
 rng = np.random.default_rng(0)
@@ -74,14 +75,6 @@ def test_jit_and_vmap(solver):
     xs = ft.vmap(lambda b: f(lambda v: m @ v, b, tol=1e-10)[0])(bs)
     np.testing.assert_allclose(xs, np.linalg.solve(m, bs.T).T, **TOL)
 
-
-def fd_grad(fun, x, h=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = h
-        g[i] = (fun(x + e) - fun(x - e)) / (2 * h)
-    return g
 
 
 def test_grad_wrt_b(solver):
