@@ -25,7 +25,9 @@ import llvmlite.binding as llb
 import numpy as np
 
 from functrans.core.avals import ShapedArray
-from functrans.core.ir import Literal
+from functrans.core.errors import JaxRuntimeError
+from functrans.core.eval import eval_jaxpr
+from functrans.core.ir import Literal, walk_jaxprs
 
 from . import harvest
 from .ir import const, mem_type, product
@@ -67,7 +69,6 @@ def ensure_numba_runtime() -> None:
 
 def calls_user_kernels(eqns) -> bool:
     """Whether ``eqns`` (or the programs nested in them) call a user's kernel."""
-    from functrans.core.ir import walk_jaxprs
     return any(e.prim.name == "numba_call" or
                any(calls_user_kernels(j.eqns) for j in walk_jaxprs(e.params)) for e in eqns)
 
@@ -80,9 +81,7 @@ def check_failure(jaxpr, ins) -> None:
     if FAILED[0] != threading.get_ident():
         return  # another thread's failure: it reports it itself
     FAILED[0] = 0
-    from functrans.core.eval import eval_jaxpr
     eval_jaxpr(jaxpr, *ins)
-    from functrans.core.errors import JaxRuntimeError
     names = sorted({e.params["kernel"].name for e in jaxpr.eqns if e.prim.name == "numba_call"})
     raise JaxRuntimeError(f"numba_call: a kernel ({', '.join(names)}) failed in compiled code "
                           "but not when run again eagerly; run it with boundscheck=True")
