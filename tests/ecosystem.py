@@ -17,7 +17,13 @@ import tempfile
 import textwrap
 
 PINS = ("optax==0.2.8", "chex==0.1.92", "equinox==0.13.8", "flax==0.12.8", "numpyro==0.22.0",
-        "blackjax==1.7.1")
+        "blackjax==1.7.1",
+        # The next ring: the versions pip picks beside JAX 0.10.2 (TFP's JAX substrate is only
+        # released as tfp-nightly for this JAX; tensorflow-probability 0.25 fails on it).
+        "diffrax==0.7.2", "lineax==0.1.1", "optimistix==0.1.0", "orbax-checkpoint==0.12.8",
+        "dm-haiku==0.0.17", "tfp-nightly==0.26.0.dev20261027", "distrax==0.1.9",
+        "jraph==0.0.6.dev0", "jax-md==0.2.29", "e3nn-jax==0.21.0", "jaxopt==0.8.5",
+        "evosax==0.3.2", "einops==0.8.2")
 """The libraries tested, at the versions tested (their JAX-free dependencies are in the
 ``[ecosystem]`` extra of pyproject.toml)."""
 
