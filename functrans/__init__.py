@@ -28,7 +28,6 @@ from .transforms.autodiff import (checkpoint, custom_jvp, custom_vjp, grad,  # n
                                   value_and_grad, vjp)
 from .transforms.batching import vmap  # noqa: F401
 from .transforms.jit import jit  # noqa: F401
-from .transforms.jit.named_call import named_call  # noqa: F401
 from .transforms import cuda as _cuda_backend  # noqa: F401  (registers the cuda backend)
 from .core.devices import (default_backend, device_count, devices, local_device_count,  # noqa: F401
                            local_devices, process_count, process_index)
@@ -48,7 +47,7 @@ from .ref import Ref, freeze, new_ref  # noqa: F401,E402
 # jax.checkpoint takes policies: ad_checkpoint's checkpoint/remat replace the plain ones.
 from .ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401,E402
 from .core.contexts import (checking_leaks, disable_jit,  # noqa: F401,E402
-                            ensure_compile_time_eval, log_compiles, named_scope,
+                            ensure_compile_time_eval, log_compiles, named_call, named_scope,
                             numpy_dtype_promotion, numpy_rank_promotion)
 from .sharding import NamedSharding, P, make_mesh  # noqa: F401,E402  (jax.NamedSharding, ...)
 from .sharding import reshard, set_mesh  # noqa: F401,E402  (jax.reshard, jax.set_mesh)

@@ -12,11 +12,12 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 
 from .config import config
 from .trace import EVAL_TRACE, Trace, Tracer, current_trace, set_current_trace
 
-__all__ = ["disable_jit", "enable_x64", "ensure_compile_time_eval", "named_scope",
+__all__ = ["disable_jit", "enable_x64", "ensure_compile_time_eval", "named_call", "named_scope",
            "numpy_dtype_promotion", "numpy_rank_promotion"]
 
 
@@ -71,6 +72,30 @@ def named_scope(name: str):
         raise TypeError(f"named_scope name argument must be a string, got "
                         f"{type(name).__name__} {name!r:.40}")
     yield
+
+
+def named_call(fun, *, name: str | None = None):
+    """``fun`` run inside ``named_scope(name)`` (default name: the function's own). As in
+    JAX, it only names: nothing is staged, so the traced program is ``fun``'s own and its
+    arguments may be anything (haiku wraps every module method in it, passing Python flags
+    such as BatchNorm's ``is_training`` that must stay concrete).
+
+    >>> double = named_call(lambda x: x * 2, name="double")
+    >>> double(3.0)
+    6.0
+    """
+    if not callable(fun):
+        raise TypeError(f"named_call: expected a callable, got {type(fun).__name__}")
+    if name is None:
+        name = getattr(fun, "__name__", type(fun).__name__)
+    if not isinstance(name, str):
+        raise TypeError(f"named_call: name must be a string, got {type(name).__name__}")
+
+    @functools.wraps(fun)
+    def call(*args, **kwargs):
+        with named_scope(name):
+            return fun(*args, **kwargs)
+    return call
 
 
 @contextlib.contextmanager
