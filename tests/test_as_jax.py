@@ -411,3 +411,32 @@ def test_every_name_the_ecosystem_uses_resolves(decoys):
         print(missing)
     """, decoys, *ECOSYSTEM_NAMES)
     assert len(ECOSYSTEM_NAMES) == 98 and out.strip() == "[]"
+
+
+def test_the_internals_jax_md_and_e3nn_jax_import_and_pallas_is_xla_only(decoys):
+    # jax-md defines its segmented-matmul primitives from jax._src.core and imports Pallas
+    # kernels (used only on GPU) at import; e3nn-jax completes argnums from argnames with
+    # jax._src.api_util.
+    out = _run("""
+        import inspect
+        from jax._src import core
+        from jax._src.api_util import infer_argnums_and_argnames
+        from jax.experimental import pallas as pl
+        from jax.experimental.pallas import triton as plt
+        import jax.extend
+
+        sig = inspect.signature(lambda a, b, *, c=1: 0)
+        print(core.Primitive is jax.extend.core.Primitive,
+              infer_argnums_and_argnames(sig, None, ("b", "c")),
+              infer_argnums_and_argnames(sig, [0, 1], None),
+              infer_argnums_and_argnames(sig, None, None), sep="|")
+        for mod, name in ((pl, "pallas_call"), (plt, "load")):
+            try:
+                getattr(mod, name)
+            except AttributeError as e:
+                print(e)
+    """, decoys)
+    lines = out.splitlines()
+    assert lines[0] == "True|((1,), ('b', 'c'))|((0, 1), ('a', 'b'))|((), ())"
+    assert lines[1].startswith("jax.experimental.pallas.pallas_call is not provided: XLA-only")
+    assert lines[2].startswith("jax.experimental.pallas.triton.load is not provided: XLA-only")

@@ -1,6 +1,8 @@
 """``jax._src.core``: JAX's private core module, which libraries import for names that
 ``jax.core`` also has (flax's fp8 ops: ``ShapedArray``, ``physical_aval``): the same objects
-as :mod:`functrans.as_jax.jax_core`. A name it lacks is a clear ``AttributeError``.
+as :mod:`functrans.as_jax.jax_core`, and ``Primitive`` (jax-md defines its primitives from
+here; JAX's public one is ``jax.extend.core.Primitive``, the same class). A name it lacks is a
+clear ``AttributeError``.
 
     >>> from functrans.as_jax.jax_src import core
     >>> core.ShapedArray((2,), "float32").shape
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 from functrans.as_jax.jax_core import *  # noqa: F401,F403
 from functrans.core.avals import ShapedArray
+from functrans.extend.core import Primitive  # noqa: F401
 
 
 def physical_aval(aval):
