@@ -101,7 +101,7 @@ def inspect_source(fn) -> str:
 JAX_FACES = {"ad_checkpoint", "api_util", "custom_batching", "custom_derivatives", "debug",
              "distributed", "dtypes", "errors", "flatten_util", "ops", "ref", "sharding", "stages",
              "test_util", "tree", "tree_util", "typing"}
-JAX_FACES |= {"monitoring", "profiler"}
+JAX_FACES |= {"monitoring", "profiler", "image"}
 ENTRY_POINTS = {"__init__", "_version", "demo"}
 
 

@@ -142,7 +142,8 @@ def test_device_memory_profile(tmp_path):
     ("jax.interpreters.pxla", "not provided: XLA-only"),
     ("jax.extend.mlir", "not provided: XLA-only"),
     ("jax.experimental.pallas.tpu", "not provided: XLA-only"),
-    ("jax.image", "jax.image is public JAX API that functrans does not provide yet"),
+    ("jax.experimental.jet",
+     "jax.experimental.jet is public JAX API that functrans does not provide yet"),
     ("jax.dlpack", "jax.dlpack is public JAX API that functrans does not provide yet"),
     ("jax.no_such_thing", "functrans provides no such JAX module"),
 ])
@@ -163,8 +164,8 @@ def test_as_jax_imports_monitoring_and_profiler(tmp_path):
         "jax.monitoring.register_event_listener(lambda e, **k: seen.append(e))\n"
         "jax.monitoring.record_event('/x')\n"
         "assert seen == ['/x']\n"
-        "try:\n    import jax.image\nexcept ModuleNotFoundError as e:\n    print(e)\n")
+        "try:\n    import jax.dlpack\nexcept ModuleNotFoundError as e:\n    print(e)\n")
     r = subprocess.run([sys.executable, "-m", "functrans.as_jax", str(script)],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
-    assert "jax.image is public JAX API that functrans does not provide yet" in r.stdout
+    assert "jax.dlpack is public JAX API that functrans does not provide yet" in r.stdout

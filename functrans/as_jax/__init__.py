@@ -47,7 +47,7 @@ PUBLIC = frozenset({
     "dtypes", "errors", "test_util", "ad_checkpoint", "stages", "sharding", "debug", "export",
     "distributed", "custom_batching", "custom_derivatives", "example_libraries",
     "experimental", "extend", "interpreters", "api_util", "profiler", "monitoring",
-    "ref", "ops",
+    "ref", "ops", "image",
 })
 
 
@@ -81,7 +81,7 @@ XLA_ONLY = frozenset({
 })
 # JAX's public modules that are not XLA's: where functrans lacks one, it is still to come.
 JAX_PUBLIC_MODULES = frozenset({f"jax.{m}" for m in PUBLIC} | {
-    "jax.image", "jax.dlpack", "jax.memory", "jax.experimental.ode", "jax.experimental.jet",
+    "jax.dlpack", "jax.memory", "jax.experimental.ode", "jax.experimental.jet",
     "jax.experimental.shard_map", "jax.experimental.pjit", "jax.experimental.mesh_utils",
     "jax.experimental.key_reuse", "jax.experimental.array_api", "jax.experimental.shard_alike",
     "jax.experimental.enable_x64", "jax.experimental.source_mapper", "jax.scipy.cluster",
@@ -97,8 +97,8 @@ def missing_message(name: str) -> str:
 
         >>> print(missing_message("jax.lib.xla_client"))
         No module named 'jax.lib.xla_client': not provided: XLA-only (functrans runs without XLA)
-        >>> print(missing_message("jax.image"))
-        No module named 'jax.image': jax.image is public JAX API that functrans does not provide yet
+        >>> print(missing_message("jax.dlpack"))
+        No module named 'jax.dlpack': jax.dlpack is public JAX API that functrans does not provide yet
     """
     head = f"No module named {name!r}: "
     parts = name.split(".")
