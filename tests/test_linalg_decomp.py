@@ -604,3 +604,19 @@ def test_scipy_lapack_still_works_after_jit_calls_lapack():
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+def test_gradient_of_solve_with_64_bit_values_off():
+    # JAX's default (x64 off): lu's derivative builds its triangular masks from int32 indices
+    # and constants alike (an int64 constant there was narrowed and no longer matched).
+    rng = np.random.default_rng(7)
+    a = well(rng, (4, 4), "float32")
+    b = rng.standard_normal(4).astype(np.float32)
+    with ft.enable_x64(False):
+        def f(lam):
+            return fnp.sum(fnp.linalg.solve(a + lam * fnp.eye(4), b) ** 2)
+        got = float(ft.grad(f)(0.5))
+    x = np.linalg.solve(a.astype(np.float64) + 0.5 * np.eye(4), b)
+    # d/dlam |x|^2 = -2 x^T (A + lam I)^{-1} x
+    want = -2.0 * x @ np.linalg.solve(a.astype(np.float64) + 0.5 * np.eye(4), x)
+    assert abs(got - want) <= 1e-4 * abs(want)

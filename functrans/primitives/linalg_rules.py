@@ -58,14 +58,16 @@ def mm(a, b):
 
 
 def _index(shape, dim):
-    return S.iota_p.bind1(dtype=np.dtype(np.int64), shape=tuple(shape), dimension=dim)
+    # int32, as the constants compared with it: an int64 constant would be narrowed to int32
+    # when 64-bit values are off (JAX's default) and no longer match an int64 iota
+    return S.iota_p.bind1(dtype=np.dtype(np.int32), shape=tuple(shape), dimension=dim)
 
 
 def _tri_mask(shape, k, lower):
     """True on and below diagonal k (lower) or on and above it."""
     nd = len(shape)
     rows, cols = _index(shape, nd - 2), _index(shape, nd - 1)
-    shifted = E.add_p.bind1(rows, np.array(k, np.int64))
+    shifted = E.add_p.bind1(rows, np.array(k, np.int32))
     return (E.ge_p if lower else E.le_p).bind1(shifted, cols)
 
 
@@ -85,7 +87,7 @@ def eye_like(shape, dtype, start=0):
     rows, cols = _index(shape, nd - 2), _index(shape, nd - 1)
     on = E.eq_p.bind1(rows, cols)
     if start:
-        on = E.and_p.bind1(on, E.ge_p.bind1(rows, np.array(start, np.int64)))
+        on = E.and_p.bind1(on, E.ge_p.bind1(rows, np.array(start, np.int32)))
     return E.convert_element_type_p.bind1(on, new_dtype=np.dtype(dtype), weak_type=False)
 
 
