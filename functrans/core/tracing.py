@@ -16,7 +16,10 @@ from .trace import get_aval
 from .tree import tree_flatten, tree_unflatten
 
 
-def _trace(fun, static_argnums, args, kwargs, what):
+def _trace(fun, static_argnums, args, kwargs, what, structs=None):
+    # ``structs``: a dict that, when given, takes the ShapeDtypeStruct output leaves (by
+    # position) instead of the traced outputs: eval_shape returns them as they are, as JAX's
+    # does (equinox's filter_eval_shape returns its ShapeDtypeStruct inputs).
     dyn_args, dyn_kwargs, static_args, _ = split_static(args, kwargs, static_argnums, ())
     leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
     avals = [abstractify(x, f"argument leaf {i} of {what}") for i, x in enumerate(leaves)]
@@ -26,6 +29,10 @@ def _trace(fun, static_argnums, args, kwargs, what):
         a, k = tree_unflatten(in_tree, xs)
         out = fun(*merge_static(a, static_args), **k)
         out_leaves, tree = tree_flatten(out)
+        if structs is not None:
+            structs.update((i, o) for i, o in enumerate(out_leaves)
+                           if isinstance(o, ShapeDtypeStruct))
+            out_leaves = [o for i, o in enumerate(out_leaves) if i not in structs]
         for i, o in enumerate(out_leaves):
             try:
                 get_aval(o)
@@ -70,6 +77,8 @@ def eval_shape(fun, *args, **kwargs):
     >>> eval_shape(lambda x: x.sum(0), ShapeDtypeStruct((2, 3), "float32"))
     ShapeDtypeStruct(shape=(3,), dtype=float32)
     """
-    jaxpr, out_tree = _trace(fun, (), args, kwargs, f"eval_shape({fun_name(fun)})")
-    return tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
-                                     for a in jaxpr.out_avals])
+    structs = {}
+    jaxpr, out_tree = _trace(fun, (), args, kwargs, f"eval_shape({fun_name(fun)})", structs)
+    traced = iter([ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in jaxpr.out_avals])
+    return tree_unflatten(out_tree, [structs[i] if i in structs else next(traced)
+                                     for i in range(len(structs) + len(jaxpr.out_avals))])

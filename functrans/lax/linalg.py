@@ -15,8 +15,10 @@ from ..core.trace import get_aval
 from ..primitives.linalg_rules import mT
 from functrans.core.dtypes import kind as dtype_kind
 
+from .linalg_householder import householder_product, ormqr  # noqa: F401
+
 __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eigh", "svd",
-           "eig", "symmetrize"]
+           "eig", "symmetrize", "householder_product", "ormqr", "tridiagonal_solve"]
 
 
 def _arr(x):
@@ -199,3 +201,20 @@ def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors
     """
     return list(P.eig_p.bind(_arr(x), compute_left_eigenvectors=compute_left_eigenvectors,
                              compute_right_eigenvectors=compute_right_eigenvectors))
+
+
+def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
+    """Solve ``A X = b`` for the tridiagonal ``A`` with sub-, main and super-diagonals ``dl``,
+    ``d``, ``du`` (..., m): ``dl[i] = A[i, i-1]`` (``dl[0]`` unused), ``du[i] = A[i, i+1]``
+    (``du[m-1]`` unused); ``b`` is (..., m, k). LAPACK's ``?gtsv`` (partial pivoting); NaN
+    where ``A`` is singular.
+
+    >>> lax.linalg.tridiagonal_solve(fnp.array([0.0, 1.0]), fnp.array([2.0, 2.0]),
+    ...                              fnp.array([1.0, 0.0]), fnp.array([[3.0], [3.0]]))
+    Array([[1.],
+           [1.]], dtype=float64)
+    """
+    if perturb_singular:
+        raise NotImplementedError("lax.linalg.tridiagonal_solve: perturb_singular=True (JAX's "
+                                  "perturbation of tiny pivots) is not provided by functrans")
+    return P.tridiagonal_solve_p.bind1(_arr(dl), _arr(d), _arr(du), _arr(b))

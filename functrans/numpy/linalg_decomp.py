@@ -18,6 +18,7 @@ from ..core import dtypes
 from ..core.array import Array
 from ..core.trace import get_aval
 from ..lax import linalg as lax_linalg
+from ..lax.linalg_householder import geqrf
 from ..transforms.autodiff import custom_jvp
 from ._core import asarray, check_arraylike, convert
 
@@ -101,18 +102,22 @@ def cholesky(a, /, *, upper=False, symmetrize_input=True):
 
 
 def qr(a, mode="reduced"):
-    """QR decomposition; ``mode`` 'reduced' (Q: (..., m, k)), 'complete' (Q: (..., m, m))
-    or 'r' (R alone), with k = min(m, n).
+    """QR decomposition; ``mode`` 'reduced' (Q: (..., m, k)), 'complete' (Q: (..., m, m)),
+    'r' (R alone), with k = min(m, n), or 'raw': LAPACK's packed Householder form ``(h, taus)``
+    with ``h`` (..., n, m) transposed, as NumPy and JAX return it.
 
     >>> q, r = qr(fnp.array([[3.0, 1.0], [4.0, 2.0]]))
     >>> bool(fnp.allclose(q @ r, fnp.array([[3.0, 1.0], [4.0, 2.0]])))
     True
     """
     check_arraylike("linalg.qr", a)
-    if mode not in ("reduced", "complete", "r"):
-        raise ValueError(f"fnp.linalg.qr: mode must be 'reduced', 'complete' or 'r', got "
-                         f"{mode!r} ('raw' is LAPACK's internal format, not supported)")
+    if mode not in ("reduced", "complete", "r", "raw"):
+        raise ValueError(f"fnp.linalg.qr: mode must be 'reduced', 'complete', 'r' or 'raw', "
+                         f"got {mode!r}")
     a = _matrix("qr", a)
+    if mode == "raw":  # LAPACK's packed reflectors, transposed (NumPy's and JAX's layout)
+        h, taus = geqrf(a)
+        return QRResult(fnp.matrix_transpose(h), taus)
     q, r = lax_linalg.qr(a, full_matrices=mode == "complete")
     return r if mode == "r" else QRResult(q, r)
 

@@ -8,6 +8,7 @@ from .complex_parts import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .linalg_decomp import *  # noqa: F401,F403
+from .tridiagonal import tridiagonal_solve_p  # noqa: F401
 from .convolution import *  # noqa: F401,F403
 from .windowed import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403

@@ -1,5 +1,5 @@
-"""The two LAPACK routines NumPy's ``np.linalg`` does not expose: ``?getrf`` (LU with partial
-pivoting) and ``?trsm`` (triangular solve), called through ctypes from the library jit's
+"""The LAPACK routines NumPy's ``np.linalg`` does not expose: ``?getrf`` (LU with partial
+pivoting), ``?trsm`` (triangular solve) and ``?gtsv`` (tridiagonal solve), called through ctypes from the library jit's
 kernels call: NumPy's bundled OpenBLAS (its symbols carry a ``scipy_`` prefix and a ``64_``
 suffix for 64-bit integers) or jit's copy of it, or a system LAPACK. Each matrix is copied to
 Fortran order, so the routines see it as written.
@@ -82,3 +82,19 @@ def trsm(a, b, *, left_side, lower, transpose_a, unit_diagonal):
     fn(*chars, ctypes.byref(int_t(m)), ctypes.byref(int_t(n)), ctypes.byref(alpha), _ptr(af),
        ctypes.byref(int_t(max(af.shape[0], 1))), _ptr(x), ctypes.byref(int_t(max(m, 1))), *ones)
     return np.ascontiguousarray(x)
+
+
+def gtsv(dl, d, du, b):
+    """Solve the tridiagonal system with sub-, main and super-diagonals ``dl`` (n-1), ``d``
+    (n), ``du`` (n-1) for the columns of ``b`` (n, k), by Gaussian elimination with partial
+    pivoting (LAPACK's ``?gtsv``, which JAX calls on CPU). Returns ``(x, info)``: ``info > 0``
+    when a pivot is exactly zero (the system is singular; ``x`` is then not a solution)."""
+    fn, int_t = _routine("dgtsv" if b.dtype == np.float64 else "sgtsv")
+    n, k = b.shape
+    bands = [np.array(v, dtype=b.dtype, copy=True) for v in (dl, d, du)]
+    x = np.array(b, order="F", copy=True)
+    info = int_t(0)
+    if n and k:
+        fn(ctypes.byref(int_t(n)), ctypes.byref(int_t(k)), *(_ptr(v) for v in bands), _ptr(x),
+           ctypes.byref(int_t(max(n, 1))), ctypes.byref(info))
+    return np.ascontiguousarray(x), int(info.value)

@@ -23,7 +23,7 @@ from functrans.core.tree import (tree_flatten, tree_leaves, tree_map, tree_struc
                                  tree_unflatten)
 
 from .jvp import SymbolicZero, Zero, instantiate, is_zero, jvp_rules
-from .transpose import transpose_rules
+from .transpose import is_undefined, transpose_jaxpr, transpose_rules
 from functrans.core.dtypes import kind as dtype_kind
 
 
@@ -185,6 +185,20 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, symb
 
 
 jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
+
+
+def _custom_jvp_call_transpose(cts, *args, call_jaxpr, jvp, num_consts, symbolic_zeros):
+    # A custom_jvp function applied to tangents (a rule that calls the function on them, as
+    # lineax's dtype conversion does) is linear there: as in JAX, its function is transposed
+    # and the rule, which differentiates its primal uses, no longer applies.
+    linear = [is_undefined(x) for x in args]
+    t_jaxpr = transpose_jaxpr(call_jaxpr, linear)
+    nonlin = [x for x in args if not is_undefined(x)]
+    ct_in = iter(eval_jaxpr(t_jaxpr, *nonlin, *[instantiate(ct) for ct in cts]))
+    return [next(ct_in) if lin else None for lin in linear]
+
+
+transpose_rules[custom_jvp_call_p] = _custom_jvp_call_transpose
 
 
 # ---- custom_vjp -------------------------------------------------------------------------------
