@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core.avals import ShapedArray
 from ..core.trace import Primitive
-from . import lapack
+from . import lapack, lapack_eigh
 
 __all__ = ["cholesky_p", "triangular_solve_p", "lu_p", "qr_p", "eigh_p", "svd_p", "eig_p"]
 
@@ -170,7 +170,12 @@ def _eigh_abstract_eval(a, *, lower):
 
 
 def _eigh_impl(a, *, lower):
-    w, v = np.linalg.eigh(a, UPLO="L" if lower else "U")  # ascending eigenvalues
+    # ?syevd/?heevd on each matrix's Fortran layout, as JAX's CPU kernel calls them (the same
+    # eigenvector signs); np.linalg.eigh where no LAPACK library was found
+    if lapack_eigh.available():
+        w, v = lapack_eigh.eigh(np.asarray(a), lower)
+    else:
+        w, v = np.linalg.eigh(a, UPLO="L" if lower else "U")  # ascending eigenvalues
     return [v, w]
 
 
