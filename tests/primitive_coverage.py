@@ -14,6 +14,8 @@ TESTED_ELSEWHERE = {
     "io_callback": "test_io_callback",
     "custom_vmap_call": "test_custom_batching",
     "custom_linear_solve": "test_custom_linear_solve",
+    # a user's reducer folded by a scan: values, grad, vmap, jit and the laws there
+    "reduce": "test_lax_reduce",
     # the identity unless partitioned: jit, grad and vmap of it in test_jit_partitioning and
     # test_with_sharding_constraint
     "sharding_constraint": "test_jit_partitioning",

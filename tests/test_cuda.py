@@ -112,12 +112,13 @@ def test_every_primitive_runs_on_the_cuda_backend_or_is_listed_as_host():
         # users' kernels: test_cuda_kernels.py runs them in CUDA programs
         "numba_call", "numba_vectorize",
         # expanded into its solve by jit's lowerings before any backend sees it
-        # (test_custom_linear_solve, and a CUDA program below)
-        "custom_linear_solve"}
+        # (test_custom_linear_solve, and a CUDA program below); reduce into its fold (a scan)
+        "custom_linear_solve", "reduce"}
     assert not missing, f"primitives no cuda test reaches: {sorted(missing)}"
     # jit's passes inline call primitives; custom_lin only exists while differentiating;
     # sharding_constraint's lowering is the identity (a partitioned program has none left).
-    inlined = set(CALL_PARAMS) | {"custom_lin", "sharding_constraint", "custom_linear_solve"}
+    inlined = set(CALL_PARAMS) | {"custom_lin", "sharding_constraint", "custom_linear_solve",
+                                  "reduce"}
     on_host = {n for n, p in all_primitives().items()
                if not cuda_exec.runs_on_device(p) and n not in host_only | inlined}
     assert on_host == cuda_exec.HOST_PRIMITIVES
@@ -198,6 +199,17 @@ def test_results_stay_on_the_device_between_programs(monkeypatch):
     want = ft.jit(lambda v: fnp.sin(v) * 2.0 + 1.0, backend="cpu")(x)
     _assert_close("resident", z, want, False)
     _assert_close("eager on the host", y + 1.0, z, False)
+
+
+def test_a_user_reducer_runs_in_a_cuda_program():
+    """jit expands lax.reduce's user reducer into its fold (a scan) before the backend
+    compiles: the same operations in the same order, so float64 results agree to 1e-13."""
+    def f(x):
+        return lax.reduce((x, x * 0.5), (0.0, 1.0), lambda a, b: (a[0] + b[0] * b[0],
+                                                                  a[1] * (1.0 + b[1])), (0,))
+    x = np.random.default_rng(5).normal(size=(6, 3))
+    for got, want in zip(ft.jit(f, backend="cuda")(x), ft.jit(f)(x)):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-13)
 
 
 def test_a_custom_linear_solve_runs_in_a_cuda_program():

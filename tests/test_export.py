@@ -201,6 +201,11 @@ CONTROL_FLOW = {
             lambda x: x * 3.0 + fnp.roll(x, 1), b,
             lambda mv, r: lax.fori_loop(0, 30, lambda i, x: x + (r - mv(x)) * 0.25, r * 0.0)),
         (rng.standard_normal(4),)),
+    # a reduction with a user's reducer (its jaxpr is a parameter) over two operands
+    "reduce": (
+        lambda x: lax.reduce((x, x * x), (0.0, 1.0), lambda a, b: (a[0] + b[0], a[1] * b[1]),
+                             (1,)),
+        (rng.standard_normal((3, 4)),)),
 }
 
 

@@ -23,8 +23,9 @@ from .special import *  # noqa: F401,F403
 from .special import __all__ as _special_all
 from .sharding_ops import with_sharding_constraint  # noqa: F401
 from .linear_solve import custom_linear_solve  # noqa: F401
+from .variadic_reduce import reduce  # noqa: F401
 
 __all__ = (list(_ops_all) + list(_sorting_all) + list(_parallel_all) + list(_control_flow_all) + list(_convolution_all)
            + list(_windowed_all) + list(_products_all) + list(_special_all)
-           + ["with_sharding_constraint", "custom_linear_solve"])
+           + ["with_sharding_constraint", "custom_linear_solve", "reduce"])
 from .primitives_export import *  # noqa: E402,F401,F403  (jax.lax's *_p primitives)

@@ -7,7 +7,7 @@ the output itself for a single-output primitive). Of ``jax.lax``'s primitives fu
 no ``after_all``, ``approx_top_k``, ``bessel_i0e``, ``bessel_i1e``, ``clamp``, ``clz``,
 ``copy``, ``create_token``, ``dce_sink``, ``device_put``, ``eq_to``, ``igamma``,
 ``igamma_grad_a``, ``igammac``, ``le_to``, ``linear_solve``, ``lt_to``, ``mulhi``,
-``optimization_barrier``, ``ragged_all_to_all``, ``reduce``, ``reduce_precision``,
+``optimization_barrier``, ``ragged_all_to_all``, ``reduce_precision``,
 ``reduce_window``, ``reduce_xor``, ``regularized_incomplete_beta``, ``rng_bit_generator``,
 ``rng_uniform``, ``scatter_sub``, ``select_and_scatter``, ``sharding_constraint``, ``split``,
 ``stack``, ``stage``, ``tile``, ``top_k`` or ``unstack`` primitive (the operations that
@@ -29,7 +29,7 @@ _JAX_LAX_PRIMITIVES = (
     "exp2 exp expm1 fft floor gather ge gt imag integer_pow iota is_finite le lgamma log1p log "
     "logistic lt max min mul ne neg nextafter not or pad pmax pmin polygamma population_count "
     "pow ppermute psum real reduce_and reduce_max reduce_min reduce_or reduce_prod reduce_sum "
-    "reduce_window_max reduce_window_min reduce_window_sum rem reshape rev round rsqrt scan "
+    "reduce reduce_window_max reduce_window_min reduce_window_sum rem reshape rev round rsqrt scan "
     "scatter-add scatter-max scatter-min scatter-mul scatter select_and_gather_add "
     "select_and_scatter_add select_n shift_left shift_right_arithmetic shift_right_logical "
     "sign sin sinh slice sort sqrt square squeeze stop_gradient sub tan tanh transpose while "

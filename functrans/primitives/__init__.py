@@ -21,6 +21,7 @@ from .cond import cond_p  # noqa: F401
 from .scan import scan_p  # noqa: F401
 from .while_loop import while_p  # noqa: F401
 from .linear_solve import linear_solve_p  # noqa: F401
+from .variadic_reduce import reduce_p  # noqa: F401
 from .shard_map import shard_map_p  # noqa: F401
 from .sharding_constraint import sharding_constraint_p  # noqa: F401
 from .callback import debug_callback_p  # noqa: F401

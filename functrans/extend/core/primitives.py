@@ -10,7 +10,7 @@ JAX's ``after_all``, ``approx_top_k``, ``bessel_i0e``, ``bessel_i1e``, ``clamp``
 ``copy``, ``create_token``, ``device_put``, ``empty2``, ``eq_to``, ``get``, ``hessenberg``,
 ``householder_product``, ``igamma``, ``igamma_grad_a``, ``igammac``, ``le_to``,
 ``linear_solve``, ``lt_to``, ``name``, ``ragged_all_to_all``, ``random_bits``,
-``random_fold_in``, ``random_gamma``, ``random_seed``, ``random_split``, ``reduce``,
+``random_fold_in``, ``random_gamma``, ``random_seed``, ``random_split``,
 ``reduce_precision``, ``reduce_window``, ``reduce_xor``, ``regularized_incomplete_beta``,
 ``rng_bit_generator``, ``rng_uniform``, ``schur``, ``select_and_scatter``,
 ``sharding_constraint``, ``swap``, ``threefry2x32``, ``top_k``, ``tridiagonal`` and
