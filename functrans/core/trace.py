@@ -42,7 +42,12 @@ class Primitive:
     transforms' registries, keyed by primitive. ``traits`` is a free-form set of labels
     (e.g. ``"elementwise"``) that passes may look at instead of checking names.
     ``register=False`` keeps it out of :func:`all_primitives` (whose names are unique).
+    ``call_primitive``/``map_primitive`` are JAX's marks of primitives whose params hold a
+    ``call_jaxpr`` (libraries that walk jaxprs ask for them): none of functrans's own.
     """
+
+    call_primitive = False
+    map_primitive = False
 
     def __init__(self, name, *, impl=None, abstract_eval=None, traits=(), print_params=None,
                  register=True):
@@ -110,9 +115,11 @@ class Trace:
 
 
 class Tracer:
-    """A value inside a transformation: knows its aval and, when it can, its concrete value."""
+    """A value inside a transformation: knows its aval and, when it can, its concrete value.
+    Weakly referenceable, as JAX's tracers are (TensorFlow Probability's caches hold weak
+    references to the values they are keyed on)."""
 
-    __slots__ = ("_trace",)
+    __slots__ = ("_trace", "__weakref__")
     __array_priority__ = 1000
 
     aval: ShapedArray  # provided by subclasses
@@ -222,9 +229,18 @@ of exactly that type).
     >>> pytype_aval_mappings[float](2.0)
     ShapedArray(f64[], weak_type=True)
 """
+
+
+def _numpy_aval(x) -> ShapedArray:
+    # By the value's shape and dtype, not its type, as JAX's handler: libraries register it
+    # for their own array-like types (TensorFlow Probability's variables), which get_aval
+    # would send back here.
+    return ShapedArray(np.shape(x), dtypes.canonicalize_dtype(x.dtype))
+
+
 pytype_aval_mappings.update(
-    {t: get_aval for t in (Array, np.ndarray, bool, int, float, complex)}
-    | {t: get_aval for t in np.sctypeDict.values() if issubclass(t, (np.number, np.bool_))})
+    {t: get_aval for t in (Array, bool, int, float, complex)} | {np.ndarray: _numpy_aval}
+    | {t: _numpy_aval for t in np.sctypeDict.values() if issubclass(t, (np.number, np.bool_))})
 
 
 def concrete_of(x):

@@ -343,10 +343,10 @@ def normalize_axis(axis, ndim: int, name: str = "axis") -> int:
 
 
 def normalize_axes(axis, ndim: int) -> tuple:
-    """``None`` -> all axes; int or tuple -> sorted unique non-negative axes."""
+    """``None`` -> all axes; int or tuple (list, range) -> sorted unique non-negative axes."""
     if axis is None:
         return tuple(range(ndim))
-    if isinstance(axis, (tuple, list)):
+    if isinstance(axis, (tuple, list, range)):
         axes = tuple(normalize_axis(a, ndim) for a in axis)
         if len(set(axes)) != len(axes):
             raise ValueError(f"duplicate value in 'axis': {axis}")

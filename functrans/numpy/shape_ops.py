@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import warnings
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from .. import lax
 from .. import primitives as P
 from ..core import dtypes
 from ..core.trace import get_aval
-from ._core import (check_arraylike, asarray, broadcast_operands, broadcast_shapes as _bshapes,
+from ._core import (_arraylike, check_arraylike, asarray, broadcast_operands, broadcast_shapes as _bshapes,
                     broadcast_to_shape, convert, normalize_axes, normalize_axis, promote,
                     unsupported_out)
 
@@ -45,22 +46,39 @@ def _concatenate(*args, **kwargs):
     return concatenate(*args, **kwargs)
 
 
-def shape(a):
-    """Shape of ``a`` as a tuple.
+def _warn_not_arraylike(name, a):
+    # JAX still answers for lists, None and other non-arrays as NumPy does, with a warning
+    # (TensorFlow Probability asks for the shape of optional arguments left as None).
+    if not _arraylike(a):
+        warnings.warn(f"{name} requires ndarray or scalar arguments, got {type(a)} at "
+                      "position 0. In a future JAX release this will be an error.",
+                      DeprecationWarning, stacklevel=3)
 
-    >>> shape(fnp.ones((2, 3)))
-    (2, 3)
+
+def shape(a):
+    """Shape of ``a`` as a tuple: its ``shape`` attribute, else NumPy's answer (with JAX's
+    DeprecationWarning for values that are not arrays or scalars, such as lists or None).
+
+    >>> shape(fnp.ones((2, 3))), shape(2.0)
+    ((2, 3), ())
     """
-    return get_aval(asarray(a)).shape
+    if hasattr(a, "shape"):
+        return a.shape
+    _warn_not_arraylike("shape", a)
+    return np.shape(a)
 
 
 def ndim(a):
-    """Rank of ``a``.
+    """Rank of ``a``: its ``ndim`` attribute, else NumPy's answer (with JAX's
+    DeprecationWarning for values that are not arrays or scalars).
 
     >>> ndim(fnp.ones((2, 3)))
     2
     """
-    return get_aval(asarray(a)).ndim
+    if hasattr(a, "ndim"):
+        return a.ndim
+    _warn_not_arraylike("ndim", a)
+    return np.ndim(a)
 
 
 def size(a, axis=None):
@@ -234,7 +252,7 @@ def expand_dims(a, axis):
     """
     check_arraylike("expand_dims", a)
     a = asarray(a)
-    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    axes = axis if isinstance(axis, (tuple, list, range)) else (axis,)
     return lax.expand_dims(a, tuple(axes))
 
 

@@ -68,10 +68,15 @@ def check_impl(name: str, impl) -> None:
 
 
 def canonical_shape(name: str, shape, what: str = "shape") -> tuple:
-    """``shape`` as a tuple of non-negative ints (an int means a 1-D shape)."""
-    if isinstance(shape, Sequence) and not isinstance(shape, str):
+    """``shape`` as a tuple of non-negative ints (an int means a 1-D shape). As in JAX, any
+    iterable of integer-like sizes (objects with ``__index__``, such as TensorFlow
+    Probability's ``TensorShape`` dimensions) is a shape."""
+    if isinstance(shape, str):
+        raise TypeError(f"{name}: {what} must be a tuple of ints, got {shape!r}")
+    if isinstance(shape, Sequence) or (hasattr(shape, "__iter__")
+                                       and getattr(shape, "ndim", None) != 0):
         dims = tuple(shape)
-    elif np.ndim(shape) == 0 and not isinstance(shape, str):
+    elif np.ndim(shape) == 0:
         dims = (shape,)
     else:
         raise TypeError(f"{name}: {what} must be a tuple of ints, got {shape!r}")

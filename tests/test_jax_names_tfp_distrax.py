@@ -1,0 +1,115 @@
+"""The JAX behaviours TensorFlow Probability's JAX substrate and distrax rely on, each against
+an oracle: NumPy's answers for shapes, JAX's own rules for shape arguments and weak
+references, JAX 0.10.2's values where printed."""
+import subprocess
+import sys
+import warnings
+import weakref
+
+import numpy as np
+import pytest
+
+import functrans as ft
+import functrans.numpy as fnp
+from functrans import random
+from functrans.core.trace import get_aval, pytype_aval_mappings
+from functrans.primitives import sin_p
+
+
+def test_jax_interpreters_xla_is_an_attribute_of_the_package():
+    """TFP reads ``jax.interpreters.xla.canonicalize_dtype_handlers`` after ``import jax``
+    alone, as JAX's package imports the module."""
+    code = ("import functrans.interpreters as i; "
+            "print(i.xla.canonicalize_dtype_handlers[float](2.5).dtype)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "float64"  # functrans's default: 64-bit values on
+
+
+class _Dim:
+    """A dimension like TFP's ``Dimension``: an integer through ``__index__`` only."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def __index__(self):
+        return self.v
+
+
+class _Shape:
+    """A shape like TFP's ``TensorShape``: iterable, not a Sequence."""
+
+    def __init__(self, dims):
+        self.dims = [_Dim(d) for d in dims]
+
+    def __iter__(self):
+        return iter(self.dims)
+
+
+def test_random_shapes_are_any_iterable_of_integer_likes():
+    """JAX's ``canonicalize_shape`` takes any iterable of sizes with ``__index__``; the bits
+    are those of the tuple shape."""
+    key = random.PRNGKey(0)
+    np.testing.assert_array_equal(random.normal(key, _Shape([2, 3])), random.normal(key, (2, 3)))
+    np.testing.assert_array_equal(random.uniform(key, np.array([4])), random.uniform(key, (4,)))
+    with pytest.raises(TypeError, match="tuple of ints"):
+        random.normal(key, "ab")
+    with pytest.raises(TypeError, match="tuple of ints"):
+        random.normal(key, [1.5])
+
+
+@pytest.mark.parametrize("value", [None, [[1, 2], [3, 4]], 3.0, (1, 2, 3)])
+def test_shape_and_ndim_of_non_arrays_are_numpys_with_jaxs_warning(value):
+    """JAX 0.10.2 answers np.shape/np.ndim for lists and None with a DeprecationWarning
+    (TFP asks for the shape of optional arguments left as None)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert fnp.shape(value) == np.shape(value)
+        assert fnp.ndim(value) == np.ndim(value)
+    arraylike = isinstance(value, float)
+    assert any(issubclass(w.category, DeprecationWarning) for w in caught) != arraylike
+    assert fnp.shape(fnp.ones((2, 3))) == (2, 3) and fnp.ndim(np.ones((4, 1, 2))) == 3
+
+
+def test_axes_may_be_ranges():
+    """distrax passes ``range`` objects as axes (JAX accepts any sequence)."""
+    x = np.arange(6.0).reshape(2, 3)
+    assert fnp.expand_dims(fnp.ones(2), range(2)).shape == np.expand_dims(np.ones(2),
+                                                                           (0, 1)).shape
+    assert fnp.expand_dims(fnp.ones(2), range(0)).shape == (2,)
+    np.testing.assert_array_equal(fnp.sum(x, axis=range(2)), x.sum(axis=(0, 1)))
+
+
+def test_tracers_are_weakly_referenceable():
+    """TFP's caches key on weak references to the values they see, tracers included."""
+    refs = []
+
+    def f(x):
+        refs.append(weakref.ref(x))
+        return x * 2.0
+    assert float(ft.grad(f)(1.0)) == 2.0
+    ft.jit(f)(1.0)
+    ft.vmap(f)(np.ones(2))
+    assert len(refs) == 3
+
+
+def test_registered_array_likes_get_their_aval_by_shape_and_dtype():
+    """TFP registers its NumPy-backed variable type with the ndarray handler; the handler
+    reads the value's shape and dtype (it must not send the value back to get_aval)."""
+    class Variable:
+        shape, dtype = (2, 3), np.dtype(np.int32)
+
+    pytype_aval_mappings[Variable] = pytype_aval_mappings[np.ndarray]
+    try:
+        aval = get_aval(Variable())
+    finally:
+        del pytype_aval_mappings[Variable]
+    assert (aval.shape, aval.dtype, aval.weak_type) == ((2, 3), np.int32, False)
+
+
+def test_functrans_primitives_are_not_call_primitives():
+    """distrax walks jaxprs asking ``primitive.call_primitive`` (JAX's mark of primitives
+    whose params hold a ``call_jaxpr``); functrans has none of those."""
+    assert sin_p.call_primitive is False and sin_p.map_primitive is False
+    eqn, = ft.make_jaxpr(ft.jit(fnp.sin))(1.0).eqns
+    assert eqn.prim.call_primitive is False and "call_jaxpr" not in eqn.params
