@@ -226,6 +226,23 @@ def test_eval_shape_runs_nothing():
     assert out["s"].shape == () and calls and not issubclass(calls[0], (np.ndarray, ft.Array))
 
 
+def test_eval_shape_and_make_jaxpr_take_avals_and_objects_with_shape_and_dtype():
+    # as JAX's shaped_abstractify (jax-md probes a function's dimension with ShapedArrays)
+    from functrans.core.avals import ShapedArray
+
+    class Spec:
+        shape, dtype = (2, 3), np.dtype("float32")
+
+    out = ft.eval_shape(lambda a, b, t: a.sum(0) + b[0] + t, ShapedArray((3,), F32), Spec(),
+                        t=ShapedArray((), F32, weak_type=True))
+    assert out.shape == (3,) and out.dtype == np.float32
+    assert ft.make_jaxpr(lambda a: a * 2)(Spec()).in_avals[0] == ShapedArray((2, 3), F32)
+    with pytest.raises(TypeError, match="argument leaf 0"):
+        ft.eval_shape(lambda a: a, object())
+    with pytest.raises(TypeError, match="not an array"):
+        ft.jit(lambda a: a)(ShapedArray((3,), F32))
+
+
 def test_tracers_carry_their_aval_and_concrete_value_when_known():
     seen = {}
 

@@ -11,9 +11,26 @@ import functools
 
 from .api_util import (ShapeDtypeStruct, abstractify, fun_name, merge_static,
                             split_static)
+from .avals import ShapedArray
+from .dtypes import canonicalize_dtype
 from .staging import trace_to_jaxpr
 from .trace import get_aval
 from .tree import tree_flatten, tree_unflatten
+
+
+def _shaped(x, what):
+    # As JAX's shaped_abstractify: besides arrays and ShapeDtypeStructs, an abstract value
+    # stands for itself and any object with a shape and a dtype for an array of them (jax-md
+    # probes its displacement functions with eval_shape on ShapedArrays).
+    if isinstance(x, ShapedArray):
+        return x
+    try:
+        return abstractify(x, what)
+    except TypeError:
+        shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
+        if shape is None or dtype is None:
+            raise
+        return ShapedArray(tuple(shape), canonicalize_dtype(dtype))
 
 
 def _trace(fun, static_argnums, args, kwargs, what, structs=None):
@@ -22,7 +39,7 @@ def _trace(fun, static_argnums, args, kwargs, what, structs=None):
     # does (equinox's filter_eval_shape returns its ShapeDtypeStruct inputs).
     dyn_args, dyn_kwargs, static_args, _ = split_static(args, kwargs, static_argnums, ())
     leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-    avals = [abstractify(x, f"argument leaf {i} of {what}") for i, x in enumerate(leaves)]
+    avals = [_shaped(x, f"argument leaf {i} of {what}") for i, x in enumerate(leaves)]
     out_tree = []
 
     def flat_fun(*xs):
