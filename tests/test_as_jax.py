@@ -196,6 +196,17 @@ def test_xla_flags_device_count_is_read_when_the_devices_start(decoys):
     assert out.strip() == "{}|['cpu']|3|[0.0, 2.0, 4.0]"
 
 
+def test_get_backend_is_cached_and_its_cache_can_be_cleared():
+    # jraph's tests call xla_bridge.get_backend.cache_clear() after setting XLA_FLAGS (JAX's
+    # get_backend is an lru_cache); the backend is the same object before and after.
+    import functrans.as_jax.jax_src.xla_bridge as xla_bridge
+    first = xla_bridge.get_backend()
+    assert xla_bridge.get_backend() is first and first.platform == "cpu"
+    xla_bridge.get_backend.cache_clear()
+    assert xla_bridge.get_backend.cache_info().currsize == 0
+    assert xla_bridge.get_backend() is first
+
+
 def test_a_jitted_function_has_the_signature_of_the_function_it_wraps():
     import inspect
 

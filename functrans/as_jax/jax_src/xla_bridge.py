@@ -8,6 +8,8 @@ count can still change), then names functrans's CPU backend.
 """
 from __future__ import annotations
 
+import functools
+
 from functrans.core import devices
 
 
@@ -20,8 +22,15 @@ def backends() -> dict:
     return {"cpu": devices.get_backend("cpu")} if devices.initialized() else {}
 
 
+@functools.lru_cache
 def get_backend(platform=None):
-    """The backend for ``platform`` (the default one for None); starts the devices."""
+    """The backend for ``platform`` (the default one for None); starts the devices. Cached,
+    as JAX's is: tests call ``get_backend.cache_clear()`` after changing ``XLA_FLAGS``.
+
+        >>> get_backend().platform
+        'cpu'
+        >>> get_backend.cache_clear()
+    """
     devices.cpu_devices()
     return devices.get_backend(platform)
 
