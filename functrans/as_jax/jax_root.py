@@ -34,9 +34,15 @@ def __getattr__(name: str):
         return importlib.import_module(f"jax.{name}")
     if name not in _NOT_JAX:
         try:
-            return getattr(_ft, name)
+            value = getattr(_ft, name)
         except AttributeError:
             pass
+        else:
+            # Kept as a module attribute: libraries look names such as jax.Array up in
+            # every call (isinstance checks in their pytree code), and a module's
+            # __getattr__ runs only for names it does not hold.
+            globals()[name] = value
+            return value
     raise AttributeError(f"module 'jax' has no attribute {name!r}: functrans does not "
                          f"provide jax.{name}")
 

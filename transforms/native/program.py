@@ -64,6 +64,21 @@ def _scalar_value(x):
     return x._value
 
 
+_LITERAL, _COPY, _OWN = "literal", "copy", "own"
+
+
+def _output_plan(jaxpr) -> list:
+    """Per output, ``(kind, var, dtype, weak)``: a literal, an input or constant (copied, so
+    no caller gets an argument's buffer), or a value the program computed. Decided once per
+    program, so a call does no membership tests."""
+    passed = set(map(id, jaxpr.invars)) | set(map(id, jaxpr.constvars))
+    plan = []
+    for v in jaxpr.outvars:
+        kind = _LITERAL if isinstance(v, Literal) else _COPY if id(v) in passed else _OWN
+        plan.append((kind, v, v.aval.dtype, v.aval.weak_type))
+    return plan
+
+
 def _arg(x, dtype):
     """A C-contiguous ndarray of ``dtype`` (0-d for scalars) for a driver input."""
     v = x._value if type(x) is Array else np.asarray(x)
@@ -139,6 +154,7 @@ class NativeProgram:
         self.plain_outputs = self.single is not None and \
             list(self.single.outs) == list(jaxpr.outvars)
         self.out_weak = [v.aval.weak_type for v in jaxpr.outvars]
+        self._out_plan = _output_plan(jaxpr)
 
     def _split(self, foreign):
         jaxpr, name = self.jaxpr, self.name
@@ -322,13 +338,13 @@ class NativeProgram:
     def _results(self, env):
         results = []
         owned = set()
-        for v in self.jaxpr.outvars:
-            if isinstance(v, Literal):
-                o = np.full((), v.val, dtype=v.aval.dtype)
+        for kind, v, dtype, weak in self._out_plan:
+            if kind is _LITERAL:
+                o = np.full((), v.val, dtype=dtype)
             else:
                 o = env[v]
-                if id(o) in owned or v in self.jaxpr.invars or v in self.jaxpr.constvars:
-                    o = np.array(o, dtype=v.aval.dtype)  # never hand out an input's buffer
+                if kind is _COPY or id(o) in owned:
+                    o = np.array(o, dtype=dtype)  # never hand out an input's buffer
                 owned.add(id(o))
-            results.append(Array._wrap(o, v.aval.weak_type))
+            results.append(Array._wrap(o, weak))
         return results

@@ -51,6 +51,11 @@ _HOST_STEPS = ("shard_map", "psum", "pmax", "pmin", "all_gather", "psum_scatter"
 def mesh_and_specs(jaxpr, args):
     """``(mesh, in_specs)`` when jit must partition ``jaxpr`` for these arguments (some are
     placed on a mesh of several devices, or the program constrains a layout), else None."""
+    # The common case, decided without building specs: no argument carries a named
+    # sharding and the program names no mesh.
+    if not any(type(getattr(x, "_sharding", None)) is NamedSharding for x in args) \
+            and _constraint_mesh(jaxpr) is None:
+        return None
     mesh, specs, where = None, [], None
     for i, (x, v) in enumerate(zip(args, jaxpr.invars)):
         s = x._sharding if isinstance(x, Array) and not isinstance(x, Tracer) else None
