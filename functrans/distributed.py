@@ -56,8 +56,9 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None,
     processes.local_device_counts = tuple(comm.allgather(n_local))
     processes.index, processes.count = comm.Get_rank(), comm.Get_size()
     processes.communicator = comm
-    from .transforms.parallel import mpi_comms
+    from .transforms.parallel import coordination, mpi_comms
     mpi_comms.attach(comm)  # (collective: every process is here)
+    coordination.start(comm)
 
 
 def is_initialized() -> bool:
@@ -69,5 +70,6 @@ def shutdown() -> None:
     """Leave the distributed run: later programs use this process's devices only."""
     processes.index, processes.count = 0, 1
     processes.local_device_counts, processes.communicator = (), None
-    from .transforms.parallel import mpi_comms
+    from .transforms.parallel import coordination, mpi_comms
     mpi_comms.detach()
+    coordination.stop()

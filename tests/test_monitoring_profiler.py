@@ -139,7 +139,7 @@ def test_device_memory_profile(tmp_path):
     ("jax._src.no_such_module", "JAX's internals (jax._src) are not provided"),
     ("jax.lib", "not provided: XLA-only"),
     ("jax.lib.xla_client", "not provided: XLA-only"),
-    ("jax.interpreters.pxla", "not provided: XLA-only"),
+    ("jax.experimental.serialize_executable", "not provided: XLA-only"),
     ("jax.extend.mlir", "not provided: XLA-only"),
     ("jax.experimental.pallas.tpu", "not provided: XLA-only"),
     ("jax.experimental.jet",

@@ -83,16 +83,27 @@ class Array(metaclass=_ArrayMeta):
         """
         from .devices import processes
         out = []
-        for dev, idx in self.sharding.devices_indices_map(self.shape).items():
+        sharding = self.sharding
+        replicas = sharding.replica_ids(self.shape)
+        for dev, idx in sharding.devices_indices_map(self.shape).items():
             if dev.process_index == processes.index:
                 block = self._value[idx] if idx else self._value  # (a 0-d one: no scalar)
-                out.append(Shard(dev, idx, Array._wrap(block, self._weak)))
+                out.append(Shard(dev, idx, Array._wrap(block, self._weak), replicas[dev]))
         return out
 
     @property
     def is_fully_addressable(self) -> bool:
         from .devices import processes
         return all(d.process_index == processes.index for d in self.sharding.device_set)
+
+    @property
+    def device(self):
+        """The device holding the array, or its sharding if it spans several (as JAX's)."""
+        devices = self.sharding.device_set
+        return next(iter(devices)) if len(devices) == 1 else self.sharding
+
+    def copy_to_host_async(self) -> None:
+        """Start copying the value to the host: it is there already (CPU devices)."""
 
     @property
     def aval(self) -> ShapedArray:
@@ -198,12 +209,16 @@ class Array(metaclass=_ArrayMeta):
 
 
 class Shard:
-    """One device's part of an Array."""
+    """One device's part of an Array: its ``device``, ``index`` (slices of the whole),
+    ``data`` and ``replica_id`` (0 for the first device holding that block, in device order;
+    1, 2, ... for the copies of a replicated one)."""
 
-    __slots__ = ("device", "index", "data")
+    __slots__ = ("device", "index", "data", "replica_id")
 
-    def __init__(self, device, index, data):
+    def __init__(self, device, index, data, replica_id: int = 0):
         self.device, self.index, self.data = device, index, data
+        self.replica_id = replica_id
 
     def __repr__(self):
-        return f"Shard(device={self.device!r}, index={self.index}, data={self.data!r})"
+        return (f"Shard(device={self.device!r}, index={self.index}, "
+                f"replica_id={self.replica_id}, data={self.data!r})")

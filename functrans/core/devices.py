@@ -31,8 +31,26 @@ class Device:
     def device_kind(self) -> str:
         return self.platform
 
+    def addressable_memories(self) -> list:
+        """The memories this device addresses: one, the host's (kind ``"device"``, as the
+        memory kind of every functrans sharding; CPU devices have no pinned host memory)."""
+        return [Memory(self, "device")]
+
+    def default_memory(self) -> "Memory":
+        return Memory(self, "device")
+
+    @property
+    def client(self) -> "Backend":
+        """The backend running this device (JAX's ``Device.client``: libraries ask it which
+        runtime they are on, ``device.client.runtime_type``)."""
+        return get_backend(self.platform)
+
     def __repr__(self):
         return f"{self.platform.capitalize()}Device(id={self.id})"
+
+    def __str__(self):
+        # JAX's short name (checkpoints record a device by it: orbax's "cpu:0").
+        return f"{self.platform}:{self.id}"
 
     def __eq__(self, other):
         return (type(other) is Device and self.platform == other.platform
@@ -40,6 +58,32 @@ class Device:
 
     def __hash__(self):
         return hash((self.platform, self.id))
+
+
+class Memory:
+    """A memory a device addresses (JAX's ``Device.addressable_memories()``): its ``kind``."""
+
+    __slots__ = ("device", "kind")
+
+    def __init__(self, device: Device, kind: str):
+        self.device, self.kind = device, kind
+
+    @property
+    def process_index(self) -> int:
+        return self.device.process_index
+
+    def addressable_by_devices(self) -> list:
+        return [self.device]
+
+    def __eq__(self, other):
+        return type(other) is Memory and (other.device, other.kind) == (self.device, self.kind)
+
+    def __hash__(self):
+        return hash((self.device, self.kind))
+
+    def __repr__(self):
+        return (f"{self.device.platform.capitalize()}DeviceMemory(id={self.device.id}, "
+                f"kind={self.kind})")
 
 
 class _Processes:
@@ -94,6 +138,9 @@ class Backend:
     ``functrans.transforms.jit`` is imported; a GPU backend plugs in the same way."""
 
     platform = "?"
+    runtime_type = "functrans"
+    """The runtime, as JAX's clients name theirs (``"pjrt_ifrt"``, ``"pathways"``, ...):
+    libraries take runtime-specific paths (Pathways) only for theirs."""
 
     def devices(self) -> list:
         raise NotImplementedError

@@ -74,7 +74,9 @@ class DistributedArray(Array):
     @property
     def addressable_shards(self) -> list:
         index = self._sharding.addressable_devices_indices_map(self._shape)
-        return [Shard(d, index[d], Array._wrap(b, self._weak)) for d, b in self._blocks.items()]
+        replicas = self._sharding.replica_ids(self._shape)
+        return [Shard(d, index[d], Array._wrap(b, self._weak), replicas[d])
+                for d, b in self._blocks.items()]
 
     def block(self, device) -> np.ndarray:
         """This process's block on ``device`` (read-only)."""

@@ -352,11 +352,42 @@ class Sharding:
         idx = next(iter(self.devices_indices_map(shape).values()))
         return tuple(len(range(*s.indices(n))) for s, n in zip(idx, shape))
 
+    @property
+    def memory_kind(self) -> str:
+        return "device"  # CPU devices have one memory: the host's
+
+    @property
+    def _device_assignment(self) -> tuple:
+        """The devices in their order (JAX's: which copy of a block is replica 0)."""
+        return tuple(self.devices_indices_map(()).keys())
+
+    @property
+    def _addressable_device_assignment(self) -> list:
+        return [d for d in self._device_assignment if d.process_index == processes.index]
+
+    def replica_ids(self, shape) -> dict:
+        """Each device's replica number of the block it holds: devices holding the same block
+        count 0, 1, ... in device order, as JAX numbers ``Shard.replica_id`` (checkpoints
+        write replica 0's copy only).
+
+            >>> mesh = Mesh(np.array([Device("cpu", 0), Device("cpu", 1)]), ("x",))
+            >>> list(NamedSharding(mesh, PartitionSpec()).replica_ids((4,)).values())
+            [0, 1]
+        """
+        seen: dict = {}
+        out = {}
+        for d, idx in self.devices_indices_map(shape).items():
+            key = tuple((i.start, i.stop, i.step) if isinstance(i, slice) else i for i in idx)
+            out[d] = seen.get(key, 0)
+            seen[key] = out[d] + 1
+        return out
+
 
 class SingleDeviceSharding(Sharding):
     """The whole array on one device."""
 
-    def __init__(self, device: Device):
+    def __init__(self, device: Device, *, memory_kind: str | None = None):
+        check_memory_kind(memory_kind, "SingleDeviceSharding")
         self.device = device
 
     def devices_indices_map(self, shape) -> dict:
@@ -375,7 +406,9 @@ class SingleDeviceSharding(Sharding):
 class NamedSharding(Sharding):
     """An array split over a mesh as ``spec`` says (replicated over unnamed mesh axes)."""
 
-    def __init__(self, mesh: Mesh, spec: PartitionSpec = PartitionSpec()):
+    def __init__(self, mesh: Mesh, spec: PartitionSpec = PartitionSpec(), *,
+                 memory_kind: str | None = None):
+        check_memory_kind(memory_kind, "NamedSharding")
         if not isinstance(mesh, (Mesh, AbstractMesh)):
             raise TypeError(f"NamedSharding: expected a Mesh, got {type(mesh).__name__}")
         self.mesh, self.spec = mesh, PartitionSpec(*spec)
@@ -388,6 +421,10 @@ class NamedSharding(Sharding):
     @property
     def device_set(self) -> set:
         return set(self._concrete_mesh().devices.flat)
+
+    @property
+    def _device_assignment(self) -> tuple:
+        return tuple(self._concrete_mesh().devices.flat)
 
     def _concrete_mesh(self) -> Mesh:
         if isinstance(self.mesh, AbstractMesh):
@@ -420,12 +457,16 @@ class NamedSharding(Sharding):
     def __hash__(self):
         return hash((self.mesh, tuple(self.spec)))
 
-    @property
-    def memory_kind(self) -> str:
-        return "device"  # CPU devices have one memory: the host's
-
     def __repr__(self):
         return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind=device)"
+
+
+def check_memory_kind(memory_kind, what) -> None:
+    """CPU devices have one memory, the host's ("device"); JAX's other kinds (pinned_host,
+    unpinned_host) are accelerators' host memories."""
+    if memory_kind not in (None, "device"):
+        raise ValueError(f"{what}: memory_kind={memory_kind!r}: functrans's CPU devices have "
+                         "one memory, kind 'device'")
 
 
 def check_divisible(shape, spec, sizes, what) -> None:

@@ -46,6 +46,10 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     >>> ft.device_put([1.0, fnp.arange(2)])[1]
     Array([0, 1], dtype=int64)
     """
+    layout = None
+    if (hasattr(device, "layout") and hasattr(device, "sharding")
+            and not isinstance(device, (Device, Sharding))):
+        layout, device = device.layout, device.sharding  # a Format (jax.experimental.layout)
     if device is None:
         sharding = None
     elif isinstance(device, Device):
@@ -64,6 +68,7 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
         if isinstance(v, DistributedArray):
             return v if sharding == v.sharding else _reshard(v, sharding)
         a = v if type(v) is Array else Array(v, weak_type=get_aval(v).weak_type)
+        _check_row_major(layout, a.ndim)
         if sharding is not None:
             sharding.devices_indices_map(a.shape)  # checks that the spec divides the shape
             if not all(d.process_index == processes.index for d in sharding.device_set):
@@ -85,3 +90,11 @@ def block_until_ready(x):
     """
     background.wait_all()
     return x
+
+
+def _check_row_major(layout, ndim: int) -> None:
+    # Arrays live in row-major order on the host: a Format may ask for that layout only.
+    order = getattr(layout, "major_to_minor", None)
+    if order is not None and (tuple(order) != tuple(range(ndim)) or layout.tiling):
+        raise ValueError(f"device_put: {layout!r} is not row-major; functrans keeps arrays "
+                         "in row-major order")

@@ -23,7 +23,8 @@ from ..core.placement import device_put
 from ..core.tree import broadcast_prefix, tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["assert_equal", "broadcast_one_to_all", "global_array_to_host_local_array",
-           "host_local_array_to_global_array", "process_allgather", "sync_global_devices"]
+           "host_local_array_to_global_array", "process_allgather", "reached_preemption_sync_point",
+           "sync_global_devices"]
 
 
 def _comm():
@@ -103,6 +104,25 @@ def sync_global_devices(name: str) -> None:
     """
     assert_equal(np.uint32(zlib.crc32(name.encode())),
                  f"sync_global_devices name mismatch ({name!r})")
+
+
+def reached_preemption_sync_point(step_id: int) -> bool:
+    """Whether every process has reached the step at which to save before a preemption.
+
+    JAX answers from its coordination service's preemption manager, which turns a SIGTERM
+    notice into an agreed step. With one process there is no distributed service and JAX
+    answers False; so does this. Across MPI processes functrans has no preemption service,
+    and it raises ``RuntimeError`` as JAX does when its service is off (checkpoint libraries
+    take that as "no preemption").
+
+    >>> from functrans.experimental import multihost_utils
+    >>> multihost_utils.reached_preemption_sync_point(10)
+    False
+    """
+    if processes.count == 1:
+        return False
+    raise RuntimeError("reached_preemption_sync_point: functrans has no preemption service "
+                       "(preemption notices are not propagated between MPI processes)")
 
 
 def assert_equal(in_tree, fail_message: str = "") -> None:

@@ -1,5 +1,6 @@
 """``jax._src.tree_util``: JAX's private pytree module, of which flax.nnx reads the registry
-of node types (``type(x) in _registry``): a read-only view of functrans's registry.
+of node types (``type(x) in _registry``): a read-only view of functrans's registry; and
+orbax calls ``flatten_one_level`` (functrans's public one: a leaf raises ``ValueError``).
 
     >>> import functrans as ft
     >>> dict in _registry, ft.Array in _registry
@@ -11,6 +12,7 @@ from collections.abc import Mapping
 
 from functrans.core import pytree as _pytree
 from functrans.random import KeyArray
+from functrans.tree_util import flatten_one_level, flatten_one_level_with_keys  # noqa: F401
 
 
 class _RegistryView(Mapping):
