@@ -451,3 +451,14 @@ def test_the_internals_jax_md_and_e3nn_jax_import_and_pallas_is_xla_only(decoys)
     assert lines[0] == "True|((1,), ('b', 'c'))|((0, 1), ('a', 'b'))|((), ())"
     assert lines[1].startswith("jax.experimental.pallas.pallas_call is not provided: XLA-only")
     assert lines[2].startswith("jax.experimental.pallas.triton.load is not provided: XLA-only")
+
+
+def test_out_of_range_indices_clamp_as_in_jax(decoys):
+    # jax-md reads R[idx] with neighbor lists padded by N (the particle count) and masks the
+    # results; JAX clamps such indices (0.10.2: [2, 1] and 0 below), NumPy raises.
+    out = _run("""
+        import jax.numpy as jnp
+        x = jnp.arange(3)
+        print(x[jnp.array([5, 1])].tolist(), int(x[-5]), sep="|")
+    """, decoys)
+    assert out.splitlines()[0] == "[2, 1]|0"

@@ -578,3 +578,15 @@ def test_put_along_axis_modes_and_inplace():
     np.put_along_axis(expected, np.array([1, -2]), np.array([3.0, 4.0]), axis=None)
     assert_same(fnp.put_along_axis(np.zeros(6), np.array([1, -2]), np.array([3.0, 4.0]),
                                    axis=None), expected)
+
+
+def test_out_of_range_indices_clamp_as_in_jax_without_strict_indexing():
+    # JAX's values for the same indexing (jnp.arange(3) and jnp.arange(6).reshape(2, 3))
+    x = fnp.arange(3)
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[5]
+    with ft.config.override(strict_indexing=False):
+        assert x[5].tolist() == 2 and x[-5].tolist() == 0
+        assert x[np.array([5, 1])].tolist() == [2, 1]
+        assert x[np.array([-7, 7])].tolist() == [0, 2]
+        assert fnp.arange(6).reshape(2, 3)[5, -9].tolist() == 3

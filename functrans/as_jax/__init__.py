@@ -167,7 +167,8 @@ def install() -> None:
 
     Call it before the first ``import jax``; it raises ``RuntimeError`` if real JAX is
     imported already. It also applies JAX's default of 32-bit values (``JAX_ENABLE_X64``
-    turns 64-bit values on, as in JAX), and JAX's CPU device count
+    turns 64-bit values on, as in JAX), JAX's clamping of out-of-range indices (NumPy's,
+    functrans's default, raises), and JAX's CPU device count
     (``XLA_FLAGS=--xla_force_host_platform_device_count=N``) when the devices are first used.
     """
     if installed():
@@ -180,6 +181,8 @@ def install() -> None:
     from functrans.core import devices
     config.update("enable_x64", os.environ.get("JAX_ENABLE_X64", "").lower()
                   in ("1", "true", "yes", "on"))
+    # JAX clamps out-of-range indices where NumPy (functrans's default) raises
+    config.update("strict_indexing", False)
     devices.before_first_use.append(_apply_xla_device_count)
     sys.meta_path.insert(0, _finder)
 

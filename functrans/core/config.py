@@ -39,6 +39,10 @@ _DEFAULTS = {
     "native_strict": os.environ.get("FUNCTRANS_NATIVE_STRICT", "") not in ("", "0"),
     # Maximum number of compiled executables a single jitted function keeps.
     "jit_cache_size": 64,
+    # x[i] with a concrete index out of range raises IndexError, as in NumPy; with False such
+    # indices are clamped into range, as traced indices always are (JAX's semantics, which
+    # functrans.as_jax selects: jax-md pads its neighbor lists with the index N).
+    "strict_indexing": True,
     # Logical CPU devices in this process (pmap/shard_map shards run on them in parallel).
     # Unlike JAX, it can change at run time; arrays already placed keep their device.
     "num_cpu_devices": None,

@@ -21,6 +21,7 @@ import numpy as np
 from .. import lax
 from .. import primitives as P
 from ..core import dtypes
+from ..core.config import config
 from ..core.array import Array
 from ..core.trace import Tracer, get_aval
 from ._core import check_arraylike, asarray, broadcast_to_shape, convert, normalize_axis
@@ -287,15 +288,18 @@ class _Plan:
         return tuple(shape)
 
 
-def getitem(x, idx, strict=True):
+def getitem(x, idx, strict=None):
     """``x[idx]`` with NumPy semantics (traced array indices are clamped into range).
 
     Concrete out-of-range indices raise IndexError unless ``strict=False`` (``.at[].get()``),
-    where they are clamped like traced ones.
+    where they are clamped like traced ones; None follows the ``strict_indexing`` flag (True
+    unless changed; JAX programs under functrans.as_jax clamp, as in JAX).
 
     >>> getitem(fnp.arange(6).reshape(2, 3), (slice(None), [2, 0])).tolist()
     [[2, 0], [5, 3]]
     """
+    if strict is None:
+        strict = config.strict_indexing
     x = asarray(x)
     shape, idx = _lift_bool_scalars(get_aval(x).shape, idx)
     y = x if shape == get_aval(x).shape else lax.reshape(x, shape)
