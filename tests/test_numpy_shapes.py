@@ -446,3 +446,25 @@ def test_repeat_with_traced_counts_needs_total_repeat_length(x, data):
     with pytest.raises(ValueError, match="total_repeat_length"):
         import functrans as ft
         ft.make_jaxpr(lambda c: fnp.repeat(x, c, axis=0))(counts)
+
+
+def test_roll_by_traced_shifts_matches_numpy_under_jit_vmap_and_grad():
+    # A traced shift (jraph's get_fully_connected_graph vmaps roll over per-graph counts) rolls
+    # by a dynamic slice; the oracle is NumPy's roll with the same shifts, a Python loop over
+    # the batch for vmap, and central differences for the gradient (linear in x, so only
+    # rounding: eps * |f| / h with |f| ~ 100 and h = 1e-6 is 2e-8; held to 1e-7).
+    import functrans as ft
+    from finite_diff import fd_grad
+    x = np.arange(24.0).reshape(4, 6)
+    shifts = np.array([1, -1, 7, 0])
+    got = ft.vmap(fnp.roll)(x, shifts)
+    T.assert_close(got, np.stack([np.roll(r, s) for r, s in zip(x, shifts)]))
+    for s, ax in [(np.array([2, -3]), (0, 1)), (np.array(5), 1), (np.array(-9), None)]:
+        T.assert_close(ft.jit(lambda v, s: fnp.roll(v, s, axis=ax))(x, s), np.roll(x, s, ax))
+    T.assert_close(ft.jit(lambda s: fnp.roll(x, [s, s], axis=[0, 0]))(3), np.roll(x, 6, 0))
+    weights = np.linspace(-1.0, 1.0, 24).reshape(4, 6)
+    loss = lambda v, s: (fnp.roll(v, s, axis=1) * weights).sum()  # noqa: E731
+    g = ft.jit(ft.grad(loss))(x, np.array(2))
+    T.assert_close(g, fd_grad(lambda v: (np.roll(v, 2, 1) * weights).sum(), x), atol=1e-7)
+    with pytest.raises(ValueError, match="scalars or 1-D"):
+        ft.jit(lambda s: fnp.roll(x, s, axis=0))(np.ones((2, 2), np.int32))

@@ -17,7 +17,7 @@ import numpy as np
 from .. import lax
 from .. import primitives as P
 from ..core import dtypes
-from ..core.trace import get_aval
+from ..core.trace import concrete_of, get_aval
 from ._core import (_arraylike, check_arraylike, asarray, broadcast_operands, broadcast_shapes as _bshapes,
                     broadcast_to_shape, convert, normalize_axes, normalize_axis, promote,
                     unsupported_out)
@@ -416,18 +416,24 @@ def flipud(m):
 
 
 def roll(a, shift, axis=None):
-    """Roll elements cyclically by static ``shift`` along ``axis``.
+    """Roll elements cyclically by ``shift`` along ``axis``. A traced ``shift`` (inside
+    jit or vmap: jraph rolls each graph's senders by its own count) rolls by a dynamic slice
+    of the array joined to itself, as JAX does.
 
     >>> roll(fnp.array([1, 2, 3, 4]), 1)
     Array([4, 1, 2, 3], dtype=int64)
+    >>> ft.vmap(roll)(fnp.array([[1, 2, 3], [4, 5, 6]]), fnp.array([1, -1]))
+    Array([[3, 1, 2],
+           [5, 6, 4]], dtype=int64)
     """
     check_arraylike("roll", a)
     a = asarray(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), get_aval(a).shape)
-    shifts = np.atleast_1d(shift).tolist()
-    axes = np.atleast_1d(axis).tolist()
-    shifts, axes = np.broadcast_arrays(shifts, axes)
+    static = _concrete_shifts(shift)
+    if static is None:
+        return _roll_dynamic(a, shift, axis)
+    shifts, axes = np.broadcast_arrays(static, np.atleast_1d(axis).tolist())
     for sh, ax in zip(shifts.tolist(), axes.tolist()):
         ax = normalize_axis(ax, get_aval(a).ndim)
         n = get_aval(a).shape[ax]
@@ -437,6 +443,41 @@ def roll(a, shift, axis=None):
         if k:
             a = _concatenate([lax.slice_in_dim(a, n - k, n, 1, ax),
                              lax.slice_in_dim(a, 0, n - k, 1, ax)], ax)
+    return a
+
+
+def _concrete_shifts(shift):
+    """``shift``'s values as a list of ints if they are known now, else None."""
+    items = shift if isinstance(shift, (list, tuple)) else [shift]
+    values = []
+    for item in items:
+        v = concrete_of(item)
+        if v is None:
+            return None
+        values.extend(np.atleast_1d(v).tolist())
+    if not isinstance(shift, (list, tuple)) and np.ndim(concrete_of(shift)) == 0:
+        return values[:1]
+    return values
+
+
+def _roll_dynamic(a, shift, axis):
+    """``roll`` by traced shifts: each axis's shift reduced modulo its length, then a
+    length-``n`` window of ``a`` joined to itself, starting at ``n - shift``."""
+    shift = asarray(shift)
+    axes = np.atleast_1d(axis)
+    b_shape = np.broadcast_shapes(get_aval(shift).shape, axes.shape)
+    if len(b_shape) > 1:
+        raise ValueError("roll: shift and axis must be scalars or 1-D sequences")
+    shifts = broadcast_to(shift, b_shape) if b_shape else shift
+    for i, ax in enumerate(np.broadcast_to(axes, b_shape).reshape(-1).tolist()):
+        ax = normalize_axis(ax, get_aval(a).ndim)
+        n = get_aval(a).shape[ax]
+        if n == 0:
+            continue
+        x = lax.convert_element_type(shifts[i] if b_shape else shifts, np.int32)
+        x = lax.rem(lax.add(lax.rem(x, np.int32(n)), np.int32(n)), np.int32(n))
+        a = lax.dynamic_slice_in_dim(_concatenate([a, a], ax), lax.sub(np.int32(n), x), n,
+                                     axis=ax)
     return a
 
 
