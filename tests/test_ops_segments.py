@@ -147,6 +147,23 @@ def test_grad_under_jit_and_vmap():
     np.testing.assert_allclose(np.asarray(g), want)
 
 
+@pytest.mark.parametrize("name", list(OPS))
+def test_scalar_data_is_every_rows_value(name):
+    # As in JAX (jraph's attention takes segment_max of the constant 1.0): a scalar is
+    # broadcast to the ids' shape; the oracle is the same reduction of that broadcast row
+    # vector, and its gradient the derivative of the broadcast (d/dx of segment_sum(x) summed
+    # is the count of kept ids, 7 here).
+    ids = np.array([0, 0, 2, 1, 3, 2, 1, 9], np.int32)
+    got = OPS[name][0](np.float32(3.0), ids, 7)
+    want = oracle(name, np.full(8, 3.0, np.float32), ids, 7)
+    assert got.shape == (7,) and got.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(got), want)
+    np.testing.assert_array_equal(np.asarray(ft.jit(lambda d: OPS[name][0](d, ids, 7))(3.0)),
+                                  want)
+    if name == "sum":
+        assert float(ft.grad(lambda d: ops.segment_sum(d, ids, 7).sum())(3.0)) == 7.0
+
+
 @given(n=st.integers(0, 8), trailing=st.lists(st.integers(0, 3), max_size=2),
        num_segments=st.integers(0, 5), name=st.sampled_from(list(OPS)),
        dtype=st.sampled_from(["float32", "float64", "int32"]), seed=st.integers(0, 2**16))

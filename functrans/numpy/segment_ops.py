@@ -75,11 +75,10 @@ def _segment_update(name, kind, reducer, data, segment_ids, num_segments, bucket
         raise TypeError(f"{name}: segment_ids must be an integer array, got "
                         f"{ids_aval.str_short()}")
     aval = get_aval(data)
-    if aval.ndim == 0:
-        raise TypeError(f"{name}: data must have at least one dimension (the segmented "
-                        "leading axis), got a scalar")
     dtype = aval.dtype
     num_segments = _num_segments(name, segment_ids, num_segments)
+    # A scalar ``data`` is every row's value (JAX broadcasts it to the ids' shape: jraph's
+    # attention takes segment_max of a constant).
     trailing = aval.shape[1:]
     updates = broadcast_to(data, ids_aval.shape + trailing)
     prim = _PRIMS[kind]
