@@ -458,7 +458,7 @@ def test_device_class_and_stages():
     assert isinstance(f, ft.stages.Wrapped) and not isinstance(fnp.sin, ft.stages.Wrapped)
     assert isinstance(lowered, ft.stages.Lowered) and isinstance(compiled, ft.stages.Compiled)
     assert float(compiled(3.0)) == 6.0
-    assert not isinstance(f.trace(1.0), ft.stages.Traced)  # trace() gives a Jaxpr here
+    assert isinstance(f.trace(1.0), ft.stages.Traced)
     info = ft.stages.ArgInfo(ft.typeof(fnp.ones(2)), donated=True)
     assert info.shape == (2,) and info.dtype == np.float64 and info.donated
 

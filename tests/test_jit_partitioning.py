@@ -35,7 +35,7 @@ def four_devices():
 
 def _plan(fn, *args):
     """The Partitioned executable jit builds for ``fn`` at these (placed) arguments."""
-    jaxpr = ft.jit(fn).trace(*args)
+    jaxpr = ft.jit(fn).trace(*args).jaxpr
     leaves = ft.tree_util.tree_leaves(args)
     return partitioned(jaxpr, *mesh_and_specs(jaxpr, leaves), "test")
 

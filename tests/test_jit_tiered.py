@@ -55,7 +55,7 @@ _DEFAULT_CHILD = textwrap.dedent("""
     f = ft.jit(lambda x: fnp.exp(x) * 2.0)
     x = np.linspace(0, 1, 7)
     y = f(x)
-    print(ft.config.jit_tiered, type(executable_for(f.trace(x), "f")).__name__)
+    print(ft.config.jit_tiered, type(executable_for(f.trace(x).jaxpr, "f")).__name__)
 """)
 
 

@@ -694,7 +694,7 @@ def test_partitioned_jit_runs_a_kernel_replicated_or_split_by_its_rule(rule):
         f = _partitioned_program(rule)
         out = ft.jit(f)(xs, ws)
         np.testing.assert_array_equal(np.asarray(out), (2.0 * x) @ w + 1.0)  # exact: integers
-        jaxpr = ft.jit(f).trace(xs, ws)
+        jaxpr = ft.jit(f).trace(xs, ws).jaxpr
         plan = partitioned(jaxpr, *mesh_and_specs(jaxpr, [xs, ws]), "test")
         call = next(e for e in plan.per_shard.eqns if e.prim.name == "numba_call")
         # Replicated: the kernel sees every row; split by rows ("i"): each shard half of them,

@@ -182,7 +182,7 @@ for name, specs, xspec in [("data parallel", (P(), P()), P("x")),
                            ("Megatron", (P(None, "x"), P("x")), P())]:
     args = ([place(a, s) for a, s in zip(w, specs)], place(xb, xspec))
     got = sgd_step(*args)
-    jaxpr = sgd_step.trace(*args)
+    jaxpr = sgd_step.trace(*args).jaxpr
     plan = partitioned(jaxpr, *mesh_and_specs(jaxpr, ft.tree_util.tree_leaves(args)), "step")
     moves = [e.prim.name for e in plan.per_shard.eqns
              if e.prim.name in ("psum", "all_gather", "psum_scatter")]

@@ -30,6 +30,7 @@ from functrans.core.trace import EVAL_TRACE, _state
 from functrans.core.array import Array
 from functrans.core.tree import tree_flatten, tree_unflatten
 
+from .aot import Compiled, Lowered, Traced
 from .call import jit_p
 from .debug_nans import checked_call
 from .donation import donation, warn_unusable_donations
@@ -185,22 +186,18 @@ class Jitted:
         jaxpr, consts = hoist_tracer_consts(jaxpr)
         return _Entry(jaxpr, store["tree"], consts)
 
-    def trace(self, *args, **kwargs):
-        """The traced jaxpr for these arguments (a Jaxpr; consts included)."""
-        return self._entry(args, kwargs)[0].jaxpr
+    def trace(self, *args, **kwargs) -> Traced:
+        """Trace for these arguments: a :class:`Traced` (its ``jaxpr``, ``lower()``)."""
+        entry, _ = self._entry(args, kwargs)
+        return Traced(self, entry, self._key(args, kwargs)[0])
 
-    def lower(self, *args, **kwargs):
+    def lower(self, *args, **kwargs) -> Lowered:
         """Trace and lower for these arguments: ``.as_text()`` is the generated source,
         ``.compile()`` the executable.
 
         >>> print(ft.jit(fnp.sin).lower(fnp.ones(3)).as_text())  # doctest: +SKIP
         """
-        entry, _ = self._entry(args, kwargs)
-        if entry.consts:
-            raise TypeError(f"jit({self.name}).lower: the function closes over traced values "
-                            "of an enclosing transformation, so it cannot be lowered on its own")
-        key = self._key(args, kwargs)[0]
-        return Lowered(self, entry, key)
+        return self.trace(*args, **kwargs).lower()
 
     def cache_size(self) -> int:
         """Number of traced signatures currently cached."""
@@ -287,91 +284,6 @@ def _add_node(x, t, key, leaves) -> bool:
     else:
         return False
     return True
-
-
-class Lowered:
-    """A traced and lowered jit function for one argument signature.
-
-    ``jaxpr`` is the traced program, ``optimized_jaxpr`` what jit's passes made of it (the
-    program the kernel is generated from), ``as_text()`` the generated kernel source::
-
-        >>> low = ft.jit(lambda x: x * 1.0 + 0.0 * 2).lower(1.0)
-        >>> print(low.as_text("jaxpr"))
-        { lambda ; a:f64[]. let
-            b:f64[] = mul a 1.0:f64[]
-            c:f64[] = add b 0.0:f64[]
-          in (c,) }
-        >>> print(low.as_text("optimized"))
-        { lambda ; a:f64[]. let b:f64[] = add a 0.0:f64[] in (b,) }
-    """
-
-    DIALECTS = ("source", "jaxpr", "optimized")
-
-    def __init__(self, jitted, entry, key):
-        self._jitted, self._entry, self._key = jitted, entry, key
-
-    @property
-    def jaxpr(self):
-        return self._entry.jaxpr
-
-    @property
-    def optimized_jaxpr(self):
-        """The jaxpr after jit's IR passes (inlining, simplification, constant folding, CSE,
-        DCE): what the kernel is generated from."""
-        return self._executable().jaxpr
-
-    def _executable(self):
-        if self._entry.executable is None:
-            self._entry.executable = compiler.backend_compile_and_load(
-                self._jitted.backend, self._entry.jaxpr, self._jitted.name)
-        return self._entry.executable
-
-    def as_text(self, dialect: str | None = None) -> str:
-        """The program as text. ``"source"`` (the default) is the generated kernel module
-        (Python source compiled by Numba; programs that run on the reference interpreter, with
-        float16 values, show their optimized jaxpr instead), ``"jaxpr"`` the traced jaxpr and
-        ``"optimized"`` the jaxpr after jit's passes."""
-        if dialect is None or dialect == "source":
-            ex = self._executable()
-            return ex.text if ex.text is not None else str(ex.jaxpr)
-        if dialect == "jaxpr":
-            return str(self.jaxpr)
-        if dialect == "optimized":
-            return str(self.optimized_jaxpr)
-        raise ValueError(f"Lowered.as_text: unknown dialect {dialect!r}; choose one of "
-                         f"{', '.join(map(repr, self.DIALECTS))}")
-
-    def compile(self) -> "Compiled":
-        """Compile now: the kernel's machine code is built here (loaded from the disk cache
-        when it is there), not at the first call; compile errors are raised here. (Programs
-        with host steps compile their segments at the first call.)"""
-        executable = self._executable()
-        ahead = getattr(executable, "compile_ahead", None)
-        if ahead is not None:
-            ahead()
-        return Compiled(self._jitted, self._key, self._entry, executable)
-
-
-class Compiled:
-    """A compiled jit function for one argument signature; calling it with arguments of
-    another signature raises TypeError."""
-
-    def __init__(self, jitted, key, entry, executable):
-        self._jitted, self._key, self._entry, self._exe = jitted, key, entry, executable
-
-    def __call__(self, *args, **kwargs):
-        key, leaves, *_ = self._jitted._key(args, kwargs)
-        if key != self._key:
-            raise TypeError(f"jit({self._jitted.name}) was compiled for other argument types: "
-                            f"{self._key[1]}, called with {key[1]}")
-        if config.debug_nans:
-            outs = checked_call(self._exe, self._entry.jaxpr, leaves, self._jitted.name)
-        else:
-            outs = self._exe(*leaves)
-        return tree_unflatten(self._entry.out_tree, outs)
-
-    def as_text(self) -> str:
-        return self._exe.text if self._exe.text is not None else str(self._exe.jaxpr)
 
 
 def jit(fun=None, *, in_shardings=None, out_shardings=None, static_argnums=None,
