@@ -113,3 +113,36 @@ def test_functrans_primitives_are_not_call_primitives():
     assert sin_p.call_primitive is False and sin_p.map_primitive is False
     eqn, = ft.make_jaxpr(ft.jit(fnp.sin))(1.0).eqns
     assert eqn.prim.call_primitive is False and "call_jaxpr" not in eqn.params
+
+
+@ft.tree_util.register_pytree_node_class
+class _ValueSorted:
+    """Flattens like distrax's distributions: which fields are leaves depends on their
+    values (ints and None are metadata, arrays and bare object()s are data)."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+    def tree_flatten(self):
+        leaves, treedef = ft.tree_util.tree_flatten(self.__dict__)
+        data = [type(x) is object or not isinstance(x, (int, type(None))) for x in leaves]
+        return ([x if d else None for x, d in zip(leaves, data)],
+                ([None if d else x for x, d in zip(leaves, data)], data, treedef))
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        meta, data, treedef = aux
+        obj = object.__new__(cls)
+        obj.__dict__ = ft.tree_util.tree_unflatten(
+            treedef, [c if d else m for c, m, d in zip(children, meta, data)])
+        return obj
+
+
+def test_vmap_outputs_whose_leaves_depend_on_their_values():
+    """JAX matches out_axes against the outputs' structure filled with bare object()s, so
+    such classes keep their leaves; the result equals a Python loop's stacked results."""
+    xs = np.arange(12.0).reshape(3, 4)
+    out = ft.vmap(lambda x: _ValueSorted(total=x.sum(keepdims=True), scale=x * 2, n=4))(xs)
+    assert out.n == 4
+    np.testing.assert_array_equal(out.total, np.stack([x.sum(keepdims=True) for x in xs]))
+    np.testing.assert_array_equal(out.scale, np.stack([x * 2 for x in xs]))

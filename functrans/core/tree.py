@@ -192,8 +192,12 @@ def broadcast_prefix(prefix_tree, full_tree, is_leaf=None, what="prefix",
         return x is None or (prefix_is_leaf is not None and prefix_is_leaf(x))
     leaves, treedef = tree_flatten(prefix_tree, is_leaf=leaf)
     full = tree_structure(full_tree, is_leaf)
+    # Placeholder leaves are bare object()s, as JAX's: classes whose flattening decides
+    # what is a leaf by its value (distrax's distributions keep ints as metadata) count
+    # them as leaves.
     subtrees = flatten_up_to(tree_structure(prefix_tree, is_leaf=leaf),
-                             tree_unflatten(full, list(range(full.num_leaves))), what)
+                             tree_unflatten(full, [object() for _ in range(full.num_leaves)]),
+                             what)
     out = []
     for leaf, sub in zip(leaves, subtrees):
         out.extend([leaf] * len(tree_leaves(sub)))
