@@ -3,6 +3,8 @@ types* (mutable aggregate values with their own primitives). functrans defines i
 libraries that declare such types at import (flax.nnx's optional hijax ``Variable``) import
 and run their other code paths; functrans has no high-level types, so *using* one (binding a
 :class:`HiPrimitive`, asking for :func:`cur_qdd`) raises ``NotImplementedError`` naming it.
+Hijax *primitives* on arrays (:class:`VJPHiPrimitive`, custom derivative rules) work
+(``hijax_primitive.py``).
 
     >>> class Box(HiType): ...
     >>> register_hitype(Box, lambda box: Box())
@@ -19,8 +21,11 @@ from functrans.core.avals import ShapedArray
 from functrans.interpreters.ad import Zero, instantiate_zeros, is_undefined_primal
 from functrans.ref import AbstractRef
 
-__all__ = ["AbstractRef", "AbstractValue", "AvalMutableQDD", "AvalQDD", "HiPrimitive", "HiType",
-           "MutableHiType", "ShapedArray", "VJPHiPrimitive", "Zero", "aval_method",
+from .hijax_primitive import GradAccum, NullAccum, ValAccum, VJPHiPrimitive
+
+__all__ = ["AbstractRef", "AbstractValue", "AvalMutableQDD", "AvalQDD", "GradAccum",
+           "HiPrimitive", "HiType", "MutableHiType", "NullAccum", "ShapedArray", "ValAccum",
+           "VJPHiPrimitive", "Zero", "aval_method",
            "aval_property", "control_flow_allowed_effects", "cur_qdd", "instantiate_zeros",
            "is_undefined_primal", "register_hitype"]
 
@@ -80,10 +85,6 @@ class HiPrimitive:
 
     def __repr__(self):
         return self.name
-
-
-class VJPHiPrimitive(HiPrimitive):
-    """A high-level primitive defined by its VJP (see :class:`HiPrimitive`)."""
 
 
 class _EffectTypeSet:
