@@ -176,11 +176,13 @@ def _last_writer_mask(operand_shape, updates_shape, indices, axes, mode):
     n_rest = len(operand_shape) - len(axes)
     batch = updates_shape[:len(updates_shape) - n_rest]
     count = int(np.prod(batch)) if batch else 1
-    ids = S.reshape_p.bind1(S.iota_p.bind1(dtype=np.dtype(np.int64), shape=(count,), dimension=0),
+    # int32 ids: an int64 constant is narrowed to int32 when 64-bit values are off (JAX's
+    # default), an int64 iota is not, and scatter needs one dtype.
+    ids = S.reshape_p.bind1(S.iota_p.bind1(dtype=np.dtype(np.int32), shape=(count,), dimension=0),
                             new_sizes=batch)
     ids = S.broadcast_in_dim_p.bind1(ids, shape=tuple(updates_shape),
                                      broadcast_dimensions=tuple(range(len(batch))))
-    start = S.broadcast_in_dim_p.bind1(np.asarray(-1, np.int64)[()], shape=tuple(operand_shape),
+    start = S.broadcast_in_dim_p.bind1(np.asarray(-1, np.int32)[()], shape=tuple(operand_shape),
                                        broadcast_dimensions=())
     owner = scatter_p.bind1(start, ids, *indices, axes=axes, mode=mode)
     read = _read(owner, indices, axes, mode, fill=-2)
