@@ -70,3 +70,11 @@ def test_memory_analysis_counts_arguments_and_results():
     stats = compiled.memory_analysis()
     assert (stats.argument_size_in_bytes, stats.output_size_in_bytes) == (8, 4)
     assert stats.alias_size_in_bytes == 0
+
+
+def test_jitted_eval_shape_gives_the_results_types():
+    i32 = ft.ShapeDtypeStruct((), np.int32)
+    out = ft.jit(f).eval_shape(i32, i32)  # JAX: ShapeDtypeStruct(shape=(), dtype=int32)
+    assert (out.shape, out.dtype) == ((), np.int32)
+    out = ft.jit(lambda x, n: x[:n], static_argnums=1).eval_shape(np.ones(5, np.float32), 2)
+    assert (out.shape, out.dtype) == ((2,), np.float32)

@@ -97,3 +97,25 @@ def test_missing_rules_and_fields_raise():
     with pytest.raises(TypeError, match="structure"):
         NoRules(ft.typeof(1.0))(1.0, 2.0)
     assert issubclass(ft.experimental.hijax.ValAccum, GradAccum)
+
+
+def test_lin_and_linearized_give_forward_mode_and_reverse_mode():
+    class Sin(VJPHiPrimitive):
+        def __init__(self, x_aval):
+            self.in_avals, self.out_aval, self.params = (x_aval,), x_aval, {}
+            super().__init__()
+
+        def expand(self, x):
+            return fnp.sin(x)
+
+        def lin(self, nzs_in, x):
+            return self(x), fnp.cos(x)
+
+        def linearized(self, cos_x, x_dot):
+            return cos_x * x_dot
+
+    sin = lambda x: Sin(ft.typeof(x))(x)
+    y, f_lin = ft.linearize(sin, 3.0)
+    np.testing.assert_allclose(y, np.sin(3.0))
+    np.testing.assert_allclose(f_lin(1.0), np.cos(3.0))  # JAX: -0.9899925
+    np.testing.assert_allclose(ft.grad(sin)(3.0), np.cos(3.0))

@@ -1,6 +1,6 @@
 """``VJPHiPrimitive``: JAX's *hijax primitive*, an operation defined by a Python class with
-its implementation (``expand``) and optional derivative rules (``jvp``; ``vjp_fwd`` with
-``vjp_bwd_retval`` or ``vjp_bwd``), called on arguments of the types it was made for::
+its implementation (``expand``) and optional derivative rules (``jvp``; ``lin`` with
+``linearized``; ``vjp_fwd`` with ``vjp_bwd_retval`` or ``vjp_bwd``), called on arguments of the types it was made for::
 
     >>> import functrans as ft, functrans.numpy as fnp
     >>> class Square(VJPHiPrimitive):
@@ -16,11 +16,13 @@ its implementation (``expand``) and optional derivative rules (``jvp``; ``vjp_fw
     >>> ft.grad(lambda x: Square(ft.typeof(x))(x))(3.0)
     Array(6., dtype=float64, weak_type=True)
 
-functrans builds one on its custom-derivative primitives: with ``jvp`` defined, the call is a
-``custom_jvp`` (forward mode uses ``jvp``; reverse mode transposes it), otherwise with
+functrans builds one on its custom-derivative primitives: with ``jvp`` (or ``lin``) defined,
+the call is a ``custom_jvp`` (forward mode uses it; reverse mode transposes it), otherwise with
 ``vjp_fwd`` a ``custom_vjp`` (reverse mode only, as in JAX), otherwise differentiating it
 raises ``NotImplementedError`` as JAX's does. ``vmap`` batches the implementation and the rules
-(``batch_dim_rule`` is not consulted).
+(``batch_dim_rule`` is not consulted). Unlike JAX, which runs a hijax primitive's rules on the
+values at hand, ``expand`` is traced under a transformation: Python control flow on its
+arguments' values raises ``TracerBoolConversionError`` there.
 """
 from __future__ import annotations
 
@@ -99,6 +101,14 @@ class VJPHiPrimitive:
         raise NotImplementedError(f"for jvp support, subclass {type(self)} must implement "
                                   "`jvp`")
 
+    def lin(self, nzs_in, *primals):
+        raise NotImplementedError(f"for linearize support, subclass {type(self)} must "
+                                  "implement `lin` and `linearized`")
+
+    def linearized(self, residuals, *tangents):
+        raise NotImplementedError(f"for linearize support, subclass {type(self)} must "
+                                  "implement `lin` and `linearized`")
+
     def check(self, *arg_tys):
         """Optional checks of the argument types (a subclass's)."""
 
@@ -117,6 +127,10 @@ class VJPHiPrimitive:
             fun = custom_jvp(self.expand)
             fun.defjvp(lambda primals, tangents: self.jvp(tuple(primals), tuple(tangents)))
             return fun
+        if cls.lin is not VJPHiPrimitive.lin:
+            fun = custom_jvp(self.expand)
+            fun.defjvp(self._jvp_from_lin)
+            return fun
         if cls.vjp_fwd is VJPHiPrimitive.vjp_fwd:
             fun = custom_jvp(self.expand)
             fun.defjvp(self._no_rule)
@@ -124,6 +138,11 @@ class VJPHiPrimitive:
         fun = custom_vjp(self.expand)
         fun.defvjp(self._fwd, self._bwd, symbolic_zeros=True)
         return fun
+
+    def _jvp_from_lin(self, primals, tangents):
+        # lin gives the output and the residuals; linearized maps tangents with them.
+        out, res = self.lin(tuple(True for _ in primals), *primals)
+        return out, self.linearized(res, *tangents)
 
     def _no_rule(self, primals, tangents):
         raise NotImplementedError(f"for differentiation, subclass {type(self)} must implement "

@@ -199,6 +199,15 @@ class Jitted:
         """
         return self.trace(*args, **kwargs).lower()
 
+    def eval_shape(self, *args, **kwargs):
+        """The results' shapes and dtypes (``ShapeDtypeStruct``s) for these arguments, which
+        may themselves be ``ShapeDtypeStruct``s; nothing is computed.
+
+        >>> ft.jit(lambda x: x.sum(0)).eval_shape(ft.ShapeDtypeStruct((2, 3), "float32"))
+        ShapeDtypeStruct(shape=(3,), dtype=float32)
+        """
+        return self.trace(*args, **kwargs).out_info
+
     def cache_size(self) -> int:
         """Number of traced signatures currently cached."""
         return len(self._cache)
