@@ -324,3 +324,18 @@ def test_no_tracer_class_hides_array_methods():
     for cls in subclasses(Tracer):
         hidden = sorted(n for n in names if getattr(cls, n, None) is not getattr(Tracer, n))
         assert not hidden, f"{cls.__qualname__} hides {hidden}"
+
+
+def test_copy_and_deepcopy_of_traced_values_stay_in_their_trace():
+    # dataclasses.astuple deep-copies its fields (jax-md unpacks its states so inside jit);
+    # the copy is the value, as for arrays, and nothing leaks out of the trace
+    import copy
+
+    def f(x):
+        y = copy.deepcopy({"a": x})["a"]
+        return y * 2.0 + copy.copy(x)
+
+    x = fnp.arange(3.0)
+    np.testing.assert_array_equal(ft.jit(f)(x), 3.0 * np.arange(3.0))
+    np.testing.assert_array_equal(ft.vmap(f)(x), 3.0 * np.arange(3.0))
+    np.testing.assert_array_equal(ft.grad(lambda x: f(x).sum())(x), np.full(3, 3.0))

@@ -159,6 +159,10 @@ def _install(cls):
     cls.flat = property(shape_ops.ravel)
     if cls is Tracer:  # Array has its own versions of these
         cls.copy = lambda self: self  # values are immutable: a copy is the value itself
+        # so are copy.copy/deepcopy (as Array's): the default deepcopy also copied the trace,
+        # and the copy's values leaked out of it (jax-md's dataclasses.astuple deep-copies)
+        cls.__copy__ = lambda self: self
+        cls.__deepcopy__ = lambda self, memo: self
         cls.itemsize = property(lambda self: self.aval.dtype.itemsize)
         cls.nbytes = property(lambda self: self.aval.size * self.aval.dtype.itemsize)
 
