@@ -11,6 +11,11 @@ calls ``initialize()`` runs unchanged as one process, with or without MPI instal
 ``python -m mpi4py`` makes an exception in one process abort the others instead of leaving them
 waiting.
 
+``initialize()`` also starts the processes' key-value store and barriers (process 0 serves
+them; ``jax._src.distributed.global_state.client`` under ``functrans.as_jax``), through which
+checkpoint libraries agree from background threads: a value one process sets, another's
+blocking get receives; a barrier returns once every process reached it.
+
 A collective across processes is one MPI call on the shard's NumPy buffer (``Allreduce`` for
 ``psum``/``pmax``/``pmin``, ``Allgather``, ``Reduce_scatter_block``, ``Alltoall``, point-to-point
 for ``ppermute``; values MPI cannot reduce, such as bfloat16, are pickled). Before it, the

@@ -4,7 +4,7 @@ an MPI job joined by ``jax.distributed.initialize()``; the client is its key-val
 barriers (``functrans/transforms/parallel/coordination.py``), None with one process, as in
 JAX before ``initialize()``.
 
-    >>> from functrans.as_jax.jax_src import distributed
+    >>> import functrans.as_jax.jax_src.distributed as distributed
     >>> distributed.global_state.client is None, distributed.global_state.num_processes
     (True, 1)
 """

@@ -114,7 +114,7 @@ def _get_tensorstore_metadata(arr, is_remote: bool = False,
                               file_size_target: int = _FILE_SIZE_TARGET,
                               driver: str = _TS_ARRAY_DRIVER) -> dict:
     """The zarr3 (or zarr) metadata JAX writes for ``arr``: shape, dtype, chunks."""
-    shape, local = list(arr.shape), _shard_shape(arr)
+    shape, local = tuple(arr.shape), _shard_shape(arr)
     if driver == "zarr3":
         return {"codecs": [{"name": "zstd"}] if is_remote else [], "shape": shape,
                 "data_type": np.dtype(arr.dtype).name,
