@@ -70,6 +70,13 @@ _JAX_ONLY = {
     "persistent_cache_min_entry_size_bytes": (0, None),
     "enable_checks": (False, None),
     "disable_most_optimizations": (False, None),
+    "explain_cache_misses": (False, None),
+    # Which of JAX's implementations of remat, custom_vjp, linearize and partitioning runs:
+    # each gives the same results, and functrans has one of each.
+    "remat3": (False, None),
+    "custom_vjp3": (False, None),
+    "use_direct_linearize": (True, None),
+    "use_shardy_partitioner": (True, None),
 }
 
 

@@ -17,7 +17,7 @@ import functools
 from .config import config
 from .trace import EVAL_TRACE, Trace, Tracer, current_trace, set_current_trace
 
-__all__ = ["disable_jit", "enable_x64", "ensure_compile_time_eval", "named_call", "named_scope",
+__all__ = ["debug_nans", "disable_jit", "enable_x64", "ensure_compile_time_eval", "named_call", "named_scope",
            "numpy_dtype_promotion", "numpy_rank_promotion"]
 
 
@@ -169,27 +169,34 @@ def numpy_rank_promotion(mode: str):
         yield
 
 
-class _EnableX64:
-    """JAX's ``jax.enable_x64``, the flag ``config.enable_x64`` as a state: ``.value`` reads
-    it, ``enable_x64(new_val)`` is a context manager setting it (in this process) while
-    inside.
+class _FlagState:
+    """A flag of :data:`config` as JAX's config states (``jax.enable_x64``,
+    ``jax.debug_nans``): ``.value`` reads it, ``state(new_val)`` is a context manager setting
+    it (in this process) while inside.
 
         >>> with ft.enable_x64(False):
         ...     ft.enable_x64.value, fnp.ones(2).dtype
         (False, dtype('float32'))
+        >>> with ft.debug_nans(True):
+        ...     ft.debug_nans.value
+        True
     """
 
-    __slots__ = ()
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
 
     @property
     def value(self) -> bool:
-        return config.enable_x64
+        return getattr(config, self.name)
 
     def __call__(self, new_val: bool = True):
-        return config.override(enable_x64=bool(new_val))
+        return config.override(**{self.name: bool(new_val)})
 
     def __repr__(self):
-        return f"enable_x64(value={self.value})"
+        return f"{self.name}(value={self.value})"
 
 
-enable_x64 = _EnableX64()
+enable_x64 = _FlagState("enable_x64")
+debug_nans = _FlagState("debug_nans")
