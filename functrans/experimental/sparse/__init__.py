@@ -1,5 +1,6 @@
 """``functrans.experimental.sparse`` (JAX's ``jax.experimental.sparse``): the batched-COO
-sparse matrix :class:`BCOO`, for 2-D matrices without batch dimensions.
+sparse matrix :class:`BCOO`, for 2-D matrices without batch dimensions, and :func:`sparsify`
+(dense programs evaluated on BCOO values, in transform.py).
 
 A BCOO holds ``data`` (nse,) and ``indices`` (nse, 2) as arrays (a pytree, so it goes through
 jit, vmap and grad with its stored values as leaves) and multiplies dense operands by
@@ -16,7 +17,7 @@ import numpy as np
 from ... import numpy as fnp
 from ...core.tree import register_pytree_node_class
 
-__all__ = ["BCOO"]
+__all__ = ["BCOO", "sparsify"]
 
 
 @register_pytree_node_class
@@ -136,3 +137,6 @@ class BCOO:
 
     def __repr__(self):
         return f"BCOO({self.data.dtype}{list(self.shape)}, nse={self.nse})"
+
+
+from .transform import sparsify  # noqa: E402  (it evaluates programs on BCOO values)
