@@ -300,3 +300,30 @@ def test_array_sharded_over_two_mpi_processes_saves_each_processs_shards(tmp_pat
         assert r["steps"] == [1, 2] and r["latest"] == 2 and r["client"] and r["spread"], r
         assert r["local_equal"] and r["w_equal"] and r["replicated_equal"], r
         assert r["process_files"] == ["ocdbt.process_0", "ocdbt.process_1"], r
+    # JAX 0.10.2, one process, restores the checkpoint the two processes wrote (when a Python
+    # with JAX is given: see _jax_python)
+    python, _ = _jax_python()
+    if python is not None:
+        (tmp_path / "on_jax.py").write_text(RESTORE_SHARDED_ON_JAX)
+        run = subprocess.run([python, str(tmp_path / "on_jax.py"), str(tmp_path / "ckpts")],
+                             capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert run.stdout.split()[-1] == "True"
+
+
+RESTORE_SHARDED_ON_JAX = """
+import sys
+import numpy as np
+import jax
+import orbax.checkpoint as ocp
+one = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+spec = lambda shape, dtype: jax.ShapeDtypeStruct(shape, dtype, sharding=one)
+target = {"params": {"w": spec((8, 3), np.float32), "b": spec((3,), np.float32)},
+          "ids": spec((8,), np.int32)}
+with ocp.CheckpointManager(sys.argv[1]) as mgr:
+    r = mgr.restore(2, args=ocp.args.StandardRestore(target))
+whole = np.arange(24, dtype=np.float32).reshape(8, 3) / 4 + 2
+print(np.array_equal(np.asarray(r["params"]["w"]), whole)
+      and np.asarray(r["params"]["b"]).tolist() == [1.5, -2.0, 2.0]
+      and np.asarray(r["ids"]).tolist() == [0, 3, 6, 9, 12, 15, 18, 21])
+"""

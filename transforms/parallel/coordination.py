@@ -237,10 +237,19 @@ def start(comm) -> Client:
         _state.server = Server(token, comm.Get_size(),
                                host="127.0.0.1" if one_host else "0.0.0.0")
         port = _state.server.address[1]
-        address = ("127.0.0.1" if one_host else socket.gethostbyname(hosts[0]), port)
+        address = ("127.0.0.1" if one_host else _host_address(hosts[0]), port)
     address, token = comm.bcast((address, token), root=0)
     _state.client = Client(address, token, rank)
     return _state.client
+
+
+def _host_address(hostname: str) -> str:
+    # An unresolvable name is passed on as it is: only a use of the store then fails (a
+    # program that never uses it must still start).
+    try:
+        return socket.gethostbyname(hostname)
+    except OSError:
+        return hostname
 
 
 def stop() -> None:

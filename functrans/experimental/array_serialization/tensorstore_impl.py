@@ -25,7 +25,13 @@ import os
 import re
 
 import numpy as np
-import tensorstore as ts
+
+try:
+    import tensorstore as ts
+except ImportError as e:  # not a dependency of functrans: JAX's serialization needs it
+    raise ModuleNotFoundError("jax.experimental.array_serialization needs the tensorstore "
+                              "package: pip install tensorstore (or functrans[ecosystem])",
+                              name="tensorstore") from e
 
 from ...core.array_creation import make_array_from_single_device_arrays
 from ...core.devices import process_count, process_index
