@@ -17,6 +17,7 @@ import numpy as np
 from functrans.core.api_util import fun_name, normalize_argnums
 from functrans.core.array import Array
 from functrans.core.eval import eval_jaxpr
+from functrans.core.ir import Jaxpr
 from functrans.core.config import config
 from functrans.core.trace import EVAL_TRACE, current_trace, get_aval, new_trace
 from functrans.core.tree import tree_flatten, tree_map, tree_structure, tree_unflatten
@@ -26,6 +27,7 @@ from .jvp import Zero, instantiate, jvp_flat, tangent_aval
 from .partial_eval import PartialEvalTrace
 from .tape import vjp_on_tape
 from .transpose import backward_pass
+from .vjp_function import VJP
 from functrans.core.dtypes import kind as dtype_kind
 
 
@@ -169,7 +171,9 @@ def linearize(fun, *primals, has_aux=False):
 
 
 def vjp(fun, *primals, has_aux=False):
-    """``(fun(*primals), f_vjp)`` where ``f_vjp(ct)`` returns one cotangent per primal.
+    """``(fun(*primals), f_vjp)`` where ``f_vjp(ct)`` returns one cotangent per primal;
+    ``f_vjp`` is a :class:`VJP`, a pytree whose leaves are the residuals (so it can be returned
+    from ``jit`` and ``make_jaxpr`` shows what the forward pass saves).
 
     >>> y, f_vjp = ft.vjp(fnp.sin, 0.0)
     >>> f_vjp(1.0)
@@ -180,7 +184,7 @@ def vjp(fun, *primals, has_aux=False):
     p_out, out_tree, backward, aux = _vjp_flat(fun, p_flat, in_tree, has_aux, what)
     out_avals = [get_aval(p) for p in p_out]
 
-    def f_vjp(ct):
+    def apply(residuals, ct):
         ct_flat, ct_tree = tree_flatten(ct)
         if ct_tree != out_tree:
             raise TypeError(f"{what}: the cotangent passed to f_vjp has tree structure "
@@ -190,8 +194,9 @@ def vjp(fun, *primals, has_aux=False):
             if ca.shape != a.shape or (_is_float(a) and ca.dtype != a.dtype):
                 raise TypeError(f"{what}: cotangent {ca.str_short()} at output leaf {i} does "
                                 f"not match the primal output type {a.str_short()}")
-        return tree_unflatten(in_tree, backward(ct_flat))
+        return tree_unflatten(in_tree, backward(ct_flat, residuals))
 
+    f_vjp = VJP(backward.residuals, apply)
     out = tree_unflatten(out_tree, p_out)
     return (out, f_vjp, aux) if has_aux else (out, f_vjp)
 
@@ -210,18 +215,26 @@ def _vjp_flat(fun, p_flat, in_tree, has_aux, what):
         # (debug_nans takes the general path: the eval trace checks every primitive's outputs;
         # so do arrays spread over processes, whose values the tape cannot hold).
         p_flat, mask = _float_primals(p_flat)
-        p_out, transpose = vjp_on_tape(flat, p_flat, mask)
+        p_out, on_tape = vjp_on_tape(flat, p_flat, mask)
+        residuals = []  # (held by the tape)
+
+        def transpose(cts, _):
+            return on_tape(cts)
     else:
         p_out, jaxpr, mask = linearize_flat(flat, p_flat)
         n = len(jaxpr.invars)
+        residuals = list(jaxpr.consts)
 
-        def transpose(cts):
-            return backward_pass(jaxpr, [True] * n, [None] * n, cts)
+        def transpose(cts, res):
+            linear = jaxpr if res is None else Jaxpr(jaxpr.constvars, res, jaxpr.invars,
+                                                      jaxpr.outvars, jaxpr.eqns)
+            return backward_pass(linear, [True] * n, [None] * n, cts)
     out_avals = [get_aval(p) for p in p_out]
     in_avals = [get_aval(p) for p in p_flat]
 
-    def backward(ct_flat):
-        cts = transpose([c if _is_float(a) else Zero(a) for c, a in zip(ct_flat, out_avals)])
+    def backward(ct_flat, res=None):
+        cts = transpose([c if _is_float(a) else Zero(a) for c, a in zip(ct_flat, out_avals)],
+                        res)
         it = iter(cts)
         flat_cts = [instantiate(next(it)) if m else _zeros(a) for m, a in zip(mask, in_avals)]
         # As in JAX, a cotangent has its primal's type, weak type included (a Python float in,
@@ -230,6 +243,7 @@ def _vjp_flat(fun, p_flat, in_tree, has_aux, what):
                 if a.weak_type and not get_aval(c).weak_type else c
                 for c, a in zip(flat_cts, in_avals)]
 
+    backward.residuals = residuals
     return p_out, store["tree"], backward, store.get("aux")
 
 
