@@ -169,4 +169,5 @@ def test_segment_softmax_gat_and_segment_ops_under_jit_vmap_and_grad():
         "gat_grad": [377.06659, 39.44841, 0.0, 56.989403]}
     for key, values in want_grads.items():
         assert _close(res[key], values, 1e-5, 1e-6), key
-    assert res["fc"] == [[1, 2, 2, 0, 0, 1, 4, 5, 5, 3, 3, 4], [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]]
+    assert res["fc"] == [[1, 2, 2, 0, 0, 1, 4, 5, 5, 3, 3, 4],
+                         [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]]
