@@ -100,10 +100,14 @@ def test_barriers_wait_for_every_process_and_time_out(store):
     assert any("arrived: [0, 1] of [0, 1, 2]" in str(e) for e in errors)
 
 
-def test_requests_need_the_token(store):
-    server, _ = store
+def test_requests_need_the_token_and_a_running_server():
+    server = Server(b"secret", n_processes=1)
     with pytest.raises(JaxRuntimeError, match="PERMISSION_DENIED"):
         Client(server.address, b"guess", 0).key_value_try_get("x")
+    client = Client(server.address, b"secret", 0)
+    server.stop()
+    with pytest.raises(JaxRuntimeError, match=r"UNAVAILABLE: .* \(served by process 0\)"):
+        client.key_value_set("x", "1")
 
 
 def test_single_process_state_and_preemption_answer():

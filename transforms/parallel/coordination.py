@@ -130,6 +130,7 @@ class _Handler(socketserver.StreamRequestHandler):
 class _TCPServer(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 128  # every thread of every process may connect at once
 
 
 class Server:
@@ -164,9 +165,14 @@ class Client:
         if timeout_ms is not None:
             req["timeout_ms"] = int(timeout_ms)
         wait_s = None if timeout_ms is None else timeout_ms / 1000 + 30
-        with socket.create_connection(self.address, timeout=wait_s or 300) as conn:
-            conn.sendall(json.dumps(req).encode() + b"\n")
-            reply = json.loads(conn.makefile("rb").readline() or b'{"error": "no reply"}')
+        try:
+            with socket.create_connection(self.address, timeout=wait_s or 300) as conn:
+                conn.sendall(json.dumps(req).encode() + b"\n")
+                reply = json.loads(conn.makefile("rb").readline() or b'{"error": "no reply"}')
+        except OSError as e:  # process 0 (which serves the store) has ended, or the network
+            raise JaxRuntimeError(
+                f"UNAVAILABLE: the processes' key-value store at {self.address[0]}:"
+                f"{self.address[1]} (served by process 0) cannot be reached: {e}") from None
         if "error" in reply:
             raise JaxRuntimeError(reply["error"])
         return reply["value"]
