@@ -24,7 +24,8 @@ import numpy as np
 from functrans.core import dtypes
 from functrans.core.array import Array
 from functrans.core.avals import ShapedArray
-from functrans.core.trace import EVAL_TRACE, Primitive as CorePrimitive, set_current_trace
+from functrans.core.trace import (EVAL_TRACE, Primitive as CorePrimitive, current_trace,
+                                  set_current_trace)
 from functrans.transforms.jit.lowerings import lowering_for
 
 __all__ = ["Primitive", "LibraryPrimitive", "core_primitive", "jax_primitive",
@@ -133,6 +134,14 @@ class LibraryPrimitive(CorePrimitive):
     def effectful(self) -> bool:
         return self._effectful
 
+    def bind(self, *args, **params) -> list:
+        if current_trace() is EVAL_TRACE and not _has_abstract_eval(self.facade):
+            # As in JAX, evaluating needs only the impl: the outputs are what it computes.
+            outs = self._impl(*args, **params)
+            return [Array._wrap(np.asarray(o, dtypes.canonicalize_dtype(np.asarray(o).dtype)))
+                    for o in outs]
+        return super().bind(*args, **params)
+
     @property
     def host_only(self) -> bool:
         # Without a lowering jit runs the Python impl between compiled segments.
@@ -159,6 +168,11 @@ class LibraryPrimitive(CorePrimitive):
         if effects:
             self._effectful = True  # kept by dead-code elimination from now on
         return [_as_aval(a, facade) for a in _as_list(out, facade, "abstract evaluation")]
+
+
+def _has_abstract_eval(facade) -> bool:
+    return ("abstract_eval" in vars(facade)
+            or type(facade).abstract_eval is not Primitive.abstract_eval)
 
 
 def _as_list(out, facade, what):
