@@ -238,6 +238,22 @@ def test_jax_src_dispatch_and_dtypes_as_equinox_uses_them(decoys):
     assert "jax._src.dtypes' has no attribute 'no_such_name'" in lines[1]
 
 
+def test_jax_src_ad_util_stop_gradient_p_is_lax_stop_gradient_as_lineax_uses_it(decoys):
+    # lineax gives stop_gradient a transpose rule (the identity) through jax._src.ad_util:
+    # the rule then applies to lax.stop_gradient, the same primitive.
+    out = _run("""
+        import jax, jax.numpy as jnp
+        from jax._src.ad_util import stop_gradient_p
+        from jax.interpreters import ad
+        print(stop_gradient_p is jax.lax.stop_gradient_p)
+        ad.primitive_transposes[stop_gradient_p] = lambda ct, x: (ct,)
+        t = jax.linear_transpose(lambda x: jax.lax.stop_gradient(x) * 2.0, jnp.ones(2))
+        print(t(jnp.array([1.0, 3.0]))[0].tolist())
+        print(float(jax.grad(lambda x: x * jax.lax.stop_gradient(x))(3.0)))
+    """, decoys)
+    assert out.split() == ["True", "[2.0,", "6.0]", "3.0"]
+
+
 def test_dispatch_registers_wait_for_tokens_at_exit_as_jax_does(monkeypatch):
     import atexit
     import importlib

@@ -175,6 +175,10 @@ CASES = {
         (U(-1, 1, (3, 3)),)),
     # One ulp away from x: the derivative of x in x, none in the direction.
     "nextafter": (lambda x, y: lax.nextafter(x, y) * x, (U(0.5, 1), U(2, 3))),
+    # Diagonally dominant (far from singular); its own generator, so no later input moves.
+    "tridiagonal_solve": (lambda dl, d, du, b: lax.linalg.tridiagonal_solve(dl, d + 4.0, du, b),
+                          tuple(np.random.default_rng(11).uniform(-1, 1, s)
+                                for s in ((4,), (4,), (4,), (4, 2)))),
 }
 
 

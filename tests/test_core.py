@@ -226,6 +226,17 @@ def test_eval_shape_runs_nothing():
     assert out["s"].shape == () and calls and not issubclass(calls[0], (np.ndarray, ft.Array))
 
 
+def test_eval_shape_passes_shape_dtype_struct_outputs_through():
+    # As JAX's: a ShapeDtypeStruct the function returns (equinox's filter_eval_shape returns
+    # its struct inputs) comes back as it is, in its place among the traced outputs.
+    s = ft.ShapeDtypeStruct((3,), F32)
+    out = ft.eval_shape(lambda x: (x * 2, s, x.sum()), np.ones(2, F32))
+    assert out[1] is s
+    assert (out[0].shape, out[2].shape) == ((2,), ()) and out[0].dtype == np.float32
+    with pytest.raises(TypeError, match="outputs must be arrays"):
+        ft.make_jaxpr(lambda x: s)(1.0)  # only eval_shape has no values to compute
+
+
 def test_eval_shape_and_make_jaxpr_take_avals_and_objects_with_shape_and_dtype():
     # as JAX's shaped_abstractify (jax-md probes a function's dimension with ShapedArrays)
     from functrans.core.avals import ShapedArray

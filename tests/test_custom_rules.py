@@ -5,6 +5,8 @@ import pytest
 import functrans as ft
 import functrans.numpy as fnp
 
+from finite_diff import fd_grad
+
 
 # ---- custom_jvp ------------------------------------------------------------------------------------
 @ft.custom_jvp
@@ -56,6 +58,33 @@ def test_custom_jvp_second_order_and_nondiff_args():
         return fn(x), 3.0 * t
 
     assert float(ft.grad(lambda x: app(fnp.sin, x))(1.0)) == 3.0
+
+
+def test_custom_jvp_applied_to_tangents_is_transposed_through_its_function():
+    # lineax's dtype conversion: a rule that calls the custom_jvp function on the tangent.
+    # Reverse mode transposes that call (linear in the tangent) through the function, as JAX
+    # does; finite differences are the oracle (a linear map: exact up to rounding, 1e-8).
+    @ft.custom_jvp
+    def scale(x):
+        return 3.0 * x
+
+    @scale.defjvp
+    def scale_jvp(primals, tangents):
+        return scale(primals[0]), scale(tangents[0])
+
+    f = lambda x: fnp.sum(fnp.sin(scale(x)))  # noqa: E731
+    x = np.array([0.3, -1.2])
+    np.testing.assert_allclose(ft.grad(f)(x), fd_grad(f, x), rtol=1e-8)
+
+    @ft.custom_jvp
+    def square(x):
+        return x * x
+
+    @square.defjvp
+    def square_jvp(primals, tangents):
+        return square(primals[0]), square(tangents[0])  # not linear in the tangent
+    with pytest.raises(Exception, match="not linear|transpose"):
+        ft.grad(lambda x: square(x).sum())(x)
 
 
 def test_custom_jvp_errors():

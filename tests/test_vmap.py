@@ -98,6 +98,9 @@ CASES = {
     "svd": (lambda x: lax.linalg.svd(x), (R(2, 3),)),
     # Its own generator: drawing from R's would move every later table input.
     "eig": (lambda x: tuple(lax.linalg.eig(x)), (np.random.default_rng(9).normal(size=(3, 3)),)),
+    "tridiagonal_solve": (lambda dl, d, du, b: lax.linalg.tridiagonal_solve(dl, d + 4.0, du, b),
+                          tuple(np.random.default_rng(10).normal(size=s)
+                                for s in ((3,), (3,), (3,), (3, 2)))),
 }
 
 
