@@ -60,6 +60,11 @@ from .core.devices import Device  # noqa: F401,E402
 from .core.contexts import debug_nans, enable_x64  # noqa: F401,E402  (jax.enable_x64, ...)
 from .core.dtype_api import float0  # noqa: F401,E402  (jax.float0)
 from .custom_derivatives import custom_gradient  # noqa: F401,E402  (jax.custom_gradient)
+# jax.ad, a namespace as in JAX: the targets vjp's `with_refs` takes and what it returns.
+from .transforms.autodiff import vjp_function as _vjp_function  # noqa: E402
+import types as _types  # noqa: E402
+ad = _types.SimpleNamespace(**{n: getattr(_vjp_function, n)
+                               for n in ("DidntWant", "DontWant", "GradRef", "GradValue")})
 
 
 # The ~90,000 objects importing NumPy, Numba and LLVM created live as long as the process: move

@@ -1,6 +1,7 @@
 """``vjp``'s function is a pytree of its residuals, as JAX's ``VJP``; the expected jaxprs
 and values are JAX 0.10.2's."""
 import numpy as np
+import pytest
 
 import functrans as ft
 import functrans.numpy as fnp
@@ -37,3 +38,34 @@ def test_eager_vjp_and_vjp_of_vjp_still_work():
     assert tree_leaves(f_vjp) == []  # eager residuals stay on the tape
     g = ft.grad(lambda x: ft.vjp(f, x)[1](1.0)[0])(1.0)
     np.testing.assert_allclose(g, -0.97203195, rtol=1e-6)  # JAX (float32): -0.97203195
+
+
+def test_with_refs_sends_each_cotangent_to_its_target():
+    # JAX's refs guide: sin_vjp.with_refs(grad_ref)(1.0) -> (GradRef(),), grad_ref = cos(1)
+    _, sin_vjp = ft.vjp(fnp.sin, 1.0)
+    acc = ft.new_ref(0.0)
+    assert repr(sin_vjp.with_refs(acc)(1.0)) == "(GradRef(),)"
+    np.testing.assert_allclose(acc[...], np.cos(1.0))
+    sin_vjp.with_refs(acc)(1.0)  # accumulates
+    np.testing.assert_allclose(acc[...], 2 * np.cos(1.0))
+    W, x = np.ones((4, 4)), np.arange(4.0)
+    _, f_vjp = ft.vjp(lambda W, x: W @ x, W, x)
+    W_bar, x_bar = f_vjp.with_refs(ft.ad.GradValue(), ft.ad.DontWant())(np.ones(4))
+    np.testing.assert_allclose(W_bar, np.outer(np.ones(4), x))
+    assert isinstance(x_bar, ft.ad.DidntWant)
+    with pytest.raises(TypeError, match="targets"):
+        f_vjp.with_refs(ft.ad.GradValue())(np.ones(4))
+    with pytest.raises(TypeError, match="must be a Ref"):
+        f_vjp.with_refs(1.0, 2.0)
+
+
+def test_with_refs_accumulates_into_a_ref_made_in_the_same_jit():
+    def step(W, xs):
+        acc = ft.new_ref(fnp.zeros_like(W))
+        for x in xs:
+            _, f_vjp = ft.vjp(lambda W: fnp.sum(fnp.tanh(W @ x)), W)
+            f_vjp.with_refs(acc)(1.0)
+        return ft.freeze(acc)
+    W, xs = np.full((3, 3), 0.1), [np.arange(3.0), np.ones(3)]
+    want = sum(ft.grad(lambda W: fnp.sum(fnp.tanh(W @ x)))(W) for x in xs)
+    np.testing.assert_allclose(ft.jit(step)(W, xs), want, rtol=1e-12)

@@ -15,7 +15,36 @@ from __future__ import annotations
 
 from functrans.core.tree import register_pytree_node
 
-__all__ = ["VJP"]
+__all__ = ["DidntWant", "DontWant", "GradRef", "GradValue", "VJP"]
+
+
+class GradValue:
+    """``with_refs`` marker: return this argument's cotangent as a value."""
+
+    def __repr__(self):
+        return "GradValue()"
+
+
+class DontWant:
+    """``with_refs`` marker: this argument's cotangent is not wanted (it comes back as
+    :class:`DidntWant`)."""
+
+    def __repr__(self):
+        return "DontWant()"
+
+
+class DidntWant:
+    """What ``with_refs`` returns for an argument marked :class:`DontWant`."""
+
+    def __repr__(self):
+        return "DidntWant()"
+
+
+class GradRef:
+    """What ``with_refs`` returns for an argument whose cotangent went into a Ref."""
+
+    def __repr__(self):
+        return "GradRef()"
 
 
 class VJP:
@@ -30,6 +59,40 @@ class VJP:
 
     def __call__(self, ct):
         return self._apply(self.residuals, ct)
+
+    def with_refs(self, *targets):
+        """``f_vjp`` sending each argument's cotangent where its target says: a Ref (added
+        into it; :class:`GradRef` is returned in its place), :class:`GradValue` (returned) or
+        :class:`DontWant` (:class:`DidntWant` returned). One target per argument of the
+        function differentiated.
+
+            >>> import functrans as ft, functrans.numpy as fnp
+            >>> _, f_vjp = ft.vjp(lambda a, b: a * b, 2.0, 3.0)
+            >>> acc = ft.new_ref(10.0)
+            >>> f_vjp.with_refs(acc, DontWant())(1.0), float(acc[...])
+            ((GradRef(), DidntWant()), 13.0)
+        """
+        for t in targets:
+            if not isinstance(t, (GradValue, DontWant)) and not hasattr(t, "__setitem__"):
+                raise TypeError(f"with_refs: each target must be a Ref, GradValue() or "
+                                f"DontWant(), got {type(t).__name__}")
+
+        def f_vjp(ct):
+            grads = self(ct)
+            if len(grads) != len(targets):
+                raise TypeError(f"with_refs: got {len(targets)} targets for a function of "
+                                f"{len(grads)} arguments")
+            out = []
+            for t, g in zip(targets, grads):
+                if isinstance(t, GradValue):
+                    out.append(g)
+                elif isinstance(t, DontWant):
+                    out.append(DidntWant())
+                else:
+                    t[...] = t[...] + g
+                    out.append(GradRef())
+            return tuple(out)
+        return f_vjp
 
     def __repr__(self):
         return f"VJP({len(self.residuals)} residuals)"
