@@ -379,8 +379,8 @@ def test_wrong_arguments_are_named():
 def test_unserializable_things():
     with pytest.raises(TypeError, match="made with jit"):
         export(fnp.sin)
-    with pytest.raises(ValueError, match="platforms"):
-        export(ft.jit(fnp.sin), platforms=("cuda",))
+    with pytest.raises(ValueError, match="unknown platforms"):
+        export(ft.jit(fnp.sin), platforms=("gpu9",))
 
     class Box:
         def __init__(self, v):
@@ -626,3 +626,21 @@ def test_programs_with_callbacks_or_device_meshes_are_refused():
         constrained = ft.jit(lambda v: lax.with_sharding_constraint(v * 2.0, split))
         with pytest.raises(UnserializableError, match="sharding_constraint.*NamedSharding"):
             ft.export.export(constrained)(np.ones(2)).serialize()
+
+
+def test_platforms_are_recorded_and_checked_when_called():
+    # JAX's export guide: an export for 'tpu' raises ValueError when called on cpu, unless
+    # the platform check is disabled; a multi-platform export including cpu runs here.
+    exp = export(ft.jit(ft.lax.cos), platforms=["tpu"])(1.0)
+    assert exp.platforms == ("tpu",)
+    with pytest.raises(ValueError, match="exported for platforms"):
+        exp.call(1.0)
+    unsafe = export(ft.jit(ft.lax.cos), platforms=["tpu"],
+                    disabled_checks=[ft.export.DisabledSafetyCheck.platform()])(1.0)
+    np.testing.assert_allclose(unsafe.call(1.0), np.cos(1.0))
+    multi = export(ft.jit(ft.lax.cos), platforms=["tpu", "cpu", "cuda"])(1.0)
+    np.testing.assert_allclose(multi.call(1.0), np.cos(1.0))
+    assert ft.export.default_export_platform() == "cpu"
+    assert export(ft.jit(fnp.sin))(1.0).platforms == ("cpu",)
+    with pytest.raises(TypeError, match="DisabledSafetyCheck"):
+        export(ft.jit(fnp.sin), disabled_checks=["platform"])

@@ -17,7 +17,8 @@ with ``jit``, ``vmap``, ``grad`` and the rest. Custom derivative rules (``custom
 ``custom_vjp``) are Python code and are not exported: their traced bodies are, so values are
 the same and derivatives of a deserialized function come from the bodies.
 """
-from .exported import Exported, deserialize, export  # noqa: F401
+from .exported import (DisabledSafetyCheck, Exported, default_export_platform,  # noqa: F401
+                       deserialize, export)
 from .serialization import (FORMAT_VERSION, CorruptExportError, ExportError,  # noqa: F401
                             IncompatibleVersionError, NotAnExportError, TruncatedExportError,
                             UnknownPrimitiveError, UnserializableError)

@@ -25,6 +25,54 @@ from functrans.transforms.jit.executable import executable_for
 from .serialization import deserialize_payload, serialize_payload
 
 DEFAULT_PLATFORMS = ("cpu",)
+PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
+"""The platforms an export may name (JAX's). The program is the same for each (a jaxpr, which
+any backend compiles); ``call`` checks that the platform it runs on is among them."""
+
+
+class DisabledSafetyCheck:
+    """A check ``Exported.call`` skips (``export(..., disabled_checks=[...])``):
+    ``DisabledSafetyCheck.platform()`` lets an export made for other platforms run here;
+    ``custom_call(name)`` is accepted (functrans's programs hold no custom calls).
+
+    >>> DisabledSafetyCheck.platform(), DisabledSafetyCheck.custom_call("my_call")
+    (platform, custom_call:my_call)
+    """
+
+    __slots__ = ("_impl",)
+
+    def __init__(self, _impl: str):
+        self._impl = _impl
+
+    @classmethod
+    def platform(cls) -> "DisabledSafetyCheck":
+        return cls("platform")
+
+    @classmethod
+    def custom_call(cls, target_name: str) -> "DisabledSafetyCheck":
+        return cls(f"custom_call:{target_name}")
+
+    def is_custom_call(self) -> str | None:
+        return self._impl[len("custom_call:"):] if self._impl.startswith("custom_call:") else None
+
+    def __eq__(self, other):
+        return isinstance(other, DisabledSafetyCheck) and other._impl == self._impl
+
+    def __hash__(self):
+        return hash(self._impl)
+
+    def __repr__(self):
+        return self._impl
+
+
+def default_export_platform() -> str:
+    """The platform ``export`` targets when given none: the default backend's.
+
+    >>> default_export_platform()
+    'cpu'
+    """
+    from functrans.core.devices import get_backend
+    return get_backend(None).platform
 
 
 class Exported:
@@ -40,8 +88,9 @@ class Exported:
     """
 
     def __init__(self, fun_name: str, jaxpr, in_tree: PyTreeDef, out_tree: PyTreeDef,
-                 platforms=DEFAULT_PLATFORMS):
+                 platforms=DEFAULT_PLATFORMS, disabled_safety_checks=()):
         self.fun_name = fun_name
+        self.disabled_safety_checks = tuple(disabled_safety_checks)
         self.jaxpr = jaxpr
         self.in_tree = in_tree
         self.out_tree = out_tree
@@ -81,6 +130,11 @@ class Exported:
         ValueError: Exported.call(<lambda>): args[0] has shape (2,), the exported function expects ...
         """
         leaves = self._check_args(args, kwargs)
+        here = default_export_platform()
+        if here not in self.platforms and \
+                DisabledSafetyCheck.platform() not in self.disabled_safety_checks:
+            raise ValueError(f"Function '{self.fun_name}' was exported for platforms "
+                             f"'{self.platforms}' but it is used on '{(here,)}'.")
         if _state.trace is EVAL_TRACE:
             # As jit's own dispatch: the kernel sees the caller's arrays as they are, so it
             # reuses the original function's compiled specialization (binding would hand it
@@ -178,9 +232,11 @@ def _refuse_user_kernels(jaxpr) -> None:
             _refuse_user_kernels(sub)
 
 
-def export(fun_or_jitted, *, platforms=None):
+def export(fun_or_jitted, *, platforms=None, disabled_checks=()):
     """``export(jit(f))(*args, **kwargs)``: trace ``f`` for these argument types (arrays,
-    scalars or ``ShapeDtypeStruct``) and return an :class:`Exported`.
+    scalars or ``ShapeDtypeStruct``) and return an :class:`Exported`. ``platforms`` (default:
+    this one) are recorded: calling it elsewhere raises ``ValueError`` unless
+    ``disabled_checks`` holds ``DisabledSafetyCheck.platform()``.
 
     >>> exp = export(ft.jit(lambda x: fnp.sum(x ** 2)))(ft.ShapeDtypeStruct((3,), "float64"))
     >>> exp.call(fnp.arange(3.0))
@@ -189,10 +245,16 @@ def export(fun_or_jitted, *, platforms=None):
     if not isinstance(fun_or_jitted, Jitted):
         raise TypeError(f"export expects a function made with jit (ft.jit(f)), got "
                         f"{type(fun_or_jitted).__name__}; wrap it as export(ft.jit(f))")
-    platforms = DEFAULT_PLATFORMS if platforms is None else tuple(platforms)
-    if platforms != DEFAULT_PLATFORMS:
-        raise ValueError(f"export: platforms {platforms} are not available; functrans compiles "
-                         f"for {DEFAULT_PLATFORMS}")
+    platforms = (default_export_platform(),) if platforms is None else tuple(platforms)
+    unknown = [p for p in platforms if p not in PLATFORMS]
+    if unknown or not platforms:
+        raise ValueError(f"export: unknown platforms {unknown or platforms}; the platforms are "
+                         f"{PLATFORMS}")
+    disabled_checks = tuple(disabled_checks)
+    for c in disabled_checks:
+        if not isinstance(c, DisabledSafetyCheck):
+            raise TypeError(f"export: disabled_checks must hold DisabledSafetyCheck values, got "
+                            f"{type(c).__name__}")
     jitted = fun_or_jitted
 
     def do_export(*args, **kwargs) -> Exported:
@@ -202,7 +264,8 @@ def export(fun_or_jitted, *, platforms=None):
                             "an enclosing transformation; export it outside transformations")
         _refuse_user_kernels(entry.jaxpr)
         in_tree = jitted._key(args, kwargs)[2]  # (args, kwargs) minus static ones
-        return Exported(jitted.name, entry.jaxpr, in_tree, entry.out_tree, platforms)
+        return Exported(jitted.name, entry.jaxpr, in_tree, entry.out_tree, platforms,
+                        disabled_checks)
 
     return do_export
 
