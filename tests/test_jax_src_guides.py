@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import functrans as ft
+import functrans.numpy as fnp
 import functrans.as_jax.jax_src.api as api
 import functrans.as_jax.jax_src.util as util
 from functrans.as_jax.jax_src.lax import lax  # (`from jax._src.lax import lax`)
@@ -33,3 +34,12 @@ def test_a_primitive_with_only_an_impl_evaluates_and_needs_abstract_eval_to_trac
         ft.jit(lambda x: p.bind(x, x, x))(1.0)
     p.def_abstract_eval(lambda x, y, z: x)
     assert float(ft.jit(lambda x: p.bind(x, x, x))(3.0)) == 12.0
+
+
+def test_a_closed_jaxprs_literals_are_its_consts():
+    # JAX's "Writing custom interpreters" notebook reads closed_jaxpr.literals (JAX's
+    # ClosedJaxpr.literals is its consts).
+    closed = ft.make_jaxpr(lambda x: fnp.exp(fnp.tanh(x)) + fnp.arange(3.0))(np.ones(3))
+    assert closed.literals is closed.consts
+    np.testing.assert_array_equal(closed.literals[0], np.arange(3.0))
+    assert ft.make_jaxpr(fnp.sin)(1.0).literals == []

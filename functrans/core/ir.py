@@ -208,6 +208,15 @@ class Jaxpr:
         """
         return self
 
+    @property
+    def literals(self) -> list:
+        """The constants (JAX's ``ClosedJaxpr.literals``, another name for ``consts``).
+
+            >>> ft.make_jaxpr(lambda x: x + fnp.arange(2.0))(1.0).literals
+            [Array([0., 1.], dtype=float64)]
+        """
+        return self.consts
+
     def replace(self, **kw) -> "Jaxpr":
         fields = dict(constvars=self.constvars, consts=self.consts, invars=self.invars,
                       outvars=self.outvars, eqns=self.eqns)
