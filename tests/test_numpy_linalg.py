@@ -220,6 +220,21 @@ def test_einsum_path(case):
         assert got == want
 
 
+@pytest.mark.parametrize("spec,shapes", [(",,->", [(), (), ()]),
+                                         ("...,...,...->...", [(3, 2)] * 3),
+                                         ("i,,j,->ij", [(2,), (), (3,), ()]),
+                                         ("a,b,c->", [(2,), (2,), (2,)])])
+def test_einsum_joins_paths_of_three_or_more_operands_pairwise(spec, shapes):
+    # np.einsum_path's greedy path may contract several operands in one step (scalars, and
+    # elementwise "...,...,..."), which einops's tests use; the oracle is NumPy's einsum in
+    # float64 (a few products: held to 4 ulps).
+    rng = np.random.default_rng(0)
+    ops = [rng.uniform(0.5, 2.0, s) for s in shapes]
+    assert any(len(step) > 2 for step in np.einsum_path(spec, *ops, optimize="greedy")[0][1:]) \
+        or spec == "a,b,c->"
+    T.assert_close(fnp.einsum(spec, *ops), np.einsum(spec, *ops), ulps=4)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 @given(data=st.data())
 def test_products_match_numpy(name, data):

@@ -423,7 +423,10 @@ def einsum(subscripts, *operands, out=None, optimize="greedy", precision=None,
                                 for _, o in prepared], optimize="greedy")[0][1:]
     else:
         path = [(0, 1)] * (len(prepared) - 1)
-    for pair in path:
+    for pair in _pairwise_path(path, len(prepared)):
+        if len(pair) == 1:  # an operand reduced alone: its indices are summed with the next
+            prepared.append(prepared.pop(pair[0]))
+            continue
         i, j = sorted(pair)
         (ta, a), (tb, b) = prepared[i], prepared[j]
         rest = [t for k, (t, _) in enumerate(prepared) if k not in (i, j)]
@@ -443,6 +446,30 @@ def einsum(subscripts, *operands, out=None, optimize="greedy", precision=None,
     o, t = _sum_unneeded(o, t, set(out_sub))
     result = transpose(o, tuple(t.index(c) for c in out_sub)) if t != out_sub else o
     return result if pet is None else convert(result, pet)
+
+
+def _pairwise_path(path, n):
+    """NumPy's contraction path as steps of one or two operands. ``np.einsum_path`` may join
+    three or more at once (several scalars: ``",,->"``); such a step becomes pairwise steps,
+    each appending its result last as NumPy's steps do, so later positions stay valid.
+
+        >>> list(_pairwise_path([(0, 1, 2)], 3))
+        [(0, 1), (0, 1)]
+        >>> list(_pairwise_path([(1, 3, 4), (0, 1, 2)], 5))
+        [(1, 3), (2, 3), (0, 1), (0, 1)]
+    """
+    for step in path:
+        step = sorted(step)
+        if len(step) <= 2:
+            yield tuple(step)
+            n -= len(step) - 1
+            continue
+        first, second, *rest = step
+        yield first, second
+        n -= 1
+        for k, r in enumerate(rest):  # each r lost the operands removed below it
+            yield r - 2 - k, n - 1
+            n -= 1
 
 
 def _sum_unneeded(x, t, needed):
