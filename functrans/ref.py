@@ -12,14 +12,16 @@ A write replaces the reference's value with an updated array (``x.at[idx].set(v)
 reference works eagerly and inside the transformation that created it (a ``jit``-, ``grad``-
 or ``vmap``-traced function making and using its own references: the writes become ordinary
 updates of the traced program). A reference passed to a ``jit``-ted function is updated with
-the value the function leaves in it (``transforms/jit/refs.py``). Otherwise references do
-not cross a transformation boundary: reading or writing one in a loop body, branch or
-nested transformation while it was made outside (or closed over by a jitted function)
-raises a ``TypeError`` that says so (JAX threads such effects through the program;
-functrans refuses rather than compute a wrong value).
+the value the function leaves in it (``transforms/jit/refs.py``), and so is one made outside
+any transformation that a jitted function reads or writes (closes over). Otherwise
+references do not cross a transformation boundary: reading or writing one in a loop body,
+branch or nested transformation while it was made outside raises a ``TypeError`` that says
+so (JAX threads such effects through the program; functrans refuses rather than compute a
+wrong value).
 """
 from __future__ import annotations
 
+from .core.api_util import ForeignRef
 from .core.avals import ShapedArray
 from .core.trace import current_trace, get_aval
 
@@ -72,11 +74,12 @@ class Ref:
 
     def _check(self, what: str):
         if current_trace() is not self._trace:
-            raise TypeError(
+            raise ForeignRef(
                 f"{what} a Ref made outside the current transformation (it holds "
                 f"{self.aval.inner_aval.str_short()}): functrans's references stay in the "
                 "function that made them or are passed to jit as arguments; pass and "
-                "return the value instead (or make the Ref inside the loop body or branch)")
+                "return the value instead (or make the Ref inside the loop body or branch)",
+                self)
         return self._value
 
     @property

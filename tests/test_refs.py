@@ -76,11 +76,36 @@ def test_references_passed_to_jit_are_updated_as_jax_does():
         ft.jit(lambda p, q: p[...] + q[...])(a, a)
 
 
-def test_a_reference_made_outside_a_transformation_is_refused_inside_it():
+def test_jit_passes_in_and_out_the_references_it_closes_over():
+    # JAX's refs guide: x_ref[1] += 1 in a jitted function, called twice -> [0, 2, 0]
+    x_ref = ft.new_ref(fnp.zeros(3))
+
+    @ft.jit
+    def f():
+        x_ref[1] += 1.0
+
+    f()
+    f()
+    np.testing.assert_array_equal(x_ref[...], [0.0, 2.0, 0.0])
+    a, b = ft.new_ref(1.0), ft.new_ref(fnp.arange(2.0))
+
+    @ft.jit
+    def g(x):  # two references, found one after the other while tracing
+        a[...] = a[...] * x
+        b[...] += a[...]
+        return a[...] + 1
+
+    assert float(g(3.0)) == 4.0 and float(g(2.0)) == 7.0  # JAX: 4.0, 7.0
+    assert float(a[...]) == 6.0
+    np.testing.assert_array_equal(b[...], [9.0, 10.0])
+    np.testing.assert_array_equal(ft.jit(lambda x: x_ref[...] + x)(1.0), [1.0, 3.0, 1.0])
+
+
+def test_a_reference_made_outside_a_transformation_is_refused_inside_others():
     r = ft.new_ref(fnp.zeros(3))
     with pytest.raises(TypeError, match="reading a Ref made outside the current "
                                         "transformation.*f64\\[3\\]"):
-        ft.jit(lambda x: r[...] + x)(1.0)
+        ft.vmap(lambda x: r[...] + x)(fnp.ones(2))
 
     def body(i, c):
         r[...] = r[...] + c

@@ -155,6 +155,16 @@ class RefArgument(TypeError):
     transformations that take references as arguments catch it and pass their values."""
 
 
+class ForeignRef(TypeError):
+    """Raised when a mutable reference is read or written under a transformation other than
+    the one that made it (``ref``): ``jit`` catches it for references made outside any
+    transformation and passes their values in and out (as JAX's closed-over references)."""
+
+    def __init__(self, message: str, ref):
+        super().__init__(message)
+        self.ref = ref
+
+
 def abstractify(x, what: str) -> ShapedArray:
     """The aval of a user argument, or a TypeError that says which argument is wrong."""
     if isinstance(x, ShapeDtypeStruct):

@@ -17,8 +17,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from functrans.core.api_util import (RefArgument, abstractify, fun_name, merge_static, split_static,
-                                     static_argnums_from_names)
+from functrans.core.api_util import (ForeignRef, RefArgument, abstractify, fun_name,
+                                     merge_static, split_static, static_argnums_from_names)
 from functrans.core.axis_env import _env as _axis_env
 from functrans.core import compiler
 from functrans.core.config import config
@@ -36,7 +36,7 @@ from .debug_nans import checked_call
 from .donation import donation, warn_unusable_donations
 from .executable import executable_for  # noqa: F401  (importing it registers the CPU backend)
 from .fast_path import runner as fast_runner
-from .refs import call_with_refs
+from .refs import call_with_closed_refs, call_with_refs, closed_over
 from .shardings import check_shardings, place
 from ..partition.partitioner import mesh_and_specs, partitioned
 from .tiered import Tiered
@@ -94,10 +94,18 @@ class Jitted:
                     return runner(fast[1])
         if config.disable_jit:
             return self.fun(*args, **kwargs)
+        if "_closed_refs" in self.__dict__ and _state.trace is EVAL_TRACE:
+            return call_with_closed_refs(self, args, kwargs)
         try:
             entry, leaves = self._entry(args, kwargs)
         except RefArgument:
             return call_with_refs(self, args, kwargs)
+        except ForeignRef as e:
+            if not closed_over(self, e):
+                raise
+            self._plain = False  # (the fast path would skip the references)
+            self._fast.clear()
+            return call_with_closed_refs(self, args, kwargs, e.ref)
         sharded = None
         if _state.trace is EVAL_TRACE and not entry.consts:
             sharded = mesh_and_specs(entry.jaxpr, leaves)

@@ -17,10 +17,21 @@ are made with the class of the references passed.
     ...     return r[0] * 2
     >>> bump(r, 3.0), r[...]
     (Array(6., dtype=float64), Array([3., 3.], dtype=float64))
+
+A reference made outside any transformation that the jitted function closes over is passed
+the same way, as an implicit argument (found when tracing first reads or writes it)::
+
+    >>> count = ft.new_ref(0)
+    >>> @ft.jit
+    ... def tick():
+    ...     count[...] += 1
+    >>> tick(); tick(); count[...]
+    Array(2, dtype=int64)
 """
 from __future__ import annotations
 
-from functrans.core.trace import current_trace
+from functrans.core.api_util import ForeignRef
+from functrans.core.trace import EVAL_TRACE, current_trace
 from functrans.core.tree import tree_flatten, tree_unflatten
 
 _POSITIONS = "_functrans_ref_positions"
@@ -66,4 +77,64 @@ def _variant(jitted, ref_type):
         variant = jitted.__dict__["_ref_variant"] = Jitted(
             with_refs, jitted.static_argnums, tuple(jitted.static_argnames) + (_POSITIONS,),
             jitted._backend, jitted.device)
+    return variant
+
+
+_CLOSED = "_functrans_closed_ref_values"
+
+
+def closed_over(jitted, e: ForeignRef) -> bool:
+    """Whether ``e`` (raised tracing ``jitted``) is for a reference ``jit`` can pass in: one
+    made outside any transformation, while ``jitted`` is called outside any too."""
+    return (current_trace() is EVAL_TRACE and e.ref._trace is EVAL_TRACE
+            and "_closing_variant" not in jitted.__dict__)  # (the variant lets it through)
+
+
+def call_with_closed_refs(jitted, args, kwargs, found=None):
+    """Call ``jitted`` with the references it closes over passed in by value and their final
+    values written back; ``found`` is one more such reference (tracing met it)."""
+    refs = jitted.__dict__.setdefault("_closed_refs", [])
+    if found is not None and all(r is not found for r in refs):
+        refs.append(found)
+    while True:
+        variant = _closed_variant(jitted, tuple(refs))
+        try:
+            out, finals = variant(*args, **kwargs, **{_CLOSED: [r._value for r in refs]})
+        except ForeignRef as e:
+            if not closed_over(jitted, e) or any(r is e.ref for r in refs):
+                raise
+            refs.append(e.ref)  # another one: trace again with it
+            continue
+        for r, v in zip(refs, finals):
+            r._value = v
+        return out
+
+
+def _closed_variant(jitted, refs):
+    from .api import Jitted
+    key = tuple(map(id, refs))
+    cached = jitted.__dict__.get("_closed_variant")
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    fun = jitted.fun
+
+    def with_closed_refs(*args, **kwargs):
+        values = kwargs.pop(_CLOSED)
+        saved = [(r._value, r._trace) for r in refs]
+        trace = current_trace()
+        for r, v in zip(refs, values):  # the references hold this trace's values meanwhile
+            r._value, r._trace = v, trace
+        try:
+            out = fun(*args, **kwargs)
+            finals = [r._value for r in refs]
+        finally:
+            for r, (v, t) in zip(refs, saved):
+                r._value, r._trace = v, t
+        return out, finals
+
+    with_closed_refs.__name__ = jitted.name
+    variant = Jitted(with_closed_refs, jitted.static_argnums, jitted.static_argnames,
+                     jitted._backend, jitted.device)
+    variant.__dict__["_closing_variant"] = True
+    jitted.__dict__["_closed_variant"] = (key, variant)
     return variant
