@@ -30,6 +30,7 @@ import functools
 
 from functrans.core.api_util import fun_name
 from functrans.core.eval import eval_jaxpr
+from functrans.core.ir import Literal
 from functrans.core.staging import hoist_tracer_consts, trace_to_jaxpr
 from functrans.core.trace import EvalTrace, Primitive, current_trace, get_aval, set_current_trace
 from functrans.core.tree import tree_flatten, tree_unflatten
@@ -96,10 +97,35 @@ def _remat_partial_eval(trace, prim, args, params):
         known_outs = eval_jaxpr(jaxpr_k, *[x for x, u in zip(args, unknowns) if not u])
     # ...and the unknown outputs recomputed from all the inputs in the backward pass.
     jaxpr_u, used = dce_jaxpr(jaxpr, out_unknowns, prune_inputs=True)
+    jaxpr_u = _inline_checkpoints(jaxpr_u)
     staged = trace.stage(remat_p, [x for x, u in zip(args, used) if u],
                          dict(params, jaxpr=jaxpr_u, differentiated=True))
     k, u = iter(known_outs), iter(staged)
     return [next(u) if unk else next(k) for unk in out_unknowns]
+
+
+def _inline_checkpoints(jaxpr):
+    """``jaxpr`` with its ``checkpoint`` equations replaced by their bodies. The staged
+    program is recomputed whole in the backward pass, so an inner checkpoint saves nothing
+    there; kept, one equation would mix the inner primal computation with its tangents, and
+    the transpose would take the primal results for linear ones."""
+    if not any(e.prim is remat_p for e in jaxpr.eqns):
+        return jaxpr
+
+    def run(*args):
+        env = dict(zip(jaxpr.invars, args))
+        env.update(zip(jaxpr.constvars, jaxpr.consts))
+        read = lambda x: x.bound if type(x) is Literal else env[x]
+        for eqn in jaxpr.eqns:
+            ins = [read(x) for x in eqn.inputs]
+            if eqn.prim is remat_p:
+                outs = eval_jaxpr(_inline_checkpoints(eqn.params["jaxpr"]), *ins)
+            else:
+                outs = eqn.prim.bind(*ins, **eqn.params)
+            env.update(zip(eqn.outputs, outs))
+        return [read(v) for v in jaxpr.outvars]
+
+    return trace_to_jaxpr(run, jaxpr.in_avals, name="checkpoint")
 
 
 class _RematRules(CallRules):
