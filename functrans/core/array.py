@@ -70,6 +70,17 @@ class Array(metaclass=_ArrayMeta):
         from .mesh import default_sharding
         return self._sharding if self._sharding is not None else default_sharding()
 
+    @property
+    def committed(self) -> bool:
+        """Whether the array was placed on its devices (``device_put`` to a device or a
+        sharding, or a result on a mesh), as JAX's ``Array.committed``: an uncommitted array
+        may be moved to where the other operands of a computation are.
+
+        >>> fnp.arange(2.0).committed, ft.device_put(fnp.arange(2.0), ft.devices()[0]).committed
+        (False, True)
+        """
+        return self._sharding is not None
+
     def devices(self) -> set:
         """The set of devices holding parts of this array."""
         return set(self.sharding.device_set)

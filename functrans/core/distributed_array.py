@@ -152,4 +152,13 @@ def apply_on_shards(prim, args, params) -> list:
     return _apply_on_shards(prim, args, params)
 
 
-__all__ = ["DistributedArray", "apply_on_shards", "from_local_blocks"]
+def apply_on_mesh(prim, args, params):
+    """``prim.bind(*args, **params)`` where some argument is placed by a NamedSharding: the
+    results of the partitioned program, or None when it needs no partitioning (a mesh of one
+    device, or a primitive that splits its arguments itself, as shard_map)."""
+    if _apply_on_shards is None:
+        return None
+    return _apply_on_shards(prim, args, params, optional=True)
+
+
+__all__ = ["DistributedArray", "apply_on_mesh", "apply_on_shards", "from_local_blocks"]

@@ -21,9 +21,10 @@ from . import dtypes
 from .array import Array
 from .avals import ShapedArray
 from .config import config
-from .distributed_array import apply_on_shards
+from .distributed_array import apply_on_shards, apply_on_mesh
 from .errors import ConcretizationTypeError, TracerArrayConversionError, UnexpectedTracerError
 from .ir import Jaxpr, source_info, walk_jaxprs
+from .mesh import NamedSharding
 
 
 _PRIMITIVES: list = []
@@ -352,7 +353,7 @@ class EvalTrace(Trace):
         super().__init__(None)
 
     def process_primitive(self, prim, args, params):
-        sig, vals, user, narrow = [], [], None, False
+        sig, vals, user, narrow, placed = [], [], None, False, False
         for x in args:
             if type(x) is Array:
                 v = x._value
@@ -360,6 +361,8 @@ class EvalTrace(Trace):
                 vals.append(v)
                 if v.dtype in _NARROW:
                     narrow = True
+                if type(x._sharding) is NamedSharding:
+                    placed = True
             elif type(x) is np.ndarray and x.ndim:
                 # The caller's array itself: outputs that could alias it are copied below.
                 d = dtypes.canonicalize_dtype(x.dtype)
@@ -383,6 +386,13 @@ class EvalTrace(Trace):
                 # is the input itself must not freeze the caller's array)
                 if type(x) is np.ndarray and x.flags.writeable:
                     user = (user or []) + [x]
+        if placed:
+            # On a mesh of several devices an eager operation is a partitioned program (as
+            # JAX runs it jitted): its results keep their shardings, and ambiguous ones on
+            # Explicit axes raise ShardingTypeError.
+            outs = apply_on_mesh(prim, args, params)
+            if outs is not None:
+                return outs
         out_avals = type_rule(prim, sig, params)
         if narrow:
             outs = impl_via_float32(prim, vals, params, out_avals)

@@ -22,9 +22,10 @@ _programs: dict = {}  # (primitive, params, avals) -> its one-equation jaxpr
 _lock = threading.Lock()
 
 
-def apply_on_shards(prim, args, params) -> list:
+def apply_on_shards(prim, args, params, optional: bool = False) -> list | None:
     """``prim.bind(*args, **params)`` computed shard by shard (some argument is a
-    DistributedArray)."""
+    DistributedArray, or with ``optional`` an Array placed on a mesh: then None when the
+    program needs no partitioning)."""
     avals = tuple(get_aval(x) for x in args)
     try:
         key = (prim, tuple(sorted(params.items())), avals)
@@ -41,6 +42,8 @@ def apply_on_shards(prim, args, params) -> list:
                     _programs.clear()
                 _programs[key] = jaxpr
     sharded = mesh_and_specs(jaxpr, args)
+    if sharded is None and optional:
+        return None
     return partitioned(jaxpr, *sharded, prim.name)(*args)
 
 

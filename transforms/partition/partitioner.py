@@ -62,7 +62,7 @@ def mesh_and_specs(jaxpr, args):
         if type(s) is NamedSharding and isinstance(s.mesh, Mesh) and s.mesh.size > 1:
             if mesh is None:
                 mesh, where = s.mesh, i
-            elif s.mesh != mesh:
+            elif not same_grid(s.mesh, mesh):
                 raise MeshMismatchError(
                     f"jit: argument {where} is placed on {mesh} but argument {i} on "
                     f"{s.mesh}; every sharded argument of one program must be on the same "
@@ -72,7 +72,7 @@ def mesh_and_specs(jaxpr, args):
             specs.append(((),) * v.aval.ndim)
     constraint = _constraint_mesh(jaxpr)
     if constraint is not None:
-        if mesh is not None and constraint != mesh:
+        if mesh is not None and not same_grid(constraint, mesh):
             raise MeshMismatchError(
                 f"jit: argument {where} is placed on {mesh} but the program's "
                 f"with_sharding_constraint names {constraint}; both must be the same mesh")
@@ -84,13 +84,20 @@ def mesh_and_specs(jaxpr, args):
 
 @cache_on_jaxpr
 def _constraint_mesh(jaxpr):
-    meshes = {e.params["sharding"].mesh for e in inline_calls(jaxpr).eqns
-              if e.prim.name == "sharding_constraint"}
-    if len(meshes) > 1:
-        a, b = list(meshes)[:2]
+    meshes = list({e.params["sharding"].mesh for e in inline_calls(jaxpr).eqns
+                   if e.prim.name == "sharding_constraint"})
+    if any(not same_grid(m, meshes[0]) for m in meshes[1:]):
+        a, b = meshes[0], next(m for m in meshes[1:] if not same_grid(m, meshes[0]))
         raise MeshMismatchError(f"jit: the program's with_sharding_constraint calls name two "
                                 f"meshes, {a} and {b}; one program is partitioned over one")
     return next(iter(meshes), None)
+
+
+def same_grid(a: Mesh, b: Mesh) -> bool:
+    """The same devices under the same axis names (the axis types may differ: explicit_axes
+    and auto_axes retype the context mesh's axes for a while)."""
+    return a is b or (a.axis_names == b.axis_names and a.devices.shape == b.devices.shape
+                      and list(a.devices.flat) == list(b.devices.flat))
 
 
 @cache_on_jaxpr

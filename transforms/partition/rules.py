@@ -161,13 +161,15 @@ def reshape(eqn, specs, sizes) -> Plan:
     need, out = [()] * len(a), [()] * len(b)
     for gi, gj in _reshape_groups(a, b) or []:
         splits = [d for d in gi if spec[d]]
-        if splits == gi[:1] and gi and gj:
-            names = spec[gi[0]]
+        # Dimensions of size 1 do not move elements: the group's major dimension is its
+        # first of another size ((1, 8@y) -> (8@y,) keeps the split).
+        lead = [d for d in gi if a[d] != 1] or gi[:1]
+        if gi and gj and splits == lead[:1]:
+            names = spec[lead[0]]
             major = next((o for o in gj if b[o] != 1), gj[0])
-            lead = [d for d in gi if a[d] != 1]
-            if lead[:1] == gi[:1] and b[major] % factor(names, sizes) == 0 \
+            if b[major] % factor(names, sizes) == 0 \
                     and all(b[o] == 1 for o in gj[:gj.index(major)]):
-                need[gi[0]], out[major] = names, names
+                need[lead[0]], out[major] = names, names
     need = [tuple(need)] + [((),) * n for n in _ndims(eqn)[1:]]
 
     def localize(params, ins, outs):

@@ -1,0 +1,109 @@
+"""Sharding in types (JAX's sharding guides): eager operations on placed arrays, shardings
+through reshapes, committed arrays, auto_axes/explicit_axes as JAX 0.10.2 calls them.
+
+Types, specs and error types are what JAX 0.10.2 prints for the same programs (hard-coded,
+marked "JAX 0.10.2"); values are checked against NumPy.
+"""
+import numpy as np
+import pytest
+
+import functrans as ft
+import functrans.numpy as fnp
+from functrans.core.errors import ShardingTypeError
+from functrans.sharding import AxisType, NamedSharding, P, auto_axes, explicit_axes, set_mesh
+
+
+@pytest.fixture(autouse=True)
+def four_devices():
+    with ft.config.override(num_cpu_devices=4):
+        yield
+    set_mesh(None)
+
+
+def mesh2x2():
+    return ft.make_mesh((2, 2), ("x", "y"))
+
+
+def test_eager_operations_on_placed_arrays_keep_their_shardings():
+    with set_mesh(mesh2x2()):
+        a = ft.device_put(np.arange(4).reshape(4, 1), P("x", None))
+        b = ft.device_put(np.arange(8).reshape(1, 8), P(None, "y"))
+        r = a + b
+        s = fnp.sin(ft.device_put(np.arange(8.0), P("x")))
+    assert str(ft.typeof(r)) == "int64[4@x,8@y]"  # JAX 0.10.2 (int32 there): int32[4@x,8@y]
+    assert r.sharding.spec == P("x", "y") and r.committed
+    np.testing.assert_array_equal(r, np.arange(4).reshape(4, 1) + np.arange(8).reshape(1, 8))
+    assert str(ft.typeof(s)) == "float64[8@x]" and s.sharding.spec == P("x")
+    np.testing.assert_allclose(s, np.sin(np.arange(8.0)), rtol=1e-15)
+
+
+def test_an_eager_product_contracting_split_dimensions_is_ambiguous_on_explicit_axes():
+    with set_mesh(mesh2x2()):
+        c = ft.device_put(np.arange(4.0).reshape(2, 2), P(None, "x"))
+        d = ft.device_put(np.arange(4.0).reshape(2, 2), P("x", None))
+        with pytest.raises(ShardingTypeError, match=r"lhs_contracting_spec=\('x',\)"):
+            c @ d  # JAX 0.10.2: ShardingTypeError
+    auto = ft.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    c = ft.device_put(np.arange(4.0).reshape(2, 2), NamedSharding(auto, P(None, "x")))
+    d = ft.device_put(np.arange(4.0).reshape(2, 2), NamedSharding(auto, P("x", None)))
+    np.testing.assert_array_equal(c @ d, np.arange(4.0).reshape(2, 2) @ np.arange(4.0).reshape(2, 2))
+
+
+def test_reshapes_adding_or_dropping_unit_dimensions_keep_the_split():
+    with set_mesh(mesh2x2()):
+        b = ft.device_put(np.arange(8).reshape(1, 8), P(None, "y"))
+        v = ft.device_put(np.arange(8.0), P("y"))
+        r = ft.jit(lambda u: u.reshape(8) * 2)(b)
+        r1 = ft.jit(lambda u: u.reshape(1, 8))(v)
+    assert str(ft.typeof(r)) == "int64[8@y]"  # JAX 0.10.2: int32[8@y]
+    assert str(ft.typeof(r1)) == "float64[1,8@y]"  # JAX 0.10.2: float32[1,8@y]
+    np.testing.assert_array_equal(r, np.arange(8) * 2)
+    np.testing.assert_array_equal(r1, np.arange(8.0).reshape(1, 8))
+
+
+def test_committed_is_whether_an_array_was_placed():
+    x = fnp.arange(4.0)
+    # JAX 0.10.2: False False True, and True for an array placed on a mesh
+    assert (x.committed, ft.device_put(x).committed,
+            ft.device_put(x, ft.devices()[0]).committed) == (False, False, True)
+    assert ft.device_put(x, NamedSharding(mesh2x2(), P("x"))).committed
+
+
+def test_auto_axes_takes_out_sharding_at_the_call_and_retypes_the_mesh():
+    seen = []
+
+    def double(u):
+        seen.append(ft.sharding.get_abstract_mesh().axis_types)
+        seen.append(ft.typeof(u).sharding.spec)
+        return u * 2
+    with set_mesh(mesh2x2()):
+        s = ft.device_put(np.arange(8.0), P("x"))
+        out = auto_axes(double)(s, out_sharding=P("y"))
+        out2 = auto_axes(double, axes="x", out_sharding=P("x"))(s)
+        assert s.sharding.spec == P("x")  # the argument itself is not moved
+    # JAX 0.10.2: [(Auto, Auto), P(None,), (Auto, Explicit), P(None,)], float32[8@y], [8@x]
+    assert seen == [(AxisType.Auto, AxisType.Auto), P(None),
+                    (AxisType.Auto, AxisType.Explicit), P(None)]
+    assert str(ft.typeof(out)) == "float64[8@y]" and str(ft.typeof(out2)) == "float64[8@x]"
+    np.testing.assert_array_equal(out, np.arange(8.0) * 2)
+
+
+def test_explicit_axes_takes_in_sharding_at_the_call_and_needs_a_mesh():
+    auto = ft.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    seen = []
+
+    def inc(u):
+        seen.append(ft.sharding.get_abstract_mesh().axis_types)
+        return u + 1
+    with set_mesh(auto):
+        y = explicit_axes(inc)(np.arange(4.0), in_sharding=P("x"))
+        z = ft.jit(lambda u: explicit_axes(inc)(fnp.sin(u), in_sharding=P("x")) * 2)(
+            ft.device_put(np.arange(4.0), P("x")))
+        with pytest.raises(TypeError, match="in_sharding"):  # JAX 0.10.2: TypeError
+            explicit_axes(inc)(np.arange(4.0))
+    assert seen[0] == (AxisType.Explicit, AxisType.Explicit)
+    assert y.sharding.spec == P("x")
+    np.testing.assert_array_equal(y, np.arange(4.0) + 1)
+    np.testing.assert_allclose(z, (np.sin(np.arange(4.0)) + 1) * 2)
+    with pytest.raises(ValueError, match="context mesh is empty"):  # JAX 0.10.2: ValueError
+        explicit_axes(inc)(np.arange(4.0), in_sharding=P("x"))
