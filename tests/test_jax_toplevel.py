@@ -17,6 +17,7 @@ import pytest
 
 import functrans as ft
 import functrans.numpy as fnp
+from functrans.dtypes import TypePromotionError
 from functrans import checkpoint_policies as cp
 from functrans import dtypes, errors, lax
 from functrans.ad_checkpoint import checkpoint_name, print_saved_residuals
@@ -418,19 +419,34 @@ def test_disable_jit_runs_jitted_functions_eagerly():
         f(fnp.ones(()))
 
 
-def test_promotion_modes_accept_what_functrans_does_and_refuse_the_others():
-    # equinox's norms and attention wrap their arithmetic in numpy_dtype_promotion("standard").
+def test_promotion_modes_standard_strict_and_rank_raise_as_in_jax():
+    # equinox's norms and attention wrap their arithmetic in numpy_dtype_promotion("standard");
+    # lineax's, optimistix's and diffrax's test suites run under "strict" and rank "raise".
+    # What JAX 0.10.2 does in each case is the oracle.
     with ft.numpy_dtype_promotion("standard"), ft.numpy_rank_promotion("allow"):
         assert ft.config.jax_numpy_dtype_promotion == "standard"
         y = fnp.ones((2, 3), "float32") + fnp.arange(3, dtype="int8")
         assert y.dtype == np.float32 and y.shape == (2, 3)
-    with pytest.raises(ValueError, match="jax_numpy_dtype_promotion='strict'"):
-        with ft.numpy_dtype_promotion("strict"):
-            pass
-    with pytest.raises(ValueError, match="jax_numpy_rank_promotion='raise'"):
-        with ft.numpy_rank_promotion("raise"):
-            pass
+    x = fnp.ones(3, "float32")
+    with ft.numpy_dtype_promotion("strict"):
+        assert (x + 1).dtype == (x + 1.0).dtype == np.float32  # Python scalars promote
+        assert (x @ x).dtype == np.float32
+        for bad in (lambda: x + fnp.ones(3, "int8"), lambda: fnp.ones(3, "int32") + 1.0,
+                    lambda: x + 1j, lambda: fnp.ones(2, bool) + 1,
+                    lambda: x @ fnp.ones(3, "float64")):
+            with pytest.raises(TypePromotionError, match="jax_numpy_dtype_promotion=strict"):
+                bad()
+    with ft.numpy_rank_promotion("raise"):
+        assert (fnp.ones((2, 3)) + fnp.ones(())).shape == (2, 3)  # rank 0 broadcasts
+        with pytest.raises(ValueError, match="rank_promotion='raise'"):
+            fnp.ones((2, 3)) + fnp.ones(3)
+    with ft.numpy_rank_promotion("warn"):
+        with pytest.warns(UserWarning, match="shapes \\(2, 3\\) \\(3,\\)"):
+            fnp.ones((2, 3)) * fnp.ones(3)
+    with pytest.raises(ValueError, match="jax_numpy_dtype_promotion='loose'"):
+        ft.config.update("jax_numpy_dtype_promotion", "loose")
     assert ft.config.jax_numpy_dtype_promotion == "standard"
+    assert ft.config.jax_numpy_rank_promotion == "allow"
 
 
 def test_effects_barrier_waits_for_background_work():

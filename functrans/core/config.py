@@ -59,8 +59,8 @@ _JAX_ONLY = {
     "platforms": ("", ("", "cpu")),
     "default_matmul_precision": (None, (None, "default", "high", "highest", "bfloat16",
                                         "tensorfloat32", "float32", "fastest")),
-    "numpy_rank_promotion": ("allow", ("allow",)),
-    "numpy_dtype_promotion": ("standard", ("standard",)),
+    "numpy_rank_promotion": ("allow", ("allow", "warn", "raise")),
+    "numpy_dtype_promotion": ("standard", ("standard", "strict")),
     "default_prng_impl": ("threefry2x32", ("threefry2x32",)),
     "threefry_partitionable": (True, None),
     "traceback_filtering": ("auto", None),
@@ -105,6 +105,11 @@ class Config:
         object.__setattr__(self, "_values", {})
         for name, value in _DEFAULTS.items():
             self.update(name, value)
+        # JAX's flags are plain attributes too (config.jax_numpy_dtype_promotion is read on
+        # every NumPy-level operation's plan lookup).
+        for name, (value, _) in _JAX_ONLY.items():
+            if name not in _DEFAULTS:
+                object.__setattr__(self, "jax_" + name, value)
 
     def __getattr__(self, name):  # only reached for names that are not flags
         short = name.removeprefix("jax_")  # JAX's spelling: config.jax_enable_x64
@@ -128,9 +133,10 @@ class Config:
         if name.startswith("jax_") and short in _JAX_ONLY and short not in _DEFAULTS:
             accepted = _JAX_ONLY[short][1]
             if accepted is not None and value not in accepted:
-                raise ValueError(f"functrans does not support {name}={value!r}; it runs as "
-                                 f"with {name}={accepted[-1]!r}")
+                raise ValueError(f"functrans does not support {name}={value!r}; it supports "
+                                 f"{', '.join(repr(v) for v in accepted)}")
             self._values[name] = value
+            object.__setattr__(self, name, value)
             return
         name = short
         if name not in _DEFAULTS:

@@ -142,10 +142,10 @@ def log_compiles(enable: bool = True):
 
 @contextlib.contextmanager
 def numpy_dtype_promotion(mode: str):
-    """Promote dtypes in ``mode`` while inside (JAX's ``jax_numpy_dtype_promotion``).
-    functrans always promotes implicitly (JAX's ``"standard"`` mode; see
-    :mod:`functrans.dtypes`), so that is the only mode accepted; ``"strict"`` (refusing
-    implicit promotion) raises ``ValueError``.
+    """Promote dtypes in ``mode`` while inside (JAX's ``jax_numpy_dtype_promotion``):
+    ``"standard"`` (implicit promotion, see :mod:`functrans.dtypes`) or ``"strict"``, where
+    only Python scalars promote, to an array's type of their kind or a higher one, and two
+    different array types raise ``TypePromotionError``.
 
     >>> with ft.numpy_dtype_promotion("standard"):
     ...     (fnp.ones(2, "float32") + 1.0).dtype
@@ -158,8 +158,9 @@ def numpy_dtype_promotion(mode: str):
 @contextlib.contextmanager
 def numpy_rank_promotion(mode: str):
     """Broadcast arrays of different ranks in ``mode`` while inside (JAX's
-    ``jax_numpy_rank_promotion``). functrans always broadcasts as NumPy does (JAX's
-    ``"allow"``), the only mode accepted; ``"warn"`` and ``"raise"`` raise ``ValueError``.
+    ``jax_numpy_rank_promotion``): ``"allow"`` broadcasts as NumPy does; under ``"raise"``
+    (``"warn"``) elementwise operations on operands of different non-zero ranks raise
+    ``ValueError`` (warn).
 
     >>> with ft.numpy_rank_promotion("allow"):
     ...     (fnp.ones((2, 3)) + fnp.ones(3)).shape

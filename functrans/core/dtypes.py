@@ -287,6 +287,8 @@ def result_type(*dtypes_weak: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
         return _narrow_result_type(dtypes_weak), False
     args = [(_WEAK_PLACEHOLDER[d.kind] if w else d) for d, w in dtypes_weak]
     weak = all(w for _, w in dtypes_weak)
+    if not weak and config.jax_numpy_dtype_promotion == "strict":
+        return _strict_result_type(dtypes_weak), False
     if weak:
         # np.result_type of only Python scalars picks 64-bit defaults; keep the widest kind.
         kinds = {d.kind for d, _ in dtypes_weak}
@@ -295,6 +297,27 @@ def result_type(*dtypes_weak: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
              default_int_dtype() if kinds & {"i", "u"} else bool_)
         return d, True
     return canonicalize_dtype(np.result_type(*args)), False
+
+
+# JAX's strict lattice: a Python scalar (weak type) promotes to a strong type of its kind or
+# a higher one (int -> float -> complex); two different strong types never meet.
+_WEAK_REACHES = {"i": "iufc", "u": "iufc", "f": "fc", "c": "c", "b": "b"}
+
+
+def _strict_result_type(dtypes_weak) -> np.dtype:
+    """The result of ``jax_numpy_dtype_promotion="strict"`` (some input strong)."""
+    strong = {d for d, w in dtypes_weak if not w}
+    ok = len(strong) == 1
+    if ok:
+        (d,) = strong
+        ok = all(kind(d) in _WEAK_REACHES[kind(x)] for x, w in dtypes_weak if w)
+    if not ok:
+        names = tuple(str(x) if not w else f"{x} (weak)" for x, w in dtypes_weak)
+        raise TypePromotionError(
+            f"Input dtypes {names} have no available implicit dtype promotion path when "
+            "jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired "
+            "output type, or set jax_numpy_dtype_promotion=standard.")
+    return d
 
 
 def _narrow_result_type(dtypes_weak) -> np.dtype:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import warnings
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from .. import primitives as P
 from ..core import dtypes
 from ..core.array import Array
 from ..core.avals import ShapedArray
+from ..core.config import config
 from ..core.trace import Tracer, get_aval
 
 ArrayLike = object  # documentation alias: Array, Tracer, ndarray, Python scalar, nested list
@@ -255,6 +257,7 @@ def ufunc_operands(name: str, ufunc: np.ufunc, args, dtype=None, keep_scalars=Tr
     keys = tuple(_type_key(a) for a in args)
     if dtype is not None:
         dtype = dtypes.canonicalize_dtype(dtype, what=f"fnp.{name} dtype=")
+    check_strict_promotion(keys)
     try:
         x64 = dtypes.default_int_dtype() == dtypes.int64
         in_dtypes, out_dtype = resolve_loop(ufunc, keys, x64, dtype)
@@ -265,6 +268,30 @@ def ufunc_operands(name: str, ufunc: np.ufunc, args, dtype=None, keep_scalars=Tr
     weak = dtype is None and all(isinstance(k, type) and k in _PY_SCALARS for k in keys)
     ops = [convert(a, d, weak) for a, d in zip(args, in_dtypes)]
     return broadcast_operands(name, ops, keep_scalars), out_dtype, weak
+
+
+def check_strict_promotion(keys) -> None:
+    """Under ``jax_numpy_dtype_promotion="strict"``, raise ``TypePromotionError`` where the
+    operand types (:func:`_type_key`'s keys) need an implicit promotion JAX's strict lattice
+    lacks (NumPy's loop resolution would promote them)."""
+    if config.jax_numpy_dtype_promotion == "strict" and len(set(keys)) > 1:
+        dtypes.result_type(*[(dtypes.python_scalar_dtype(k()), True) if isinstance(k, type)
+                             else (k, False) for k in keys])
+
+
+def check_rank_promotion(name: str, shapes) -> None:
+    """JAX's ``jax_numpy_rank_promotion``: under ``"raise"`` (``"warn"``), operands of
+    different non-zero ranks raise ``ValueError`` (warn) instead of broadcasting."""
+    mode = config.jax_numpy_rank_promotion
+    if mode == "allow" or len({len(s) for s in shapes if s}) < 2:
+        return
+    msg = (f"Operands could not be broadcast together for {name} on shapes "
+           f"{' '.join(str(tuple(s)) for s in shapes)} and with the config option "
+           f"jax_numpy_rank_promotion={mode!r}: add dimensions explicitly (expand_dims, "
+           "reshape) or set jax_numpy_rank_promotion='allow'")
+    if mode == "raise":
+        raise ValueError(msg)
+    warnings.warn(msg, stacklevel=3)
 
 
 def broadcast_shapes(name: str, *shapes) -> tuple:
@@ -300,6 +327,7 @@ def broadcast_operands(name: str, ops, keep_scalars=True):
     shapes = [get_aval(o).shape for o in ops]
     if all(s == shapes[0] or (keep_scalars and not s) for s in shapes):
         return ops
+    check_rank_promotion(name, shapes)
     shape = broadcast_shapes(name, *shapes)
     return [o if (keep_scalars and not s) or s == shape else broadcast_to_shape(o, shape)
             for o, s in zip(ops, shapes)]

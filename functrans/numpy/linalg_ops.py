@@ -15,7 +15,7 @@ from .. import primitives as P
 from ..core.trace import get_aval
 from ..core import dtypes
 from ..lax import products
-from ._core import (_shown, _type_key, asarray, broadcast_shapes, broadcast_to_shape,
+from ._core import (_shown, _type_key, asarray, check_strict_promotion, broadcast_shapes, broadcast_to_shape,
                     check_arraylike, convert, normalize_axis, resolve_loop, unsupported_out)
 
 __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "einsum_path",
@@ -49,6 +49,7 @@ def _scalar_product(a, b, preferred):
 def _matmul_dtypes(a, b, ufunc=np.matmul, name="matmul"):
     """Operands cast to NumPy's loop dtypes for the product ``ufunc``."""
     keys = (_type_key(a), _type_key(b))
+    check_strict_promotion(keys)
     try:
         in_dtypes, out_dtype = resolve_loop(ufunc, keys,
                                             dtypes.default_int_dtype() == dtypes.int64)
