@@ -257,6 +257,23 @@ def test_checkpoint_composes():
                                ft.grad(ft.grad(lambda a: fnp.tanh(a) ** 2))(0.3), rtol=1e-14)
 
 
+def test_checkpoint_called_eagerly_still_traces_its_function():
+    # As in JAX: the function runs in a trace of its own even outside any transformation, so
+    # a Python branch on its argument is an error there too (JAX: TracerBoolConversionError),
+    # and haiku sees a different trace inside than outside.
+    from functrans.core.trace import EVAL_TRACE, current_trace
+    seen = []
+
+    def f(x):
+        seen.append(current_trace() is EVAL_TRACE)
+        return fnp.sin(x) * 2.0
+
+    assert float(ft.checkpoint(f)(0.5)) == pytest.approx(2.0 * np.sin(0.5), rel=1e-15)
+    assert seen == [False]
+    with pytest.raises(ft.errors.TracerBoolConversionError):
+        ft.checkpoint(lambda x: x * 2 if x > 0 else x)(1.0)
+
+
 # ---- bad input to the autodiff API ---------------------------------------------------------------------
 def test_grad_errors_name_the_problem():
     with pytest.raises(TypeError, match=r"scalar-output.*\(3,\)"):

@@ -29,7 +29,7 @@ import functools
 from ..core.api_util import fun_name
 from ..core.ir import Eqn, Jaxpr, Var, has_effects
 from ..core.staging import hoist_tracer_consts, trace_to_jaxpr
-from ..core.trace import EvalTrace, current_trace, get_aval
+from ..core.trace import get_aval
 from ..transforms.autodiff.remat import remat_p
 from ..transforms.jit.call import jit_p
 from ..core.tree import tree_flatten, tree_unflatten
@@ -126,8 +126,9 @@ def checkpoint_with_policy(fun, *, prevent_cse, policy):
     """
     @functools.wraps(fun)
     def remat_fun(*args, **kwargs):
-        if isinstance(current_trace(), EvalTrace):
-            return fun(*args, **kwargs)  # nothing to differentiate: no need to stage
+        # Staged even when called eagerly, as JAX does: ``fun`` sees tracers of a trace of
+        # its own (haiku's check that its state is not used inside JAX transforms compares
+        # the trace outside and inside).
         leaves, in_tree = tree_flatten((args, kwargs))
         store = {}
 
