@@ -13,11 +13,12 @@ reference works eagerly and inside the transformation that created it (a ``jit``
 or ``vmap``-traced function making and using its own references: the writes become ordinary
 updates of the traced program). A reference passed to a ``jit``-ted function is updated with
 the value the function leaves in it (``transforms/jit/refs.py``), and so is one made outside
-any transformation that a jitted function reads or writes (closes over). Otherwise
-references do not cross a transformation boundary: reading or writing one in a loop body,
-branch or nested transformation while it was made outside raises a ``TypeError`` that says
-so (JAX threads such effects through the program; functrans refuses rather than compute a
-wrong value).
+any transformation that a jitted function reads or writes (closes over); a ``scan`` body's
+(``fori_loop``'s, ``map``'s) are carried through the loop (``lax/closed_refs.py``).
+Otherwise references do not cross a transformation boundary: reading or writing one in a
+``while_loop`` body, branch or nested transformation while it was made outside raises a
+``TypeError`` that says so (JAX threads such effects through the program; functrans refuses
+rather than compute a wrong value).
 """
 from __future__ import annotations
 

@@ -107,12 +107,12 @@ def test_a_reference_made_outside_a_transformation_is_refused_inside_others():
                                         "transformation.*f64\\[3\\]"):
         ft.vmap(lambda x: r[...] + x)(fnp.ones(2))
 
-    def body(i, c):
+    def body(c):
         r[...] = r[...] + c
-        return c
+        return c + 1.0
 
-    with pytest.raises(TypeError, match="Ref made outside"):
-        ft.lax.fori_loop(0, 2, body, 1.0)
+    with pytest.raises(TypeError, match="Ref made outside"):  # (scan carries them; while not)
+        ft.lax.while_loop(lambda c: c < 2.0, body, 1.0)
 
 
 def test_bad_arguments_are_named():
@@ -122,3 +122,31 @@ def test_bad_arguments_are_named():
         ft.new_ref(ft.new_ref(1.0))
     with pytest.raises(ValueError, match="addupdate: the value has shape \\(\\), but"):
         ref.addupdate(ft.new_ref(fnp.ones(3)), ..., 1.0)
+
+
+def test_scan_carries_the_references_its_body_closes_over():
+    # JAX's refs guide: foreach over xs adding into r = new_ref(0) -> r == 45
+    r = ft.new_ref(0)
+    ys = ft.lax.scan(lambda c, x: (r.__setitem__(Ellipsis, r[...] + x), (c, x * 2))[1],
+                     None, fnp.arange(10))[1]
+    assert int(r[...]) == 45
+    np.testing.assert_array_equal(ys, np.arange(10) * 2)
+    acc = ft.new_ref(0.0)
+
+    def body(i, c):
+        acc[...] += i
+        return c + 1
+
+    assert int(ft.lax.fori_loop(0, 4, body, 0)) == 4 and float(acc[...]) == 6.0
+
+    @ft.jit
+    def accumulate(xs):  # a reference made in jit, written in a scan inside it
+        total = ft.new_ref(fnp.zeros(2))
+
+        def step(c, x):
+            total[...] += x
+            return c, None
+        ft.lax.scan(step, 0.0, xs)
+        return ft.freeze(total)
+
+    np.testing.assert_array_equal(accumulate(fnp.ones((3, 2))), [3.0, 3.0])

@@ -20,6 +20,7 @@ from ..core.eval import eval_jaxpr
 from ..core.staging import hoist_tracer_consts, trace_to_jaxpr
 from ..core.trace import Tracer, concrete_of, get_aval
 from ..core.tree import tree_flatten, tree_unflatten
+from .closed_refs import scan_threading_refs
 from .ops import convert_element_type
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map"]
@@ -272,11 +273,17 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
 
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
     """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns the final
-    carry and the stacked ``y``s.
+    carry and the stacked ``y``s. References ``f`` closes over are carried through
+    (``closed_refs.py``).
 
     >>> lax.scan(lambda c, x: (c + x, c * x), 0, fnp.arange(4))
     (Array(6, dtype=int64), Array([0, 0, 2, 9], dtype=int64))
     """
+    return scan_threading_refs(_scan, f, init, xs, length=length, reverse=reverse,
+                               unroll=unroll, _split_transpose=_split_transpose)
+
+
+def _scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
     x_leaves, x_tree = tree_flatten(xs)
     lengths = {get_aval(x).shape[0] if get_aval(x).shape else None for x in x_leaves}
     if None in lengths:
