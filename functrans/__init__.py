@@ -60,6 +60,7 @@ from .core.devices import Device  # noqa: F401,E402
 from .core.contexts import debug_nans, enable_x64  # noqa: F401,E402  (jax.enable_x64, ...)
 from .core.dtype_api import float0  # noqa: F401,E402  (jax.float0)
 from .custom_derivatives import custom_gradient  # noqa: F401,E402  (jax.custom_gradient)
+from .transforms.jit.fwd_bwd import fwd_and_bwd  # noqa: F401,E402  (jax.fwd_and_bwd)
 # jax.ad, a namespace as in JAX: the targets vjp's `with_refs` takes and what it returns.
 from .transforms.autodiff import vjp_function as _vjp_function  # noqa: E402
 import types as _types  # noqa: E402

@@ -69,3 +69,18 @@ def test_with_refs_accumulates_into_a_ref_made_in_the_same_jit():
     W, xs = np.full((3, 3), 0.1), [np.arange(3.0), np.ones(3)]
     want = sum(ft.grad(lambda W: fnp.sum(fnp.tanh(W @ x)))(W) for x in xs)
     np.testing.assert_allclose(ft.jit(step)(W, xs), want, rtol=1e-12)
+
+
+def test_fwd_and_bwd_splits_vjp_into_two_jitted_functions():
+    layer = lambda W, x: fnp.tanh(x @ W)
+    W, x = np.full((3, 4), 0.1), np.arange(6.0).reshape(2, 3)
+    fwd, bwd = ft.fwd_and_bwd(layer, argnums=(0, 1))
+    y, res = fwd(W, x)
+    dW, dx = bwd(res, np.ones_like(y))
+    want_W, want_x = ft.grad(lambda W, x: fnp.sum(layer(W, x)), argnums=(0, 1))(W, x)
+    np.testing.assert_allclose(dW, want_W, rtol=1e-12)
+    np.testing.assert_allclose(dx, want_x, rtol=1e-12)
+    assert float(dW.sum()) == pytest.approx(25.6226, rel=1e-5)  # JAX (float32): 25.622604
+    fwd1, bwd1 = ft.fwd_and_bwd(layer, argnums=1, jitted=False)
+    y, res = fwd1(W, x)
+    np.testing.assert_allclose(bwd1(res, np.ones_like(y)), want_x, rtol=1e-12)
