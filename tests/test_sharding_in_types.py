@@ -107,3 +107,56 @@ def test_explicit_axes_takes_in_sharding_at_the_call_and_needs_a_mesh():
     np.testing.assert_allclose(z, (np.sin(np.arange(4.0)) + 1) * 2)
     with pytest.raises(ValueError, match="context mesh is empty"):  # JAX 0.10.2: ValueError
         explicit_axes(inc)(np.arange(4.0), in_sharding=P("x"))
+
+
+# ---- out_sharding= on products and reshapes ---------------------------------------------------
+PRODUCTS = {
+    "dot": (lambda u, v: fnp.dot(u, v, out_sharding=P("x", None)), "[2@x,2]"),
+    "einsum": (lambda u, v: fnp.einsum("ij,jk->ik", u, v, out_sharding=P(None, "y")),
+               "[2,2@y]"),
+    "matmul": (lambda u, v: fnp.matmul(u, v, out_sharding=P()), "[2,2]"),
+    "dot_general": (lambda u, v: ft.lax.dot_general(u, v, (((1,), (0,)), ((), ())),
+                                                    out_sharding=P("y", "x")), "[2@y,2@x]"),
+}
+
+
+@pytest.mark.parametrize("name", PRODUCTS)
+def test_out_sharding_of_a_product_contracting_split_dimensions(name):
+    f, dims = PRODUCTS[name]
+    a_np, b_np = np.arange(8.0).reshape(2, 4), np.arange(8.0, 16.0).reshape(4, 2)
+    with set_mesh(mesh2x2()):
+        a = ft.device_put(a_np, P(None, "x"))
+        b = ft.device_put(b_np, P("x", None))
+        eager, jitted = f(a, b), ft.jit(f)(a, b)
+    # JAX 0.10.2: the same types (float32) both ways, and the values [[76, 82], [252, 274]]
+    assert str(ft.typeof(eager)) == str(ft.typeof(jitted)) == "float64" + dims
+    np.testing.assert_array_equal(eager, a_np @ b_np)
+    np.testing.assert_array_equal(jitted, a_np @ b_np)
+
+
+def test_gradients_and_batches_through_a_product_with_out_sharding():
+    a_np, b_np = np.arange(8.0).reshape(2, 4), np.arange(8.0, 16.0).reshape(4, 2)
+    with set_mesh(mesh2x2()):
+        a = ft.device_put(a_np, P(None, "x"))
+        b = ft.device_put(b_np, P("x", None))
+        ga, gb = ft.jit(ft.grad(lambda u, v: fnp.sum(
+            fnp.dot(u, v, out_sharding=P("x", None)) ** 2), argnums=(0, 1)))(a, b)
+        batched = ft.jit(ft.vmap(lambda u, w: fnp.dot(u, w, out_sharding=P()),
+                                 in_axes=(0, None)))(fnp.ones((3, 2, 4)), b)
+    c = a_np @ b_np  # d sum(c**2) = 2c: da = 2c b^T, db = a^T 2c (JAX 0.10.2's values)
+    np.testing.assert_array_equal(ga, 2 * c @ b_np.T)
+    np.testing.assert_array_equal(gb, a_np.T @ (2 * c))
+    assert str(ft.typeof(gb)) == "float64[4@x,2]"  # JAX 0.10.2: float32[4@x,2]
+    assert float(fnp.sum(batched)) == 552.0  # JAX 0.10.2: 552.0
+
+
+def test_out_sharding_of_a_reshape():
+    v_np = np.arange(8.0).reshape(2, 4)
+    with set_mesh(mesh2x2()):
+        v = ft.device_put(v_np, P("x", "y"))
+        r = ft.jit(lambda u: fnp.reshape(u, 8, out_sharding=P("x")))(v)
+        r2 = ft.lax.reshape(v, (4, 2), out_sharding=P(None, "y"))
+    # JAX 0.10.2: float32[8@x], float32[4,2@y]
+    assert str(ft.typeof(r)) == "float64[8@x]" and str(ft.typeof(r2)) == "float64[4,2@y]"
+    np.testing.assert_array_equal(r, v_np.reshape(8))
+    np.testing.assert_array_equal(r2, v_np.reshape(4, 2))

@@ -356,12 +356,17 @@ def broadcast_to_rank(x, rank):
     return broadcast(x, (1,) * (rank - ndim))
 
 
-def reshape(operand, new_sizes, dimensions=None):
-    """Reshape (row-major); ``dimensions`` transposes first, as in JAX.
+def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
+    """Reshape (row-major); ``dimensions`` transposes first, as in JAX; ``out_sharding``
+    lays the result out where the operand's splits cannot say how (JAX's).
 
     >>> lax.reshape(fnp.arange(6), (2, 3)).shape
     (2, 3)
     """
+    if out_sharding is not None:
+        from .products import out_sharding_call
+        return out_sharding_call(lambda x: reshape(x, new_sizes, dimensions), (operand,),
+                                 out_sharding, "reshape")
     if dimensions is not None:
         operand = transpose(operand, dimensions)
     new_sizes = tuple(map(operator.index, new_sizes))

@@ -308,7 +308,10 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     ...                 preferred_element_type="int32")
     Array(2, dtype=int32)
     """
-    check_no_out_sharding("dot_general", out_sharding)
+    if out_sharding is not None:
+        return out_sharding_call(lambda a, b: dot_general(
+            a, b, dimension_numbers, precision, preferred_element_type), (lhs, rhs),
+            out_sharding, "dot_general")
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(map(operator.index, lc)), tuple(map(operator.index, rc))),
           (tuple(map(operator.index, lb)), tuple(map(operator.index, rb))))
@@ -345,16 +348,29 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None, *, dimension_numb
 
 
 def check_no_out_sharding(name, out_sharding):
-    """JAX's ``out_sharding=`` is accepted when it asks for what the result is (None, or no
-    dimension split on the empty mesh: ``jax.typeof(x).sharding``); results are placed
-    elsewhere by device_put.
+    """JAX's ``out_sharding=`` where functrans accepts only what the result is (None, or no
+    dimension split on the empty mesh: ``jax.typeof(x).sharding``).
 
-    >>> check_no_out_sharding("dot", None)
+    >>> check_no_out_sharding("conv", None)
     """
     from ..core.out_sharding import is_unsplit
     if not is_unsplit(out_sharding):
         raise NotImplementedError(f"lax.{name}: out_sharding={out_sharding!r} is not "
                                   "supported; place the result with functrans.device_put")
+
+
+def out_sharding_call(fun, args, out_sharding, name):
+    """``fun(*args)`` laid out as JAX's ``out_sharding=`` of ``name`` asks (None, or nothing
+    split on the empty mesh, is what every result is already).
+
+    >>> out_sharding_call(lambda a: a + 1, (fnp.ones(2),), None, "f")
+    Array([2., 2.], dtype=float64)
+    """
+    from ..core.out_sharding import is_unsplit
+    if is_unsplit(out_sharding):
+        return fun(*args)
+    from .sharding_ops import with_out_sharding
+    return with_out_sharding(fun, args, out_sharding, name)
 
 
 def batch_matmul(lhs, rhs, precision=None):

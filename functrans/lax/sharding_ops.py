@@ -26,7 +26,7 @@ from ..core.placement import device_put
 from ..primitives.sharding_constraint import sharding_constraint_p
 from ..core.tree import broadcast_prefix, tree_flatten, tree_unflatten
 
-__all__ = ["with_sharding_constraint"]
+__all__ = ["with_out_sharding", "with_sharding_constraint"]
 
 
 class _NoMeshError(RuntimeError, TypeError):
@@ -68,6 +68,33 @@ def with_sharding_constraint(x, shardings):
         else:
             out.append(device_put(leaf, s))
     return tree_unflatten(tree, out)
+
+
+def with_out_sharding(fun, args, out_sharding, name: str):
+    """``fun(*args)`` with its result laid out as ``out_sharding`` (JAX's ``out_sharding=`` of
+    a product or a reshape: it says how the result is split where the operands' shardings
+    leave it ambiguous). Concrete operands: the global value is computed and placed there.
+    Traced ones: the result is constrained to it, and jit's partitioner computes a product
+    feeding such a constraint as partial sums, reduced as the constraint asks.
+
+    >>> with ft.set_mesh(ft.make_mesh((2,), ("x",))):
+    ...     y = with_out_sharding(lambda a: a * 2, (fnp.ones((2, 2)),), P("x"), "f")
+    >>> y.sharding.spec
+    PartitionSpec('x')
+    """
+    from ..core.array import Array
+    if isinstance(out_sharding, PartitionSpec):
+        out_sharding = context_sharding(out_sharding, f"{name} out_sharding", _NoMeshError)
+    elif not isinstance(out_sharding, Sharding):
+        raise TypeError(f"{name}: out_sharding must be a PartitionSpec or a Sharding, got "
+                        f"{type(out_sharding).__name__}: {out_sharding!r:.60}")
+    leaves = tree_flatten(args)[0]
+    if not any(isinstance(x, Tracer) for x in leaves):
+        # Operands are global values: compute the whole result, then place it.
+        args = tree_unflatten(tree_flatten(args)[1], [
+            x._with_sharding(None) if type(x) is Array else x for x in leaves])
+        return device_put(fun(*args), out_sharding)
+    return with_sharding_constraint(fun(*args), out_sharding)
 
 
 def _reshard_across(x, sharding):

@@ -29,9 +29,8 @@ def _dot(a, b, contract, batch=((), ()), precision=None, preferred=None):
     return products.bind_dot(a, b, (contract, batch), precision, out_dtype)
 
 
-def _product_options(precision, preferred_element_type, out_sharding=None, name="dot"):
+def _product_options(precision, preferred_element_type):
     """Canonical ``precision`` and ``preferred_element_type`` (validated as JAX does)."""
-    products.check_no_out_sharding(name, out_sharding)
     precision = products.canonicalize_precision(precision)
     if preferred_element_type is not None:
         preferred_element_type = dtypes.canonicalize_dtype(preferred_element_type,
@@ -75,8 +74,11 @@ def matmul(a, b, out=None, *, precision=None, preferred_element_type=None, out_s
     """
     check_arraylike("matmul", a, b)
     unsupported_out("matmul", out)
-    precision, pet = _product_options(precision, preferred_element_type, out_sharding,
-                                      "matmul")
+    if out_sharding is not None:
+        return products.out_sharding_call(lambda x, y: matmul(
+            x, y, precision=precision, preferred_element_type=preferred_element_type),
+            (a, b), out_sharding, "matmul")
+    precision, pet = _product_options(precision, preferred_element_type)
     a, b = _matmul_dtypes(asarray(a), asarray(b))
     sa, sb = get_aval(a).shape, get_aval(b).shape
     for i, s in enumerate((sa, sb)):
@@ -119,7 +121,11 @@ def dot(a, b, out=None, *, precision=None, preferred_element_type=None, out_shar
     """
     check_arraylike("dot", a, b)
     unsupported_out("dot", out)
-    precision, pet = _product_options(precision, preferred_element_type, out_sharding)
+    if out_sharding is not None:
+        return products.out_sharding_call(lambda x, y: dot(
+            x, y, precision=precision, preferred_element_type=preferred_element_type),
+            (a, b), out_sharding, "dot")
+    precision, pet = _product_options(precision, preferred_element_type)
     a, b = asarray(a), asarray(b)
     na, nb = get_aval(a).ndim, get_aval(b).ndim
     if na == 0 or nb == 0:
@@ -255,8 +261,11 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None,
     (2, 4)
     """
     check_arraylike("tensordot", a, b)
-    precision, pet = _product_options(precision, preferred_element_type, out_sharding,
-                                      "tensordot")
+    if out_sharding is not None:
+        return products.out_sharding_call(lambda x, y: tensordot(
+            x, y, axes, precision=precision, preferred_element_type=preferred_element_type),
+            (a, b), out_sharding, "tensordot")
+    precision, pet = _product_options(precision, preferred_element_type)
     a, b = asarray(a), asarray(b)
     na, nb = get_aval(a).ndim, get_aval(b).ndim
     if isinstance(axes, (int, np.integer)):
@@ -382,8 +391,11 @@ def einsum(subscripts, *operands, out=None, optimize="greedy", precision=None,
     if not isinstance(subscripts, str):
         subscripts, operands = _sublists_to_subscripts((subscripts,) + operands)
     check_arraylike("einsum", *operands)
-    precision, pet = _product_options(precision, preferred_element_type, out_sharding,
-                                      "einsum")
+    if out_sharding is not None:
+        return products.out_sharding_call(lambda *xs: einsum(
+            subscripts, *xs, optimize=optimize, precision=precision,
+            preferred_element_type=preferred_element_type), operands, out_sharding, "einsum")
+    precision, pet = _product_options(precision, preferred_element_type)
     ops = [asarray(o) for o in operands]
     if len(ops) > 1:
         from ._core import promote

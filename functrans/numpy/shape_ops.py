@@ -108,8 +108,9 @@ def _shape_arg(newshape, total):
     return tuple(newshape)
 
 
-def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
-    """Reshape (row-major; ``-1`` infers one dimension).
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None, out_sharding=None):
+    """Reshape (row-major; ``-1`` infers one dimension); ``out_sharding`` as
+    :func:`lax.reshape`'s.
 
     >>> reshape(fnp.arange(6), (2, -1)).shape
     (2, 3)
@@ -119,7 +120,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
         raise NotImplementedError("fnp.reshape supports only order='C'")
     shape = newshape if shape is None else shape
     a = asarray(a)
-    return lax.reshape(a, _shape_arg(shape, get_aval(a).size))
+    return lax.reshape(a, _shape_arg(shape, get_aval(a).size), out_sharding=out_sharding)
 
 
 def ravel(a, order="C"):

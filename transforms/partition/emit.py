@@ -47,6 +47,13 @@ def partition(jaxpr, mesh, in_specs):
     return _ShardProgram(jaxpr, mesh, in_specs, groups).trace()
 
 
+def same_grid(a, b) -> bool:
+    """The same devices under the same axis names (the axis types may differ: explicit_axes
+    and auto_axes retype the context mesh's axes for a while)."""
+    return a is b or (a.axis_names == b.axis_names and a.devices.shape == b.devices.shape
+                      and list(a.devices.flat) == list(b.devices.flat))
+
+
 class _ShardProgram:
     def __init__(self, jaxpr, mesh, in_specs, groups):
         self.jaxpr, self.mesh, self.in_specs = jaxpr, mesh, in_specs
@@ -61,6 +68,10 @@ class _ShardProgram:
         self.reduced_values: dict = {}  # var -> its all-reduced value
         self.chains: dict = {}  # partial var -> (var its partial sums start at, linear steps)
         self.producer: dict = {}  # var -> the equation that made it
+        # Values laid out by a constraint right away (a product's or a reshape's
+        # out_sharding=): their layout is not ambiguous on Explicit axes.
+        self.constrained = {e.inputs[0] for e in jaxpr.eqns
+                            if e.prim.name == "sharding_constraint"}
 
     def trace(self):
         from functrans.primitives.shard_map import mesh_axes
@@ -158,7 +169,7 @@ class _ShardProgram:
         """Apply one equation of the global program to the shard's blocks."""
         if eqn.prim.name == "sharding_constraint":
             s = eqn.params["sharding"]
-            if s.mesh != self.mesh:
+            if not same_grid(s.mesh, self.mesh):
                 raise MeshMismatchError(f"jit: with_sharding_constraint names {s.mesh}, but "
                                         f"the program is partitioned over {self.mesh}")
             want = canonical_spec(s.spec, eqn.inputs[0].aval.ndim, "with_sharding_constraint")
@@ -167,7 +178,8 @@ class _ShardProgram:
         sizes = self.sizes
         layouts = [self.read(x)[1] for x in eqn.inputs]
         plan = rule_for(eqn.prim)(eqn, [lay.spec for lay in layouts], sizes)
-        if self.explicit:
+        if self.explicit and not (len(eqn.outputs) == 1 and eqn.outputs[0] in self.constrained
+                                  and eqn.prim.name in ("dot_general", "reshape")):
             explicit.check(eqn, [lay.spec for lay in layouts], plan, self.mesh)
             if eqn.prim.name == "dot_general":
                 plan = explicit.dot_plan(eqn, [lay.spec for lay in layouts], plan)

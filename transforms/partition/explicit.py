@@ -97,5 +97,10 @@ def dot_plan(eqn, specs, plan):
     need_l = tuple((need_r[rb[lb.index(d)]] or s) if d in lb else s for d, s in enumerate(need_l))
     lf = [d for d in range(len(ls)) if d not in lc and d not in lb]
     rf = [d for d in range(len(rs)) if d not in rc and d not in rb]
+    # An axis splitting a dimension of the left operand's part of the result cannot split
+    # one of the right's too (a transposed product meets this): that dimension is gathered.
+    taken = {n for d in list(lb) + lf for n in need_l[d]}
+    need_r = tuple(tuple(n for n in s if n not in taken) if d in rf else s
+                   for d, s in enumerate(need_r))
     out = tuple([need_l[d] for d in lb] + [need_l[d] for d in lf] + [need_r[d] for d in rf])
     return Plan([need_l, need_r], [out])

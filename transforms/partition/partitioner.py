@@ -41,7 +41,7 @@ from functrans.core.trace import Tracer
 
 from ..parallel.runtime import run_shards
 from ..passes import inline_calls
-from .emit import MeshMismatchError, partition
+from .emit import MeshMismatchError, partition, same_grid
 from .layouts import used
 
 _HOST_STEPS = ("shard_map", "psum", "pmax", "pmin", "all_gather", "psum_scatter",
@@ -91,13 +91,6 @@ def _constraint_mesh(jaxpr):
         raise MeshMismatchError(f"jit: the program's with_sharding_constraint calls name two "
                                 f"meshes, {a} and {b}; one program is partitioned over one")
     return next(iter(meshes), None)
-
-
-def same_grid(a: Mesh, b: Mesh) -> bool:
-    """The same devices under the same axis names (the axis types may differ: explicit_axes
-    and auto_axes retype the context mesh's axes for a while)."""
-    return a is b or (a.axis_names == b.axis_names and a.devices.shape == b.devices.shape
-                      and list(a.devices.flat) == list(b.devices.flat))
 
 
 @cache_on_jaxpr
