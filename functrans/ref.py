@@ -106,6 +106,17 @@ class Ref:
         else:
             self._value = value.at[index].set(update)
 
+    def unsafe_buffer_pointer(self) -> int:
+        """The address of the buffer holding the reference's current value. A write gives
+        the reference a new (updated) array, so the address changes with writes, unlike
+        JAX's in-place buffers.
+
+        >>> r = new_ref(fnp.zeros(2))
+        >>> r.unsafe_buffer_pointer() == r[...].unsafe_buffer_pointer()
+        True
+        """
+        return self._check("reading").unsafe_buffer_pointer()
+
     def __len__(self):
         return self.shape[0] if self.shape else len(self._value)
 

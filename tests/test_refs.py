@@ -150,3 +150,12 @@ def test_scan_carries_the_references_its_body_closes_over():
         return ft.freeze(total)
 
     np.testing.assert_array_equal(accumulate(fnp.ones((3, 2))), [3.0, 3.0])
+
+
+def test_unsafe_buffer_pointer_is_the_current_buffers_address():
+    x = fnp.arange(3.0)
+    assert x.unsafe_buffer_pointer() == np.asarray(x).ctypes.data
+    r = ft.new_ref(fnp.arange(3.0))
+    assert r.unsafe_buffer_pointer() == np.asarray(r[...]).ctypes.data
+    r[...] = fnp.sin(r[...])  # a write gives the reference a new array
+    assert r.unsafe_buffer_pointer() == np.asarray(r[...]).ctypes.data

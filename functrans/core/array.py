@@ -116,6 +116,15 @@ class Array(metaclass=_ArrayMeta):
     def copy_to_host_async(self) -> None:
         """Start copying the value to the host: it is there already (CPU devices)."""
 
+    def unsafe_buffer_pointer(self) -> int:
+        """The address of the array's buffer (host memory).
+
+            >>> x = Array._wrap(np.arange(3.0))
+            >>> x.unsafe_buffer_pointer() == x._value.ctypes.data
+            True
+        """
+        return int(self._value.ctypes.data)
+
     @property
     def aval(self) -> ShapedArray:
         v = self._value
