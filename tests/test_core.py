@@ -215,6 +215,22 @@ def test_make_jaxpr_static_argnums_and_return_shape():
     assert (shape.shape, shape.dtype) == ((3,), np.dtype(F32))
 
 
+def test_make_jaxpr_axis_env_binds_names_for_collectives():
+    # JAX's make_jaxpr(f, axis_env=[("i", 4)]) stages psum and axis_index over an axis no
+    # transformation binds (haiku's jaxpr_info passes it); the sizes reach the collectives.
+    f = lambda x: ft.lax.psum(x, "i") * ft.lax.axis_size("i") + ft.lax.axis_index("i")  # noqa
+    jaxpr = ft.make_jaxpr(f, axis_env=[("i", 4)])(np.float32(1.0))
+    names = [e.prim.name for e in jaxpr.eqns]
+    assert "psum" in names and "axis_index" in names
+    assert "4.0" in str(jaxpr)  # axis_size("i") is the static 4
+    with pytest.raises(NameError, match="unbound axis name 'i'"):
+        ft.make_jaxpr(f)(np.float32(1.0))
+    with pytest.raises(TypeError, match="pairs"):
+        ft.make_jaxpr(f, axis_env=["i"])(1.0)
+    with pytest.raises(TypeError, match="integer"):
+        ft.make_jaxpr(f, axis_env=[("i", 2.5)])(1.0)
+
+
 def test_eval_shape_runs_nothing():
     calls = []
 

@@ -7,11 +7,14 @@
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import operator
 
 from .api_util import (ShapeDtypeStruct, abstractify, fun_name, merge_static,
                             split_static)
 from .avals import ShapedArray
+from .axis_env import extend_axis_env
 from .dtypes import canonicalize_dtype
 from .staging import trace_to_jaxpr
 from .trace import get_aval
@@ -64,28 +67,54 @@ def _trace(fun, static_argnums, args, kwargs, what, structs=None):
     return jaxpr, out_tree[0]
 
 
-def make_jaxpr(fun, static_argnums=(), *, return_shape=False):
+def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False):
     """Return a function that traces ``fun`` on example arguments and returns its Jaxpr.
 
     Arguments may be arrays, Python scalars or :class:`ShapeDtypeStruct` (pytrees of them);
-    ``static_argnums`` are passed through as Python values. With ``return_shape=True`` also
-    returns the output's pytree of ShapeDtypeStructs.
+    ``static_argnums`` are passed through as Python values. ``axis_env``, pairs ``(name,
+    size)``, binds axis names for the collectives ``fun`` uses (as inside ``pmap``). With
+    ``return_shape=True`` also returns the output's pytree of ShapeDtypeStructs.
 
     >>> make_jaxpr(lambda x, n: x * n, static_argnums=1)(1.0, 3)
     { lambda ; a:f64[]. let b:f64[] = mul a 3.0:f64[] in (b,) }
     """
     static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    axes = _check_axis_env(axis_env)
     what = f"make_jaxpr({fun_name(fun)})"
 
     @functools.wraps(fun)
     def traced(*args, **kwargs):
-        jaxpr, out_tree = _trace(fun, static_argnums, args, kwargs, what)
+        with contextlib.ExitStack() as stack:
+            for name, size in axes:
+                stack.enter_context(extend_axis_env(name, size))
+            jaxpr, out_tree = _trace(fun, static_argnums, args, kwargs, what)
         if return_shape:
             shapes = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in jaxpr.out_avals]
             return jaxpr, tree_unflatten(out_tree, shapes)
         return jaxpr
 
     return traced
+
+
+def _check_axis_env(axis_env) -> list:
+    """``make_jaxpr``'s ``axis_env`` as a list of ``(name, size)`` pairs, checked."""
+    if axis_env is None:
+        return []
+    pairs = []
+    for pair in axis_env:
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+            raise TypeError(f"make_jaxpr: axis_env must hold (axis name, size) pairs, got "
+                            f"{pair!r}")
+        name, size = pair
+        try:
+            size = operator.index(size)
+        except TypeError:
+            raise TypeError(f"make_jaxpr: axis_env size of {name!r} must be an integer, got "
+                            f"{type(size).__name__}") from None
+        if size < 0:
+            raise ValueError(f"make_jaxpr: axis_env size of {name!r} is negative ({size})")
+        pairs.append((name, size))
+    return pairs
 
 
 def eval_shape(fun, *args, **kwargs):
