@@ -13,7 +13,8 @@ reference works eagerly and inside the transformation that created it (a ``jit``
 or ``vmap``-traced function making and using its own references: the writes become ordinary
 updates of the traced program). A reference passed to a ``jit``-ted function is updated with
 the value the function leaves in it (``transforms/jit/refs.py``), and so is one made outside
-any transformation that a jitted function reads or writes (closes over); a ``scan`` body's
+any transformation that a jitted function reads or writes (closes over); ``vmap`` passes
+references by value and writes back each instance's slice; a ``scan`` body's
 (``fori_loop``'s, ``map``'s) are carried through the loop (``lax/closed_refs.py``).
 Otherwise references do not cross a transformation boundary: reading or writing one in a
 ``while_loop`` body, branch or nested transformation while it was made outside raises a

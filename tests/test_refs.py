@@ -159,3 +159,27 @@ def test_unsafe_buffer_pointer_is_the_current_buffers_address():
     assert r.unsafe_buffer_pointer() == np.asarray(r[...]).ctypes.data
     r[...] = fnp.sin(r[...])  # a write gives the reference a new array
     assert r.unsafe_buffer_pointer() == np.asarray(r[...]).ctypes.data
+
+
+def test_vmap_passes_references_by_value_and_writes_them_back():
+    # JAX's state guide: each vmapped instance writes its own entry -> [0, 2, 4]
+    def scale_into(x, out_ref):
+        out_ref[...] = 2.0 * x
+
+    out = ft.new_ref(fnp.zeros(3))
+    ft.vmap(scale_into)(fnp.arange(3.0), out)
+    np.testing.assert_array_equal(out[...], [0.0, 2.0, 4.0])
+
+    def dist(x, y, out_ref):  # JAX's refs guide: nested vmaps over one reference
+        out_ref[...] = fnp.sum((x - y) ** 2)
+
+    vecs = fnp.arange(12.0).reshape(3, 4)
+    d = ft.new_ref(fnp.zeros((3, 3)))
+    ft.vmap(ft.vmap(dist, (0, None, 0)), (None, 0, 0))(vecs, vecs, d)
+    want = ((np.arange(12.0).reshape(3, 1, 4) - np.arange(12.0).reshape(1, 3, 4)) ** 2).sum(-1)
+    np.testing.assert_array_equal(d[...], want.T)
+    cols = ft.new_ref(fnp.zeros((2, 3)))
+    ft.vmap(scale_into, in_axes=(0, 1))(fnp.arange(3.0), cols)  # mapped along axis 1
+    np.testing.assert_array_equal(cols[...], [[0.0, 2.0, 4.0]] * 2)
+    with pytest.raises(ValueError, match="unmapped"):
+        ft.vmap(scale_into, in_axes=(0, None))(fnp.arange(3.0), ft.new_ref(0.0))

@@ -219,6 +219,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     @functools.wraps(fun)
     def vmapped(*args, **kwargs):
         leaves, in_tree = tree_flatten((args, kwargs))
+        # References are passed by value and written back (as jit's; ``_is_ref`` marks them).
+        refs = {i: x for i, x in enumerate(leaves) if getattr(x, "_is_ref", False)}
+        leaves = [refs[i]._check(f"passing to {what}") if i in refs else x
+                  for i, x in enumerate(leaves)]
         # Keyword arguments are always mapped along axis 0, as in JAX.
         axes = match_prefix((in_axes, 0), (args, kwargs), what, "in_axes", "arguments")
         labels = _leaf_labels(fun, args, kwargs)
@@ -228,12 +232,21 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         out_store = {}
 
         def flat_fun(*xs):
-            a, k = tree_unflatten(in_tree, xs)
+            inner = {i: type(r)(xs[i], current_trace()) for i, r in refs.items()}
+            a, k = tree_unflatten(in_tree, [inner.get(i, x) for i, x in enumerate(xs)])
             out = fun(*a, **k)
             out_leaves, out_store["tree"] = tree_flatten(out)
-            return out_leaves
+            return out_leaves + [r._value for r in inner.values()]
 
         vals, dims = batch_flat(flat_fun, flat_args, axes, AxisData(axis_name, size))
+        if refs:
+            n = len(vals) - len(refs)
+            for (i, r), v, d in zip(refs.items(), vals[n:], dims[n:]):
+                if axes[i] is None and d is not None:
+                    raise ValueError(f"{what}: a Ref passed unmapped (in_axes None) was written "
+                                     "with values that vary across the batch")
+                r._value = v if axes[i] is None else match_dim(v, d, axes[i], size)
+            vals, dims = vals[:n], dims[:n]
         out_tree = out_store["tree"]
         o_axes = match_prefix(out_axes, tree_unflatten(out_tree, vals), what, "out_axes",
                               "outputs")
