@@ -324,9 +324,12 @@ def missing_module(record: dict) -> str | None:
 
 
 def normalize(error: str) -> str:
-    """An error line with its particulars (numbers, quoted names, shapes) blurred."""
-    error = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", error)
-    error = re.sub(r"\d+", "N", error)
+    """An error line with its particulars (numbers, long quoted values) blurred; a name
+    left undefined by an earlier failing cell is one cause, whatever the name."""
+    if error.startswith("NameError"):
+        return "NameError: a name an earlier failing cell would have defined"
+    error = re.sub(r"'[^']{40,}'|\"[^\"]{40,}\"", "'…'", error)
+    error = re.sub(r"0x[0-9a-f]+|\d+", "N", error)
     return error[:120]
 
 
