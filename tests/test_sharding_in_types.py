@@ -160,3 +160,34 @@ def test_out_sharding_of_a_reshape():
     assert str(ft.typeof(r)) == "float64[8@x]" and str(ft.typeof(r2)) == "float64[4,2@y]"
     np.testing.assert_array_equal(r, v_np.reshape(8))
     np.testing.assert_array_equal(r2, v_np.reshape(4, 2))
+
+
+# ---- lax.pcast ----------------------------------------------------------------------------
+def test_pcast_to_varying_keeps_values_gradients_and_batches():
+    with ft.config.override(num_cpu_devices=2), set_mesh(ft.make_mesh((2,), ("i",))):
+        x = ft.device_put(fnp.arange(6.0), P("i"))
+        y = fnp.arange(3.0) + 1
+
+        @ft.shard_map(in_specs=(P("i"), P()), out_specs=P("i"))
+        def f(a, b):
+            return a * ft.lax.pcast(b, "i", to="varying")
+        out = f(x, y)
+        gx, gy = ft.grad(lambda a, b: fnp.sum(f(a, b) ** 2), argnums=(0, 1))(x, y)
+        batched = ft.jit(ft.vmap(f, in_axes=(0, None)))(fnp.stack([x, x + 1]), y)
+        with pytest.raises(NameError, match="'j'"):  # JAX 0.10.2 fails here too
+            ft.shard_map(lambda b: ft.lax.pcast(b, "j", to="varying"), in_specs=P(),
+                         out_specs=P())(y)
+    # JAX 0.10.2's values
+    np.testing.assert_array_equal(out, [0.0, 2.0, 6.0, 3.0, 8.0, 15.0])
+    np.testing.assert_array_equal(gx, [0.0, 8.0, 36.0, 6.0, 32.0, 90.0])
+    np.testing.assert_array_equal(gy, [18.0, 68.0, 174.0])
+    np.testing.assert_array_equal(batched, [[0.0, 2.0, 6.0, 3.0, 8.0, 15.0],
+                                            [1.0, 4.0, 9.0, 4.0, 10.0, 18.0]])
+
+
+def test_pcast_arguments_are_checked_as_jax_checks_them():
+    with pytest.raises(TypeError, match="must be a tuple or a str"):  # JAX 0.10.2: TypeError
+        ft.lax.pcast(fnp.ones(2), {"i"}, to="varying")
+    with pytest.raises(ValueError, match="Allowed `to` values"):  # JAX 0.10.2: ValueError
+        ft.vmap(lambda v: ft.lax.pcast(v, "i", to="sideways"), axis_name="i")(fnp.ones(2))
+    assert ft.lax.pcast(3.0, (), to="varying") == 3.0  # no axes: unchanged, as JAX

@@ -14,9 +14,10 @@ from ..core import dtypes
 from ..core.axis_env import axis_size as _axis_size
 from ..core.trace import get_aval
 from ..core.tree import tree_flatten, tree_map, tree_unflatten
+from .parallel_groups import check_groups, grouped_reduce
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "axis_index",
-           "ppermute", "pshuffle", "all_to_all", "pswapaxes", "axis_size"]
+           "ppermute", "pshuffle", "all_to_all", "pswapaxes", "axis_size", "pcast"]
 
 
 def _array(x):
@@ -29,12 +30,15 @@ def _names(axis_name):
     return tuple(axis_name) if isinstance(axis_name, list) else axis_name
 
 
-def psum(x, axis_name):
-    """Sum of ``x`` over every member of the named axis (pytrees too).
+def psum(x, axis_name, *, axis_index_groups=None):
+    """Sum of ``x`` over every member of the named axis (pytrees too); with
+    ``axis_index_groups`` (lists of axis indices), over the members of each one's group.
 
     >>> ft.vmap(lambda x: lax.psum(x, "i"), axis_name="i")(fnp.arange(3))
     Array([3, 3, 3], dtype=int64)
     """
+    if axis_index_groups is not None:
+        return _grouped("add", x, axis_name, axis_index_groups)
     leaves, tree = tree_flatten(x)
     if not leaves:
         return x
@@ -59,28 +63,41 @@ def psum(x, axis_name):
     return tree_unflatten(tree, out)
 
 
-def pmean(x, axis_name):
-    """Mean of ``x`` over the named axis."""
+def pmean(x, axis_name, *, axis_index_groups=None):
+    """Mean of ``x`` over the named axis (over each member's group, with
+    ``axis_index_groups``)."""
     n = _axis_size(_names(axis_name))
+    if axis_index_groups is not None:
+        n = len(check_groups("pmean", axis_index_groups, n)[0])
 
     def mean(s):
         if dtypes.kind(get_aval(s).dtype) != "f":
             s = P.convert_element_type_p.bind1(s, new_dtype=dtypes.default_float_dtype(),
                                                weak_type=False)
         return P.div_p.bind1(s, np.asarray(n, get_aval(s).dtype)[()])
-    return tree_map(mean, psum(x, axis_name))
+    return tree_map(mean, psum(x, axis_name, axis_index_groups=axis_index_groups))
 
 
-def pmax(x, axis_name):
-    """Maximum of ``x`` over the named axis."""
+def pmax(x, axis_name, *, axis_index_groups=None):
+    """Maximum of ``x`` over the named axis (over each member's group, with
+    ``axis_index_groups``)."""
+    if axis_index_groups is not None:
+        return _grouped("max", x, axis_name, axis_index_groups)
     name = _names(axis_name)
     return tree_map(lambda v: P.pmax_p.bind1(_array(v), axis_name=name), x)
 
 
-def pmin(x, axis_name):
-    """Minimum of ``x`` over the named axis."""
+def pmin(x, axis_name, *, axis_index_groups=None):
+    """Minimum of ``x`` over the named axis (over each member's group, with
+    ``axis_index_groups``)."""
+    if axis_index_groups is not None:
+        return _grouped("min", x, axis_name, axis_index_groups)
     name = _names(axis_name)
     return tree_map(lambda v: P.pmin_p.bind1(_array(v), axis_name=name), x)
+
+
+def _grouped(kind, x, axis_name, groups):
+    return tree_map(lambda v: grouped_reduce(kind, _array(v), _names(axis_name), groups), x)
 
 
 def all_gather(x, axis_name, *, axis=0, tiled=False):
@@ -123,6 +140,37 @@ def axis_index(axis_name):
 def axis_size(axis_name):
     """The size of the named axis (a Python int)."""
     return _axis_size(axis_name)
+
+
+_PCAST_TO = ("varying", "unreduced", "reduced")
+
+
+def pcast(x, axis_name, *, to: str):
+    """``x`` (a pytree) cast to vary over the named axes, JAX's ``lax.pcast(x, axis_name,
+    to='varying')`` (``pvary``): the values are unchanged; in JAX it marks a value equal in
+    every member as one that may differ, as a loop carry swapped with a varying one must be.
+
+    functrans does not type values by how they vary inside ``shard_map`` (every value may
+    differ between shards; cotangents of replicated inputs are summed where they enter), so
+    the cast is the identity, and its derivative and batching are too.
+
+        >>> ft.vmap(lambda v: lax.pcast(v, "i", to="varying"), axis_name="i")(fnp.arange(2.0))
+        Array([0., 1.], dtype=float64)
+    """
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(f"axis_name={axis_name} must be a tuple or a str. Got {axis_name}")
+    axes = axis_name if isinstance(axis_name, tuple) else (axis_name,)
+    if not axis_name:
+        return x
+    if to not in _PCAST_TO:
+        raise ValueError(f"Got unexpected `to` value. Allowed `to` values are: {set(_PCAST_TO)}")
+    for n in axes:
+        _axis_size(n)  # a NameError listing the bound names for an unbound one
+    if to != "varying":
+        raise NotImplementedError(
+            f"lax.pcast(..., to={to!r}): functrans's values carry no unreduced or reduced "
+            "state inside shard_map; sum partial results with lax.psum instead")
+    return tree_map(lambda v: v, x)
 
 
 def ppermute(x, axis_name, perm):
