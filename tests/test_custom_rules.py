@@ -305,3 +305,30 @@ def test_value_and_grad_with_aux_and_pytrees():
     np.testing.assert_allclose(aux["pred"], pred)
     np.testing.assert_allclose(g["w"], np.sum(2 * pred * np.arange(3.0)))
     np.testing.assert_allclose(g["b"], np.sum(2 * pred))
+
+
+def test_eager_grad_runs_custom_rules_on_the_values_at_hand():
+    # JAX's custom-derivatives notebook: Python control flow on the argument's value in a
+    # custom_jvp function and its rule works under (eager) grad: grad(f)(1.) == 2., (-1.) == 3.
+    @ft.custom_jvp
+    def f(x):
+        if x > 0:
+            return fnp.sin(x)
+        return fnp.cos(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (x_dot,) = primals, tangents
+        return f(x), (2 * x_dot if x > 0 else 3 * x_dot)
+
+    assert float(ft.grad(f)(1.0)) == 2.0 and float(ft.grad(f)(-1.0)) == 3.0
+    assert float(ft.jvp(f, (1.0,), (1.0,))[1]) == 2.0
+    with pytest.raises(ft.errors.TracerBoolConversionError):
+        ft.jit(ft.grad(f))(1.0)  # under jit the value is not known, as in JAX
+
+    @ft.custom_vjp
+    def g(x):
+        return fnp.sin(x) if x > 0 else fnp.cos(x)
+
+    g.defvjp(lambda x: (g(x), x), lambda x, ct: ((2 if x > 0 else 3) * ct,))
+    assert float(ft.grad(g)(1.0)) == 2.0 and float(ft.grad(g)(-1.0)) == 3.0

@@ -119,3 +119,22 @@ def test_lin_and_linearized_give_forward_mode_and_reverse_mode():
     np.testing.assert_allclose(y, np.sin(3.0))
     np.testing.assert_allclose(f_lin(1.0), np.cos(3.0))  # JAX: -0.9899925
     np.testing.assert_allclose(ft.grad(sin)(3.0), np.cos(3.0))
+
+
+def test_eager_grad_runs_expand_and_rules_on_concrete_values():
+    class G(VJPHiPrimitive):  # JAX's custom-derivatives guide: grad(g)(1.) == 2, (-1.) == 3
+        def __init__(self, x_aval):
+            self.in_avals, self.out_aval, self.params = (x_aval,), x_aval, {}
+            super().__init__()
+
+        def expand(self, x):
+            return fnp.sin(x) if x > 0 else fnp.cos(x)
+
+        def vjp_fwd(self, nzs_in, x):
+            return self(x), x
+
+        def vjp_bwd_retval(self, x, g):
+            return ((2 if x > 0 else 3) * g,)
+
+    g = lambda x: G(ft.typeof(x))(x)
+    assert float(ft.grad(g)(1.0)) == 2.0 and float(ft.grad(g)(-1.0)) == 3.0

@@ -20,9 +20,9 @@ functrans builds one on its custom-derivative primitives: with ``jvp`` (or ``lin
 the call is a ``custom_jvp`` (forward mode uses it; reverse mode transposes it), otherwise with
 ``vjp_fwd`` a ``custom_vjp`` (reverse mode only, as in JAX), otherwise differentiating it
 raises ``NotImplementedError`` as JAX's does. ``vmap`` batches the implementation and the rules
-(``batch_dim_rule`` is not consulted). Unlike JAX, which runs a hijax primitive's rules on the
-values at hand, ``expand`` is traced under a transformation: Python control flow on its
-arguments' values raises ``TracerBoolConversionError`` there.
+(``batch_dim_rule`` is not consulted). As in JAX, eager differentiation runs ``expand`` and
+the rules on the values at hand (Python control flow on them works); under ``jit`` it raises
+``TracerBoolConversionError``.
 """
 from __future__ import annotations
 

@@ -15,10 +15,16 @@ from __future__ import annotations
 import functools
 import inspect
 
+import numpy as np
+
 from functrans.core.api_util import fun_name
 from functrans.core.eval import eval_jaxpr
 from functrans.core.staging import hoist_tracer_consts, trace_to_jaxpr
-from functrans.core.trace import EvalTrace, Primitive, current_trace, get_aval
+from functrans.core.array import Array
+from functrans.core.contexts import ensure_compile_time_eval
+from functrans.core.errors import ConcretizationTypeError
+from functrans.core.trace import (EvalTrace, Primitive, Tracer, concrete_of, current_trace,
+                                  get_aval)
 from functrans.core.tree import (tree_flatten, tree_leaves, tree_map, tree_structure,
                                  tree_unflatten)
 
@@ -61,9 +67,34 @@ def _trace_call(fun, nondiff, nondiff_argnums, leaves, in_tree, what):
         out_leaves, store["tree"] = tree_flatten(out)
         return out_leaves
 
-    jaxpr = trace_to_jaxpr(flat, [get_aval(x) for x in leaves], name=what)
+    avals = [get_aval(x) for x in leaves]
+    try:
+        jaxpr = trace_to_jaxpr(flat, avals, name=what)
+    except ConcretizationTypeError:
+        values = _known_values(leaves, avals)
+        if values is None:
+            raise
+
+        # The arguments' values are known (eager differentiation runs on concrete values),
+        # and JAX runs custom rules on the values at hand: the function is traced at these
+        # values, its Python control flow decided by them, for this call only.
+        def at_values(*_):
+            with ensure_compile_time_eval():
+                return flat(*values)
+        jaxpr = trace_to_jaxpr(at_values, avals, name=what)
     jaxpr, consts = hoist_tracer_consts(jaxpr)
     return jaxpr, consts, store["tree"]
+
+
+def _known_values(leaves, avals):
+    """The leaves' concrete values (as Arrays), or None if one is not known now."""
+    out = []
+    for x, a in zip(leaves, avals):
+        v = x.concrete_value() if isinstance(x, Tracer) else concrete_of(x)
+        if v is None:
+            return None
+        out.append(Array._wrap(np.asarray(v, a.dtype), a.weak_type))
+    return out
 
 
 def _check_outputs(what, kind, got_tree, want_tree, got, want_avals):
