@@ -84,3 +84,12 @@ def test_fwd_and_bwd_splits_vjp_into_two_jitted_functions():
     fwd1, bwd1 = ft.fwd_and_bwd(layer, argnums=1, jitted=False)
     y, res = fwd1(W, x)
     np.testing.assert_allclose(bwd1(res, np.ones_like(y)), want_x, rtol=1e-12)
+
+
+def test_with_refs_markers_are_empty_pytrees():
+    W, x = np.ones((4, 4)), np.ones(4)
+    _, f_vjp = ft.vjp(lambda W, x: W @ x, W, x)
+    only_W = ft.make_jaxpr(
+        lambda: f_vjp.with_refs(ft.ad.GradValue(), ft.ad.DontWant())(np.ones(4)))()
+    assert len(only_W.outvars) == 1  # W's cotangent; DidntWant() has no leaves
+    assert ft.tree_util.tree_leaves(ft.ad.GradRef()) == []

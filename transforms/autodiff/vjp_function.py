@@ -100,3 +100,7 @@ class VJP:
 
 register_pytree_node(VJP, lambda f: (f.residuals, f._apply),
                      lambda apply, residuals: VJP(residuals, apply))
+# What with_refs returns in place of a cotangent holds no value: an empty node, as in JAX
+# (so a function returning them can be traced or jitted).
+for _marker in (DidntWant, GradRef):
+    register_pytree_node(_marker, lambda m: ((), None), lambda _, __, cls=_marker: cls())
