@@ -100,6 +100,8 @@ def test_lower_and_compile():
     np.testing.assert_allclose(compiled(np.full(3, 0.5, np.float32)), np.sin(0.5) * 2, rtol=1e-6)
     with pytest.raises(TypeError, match="argument types differ"):
         compiled(np.ones(4, np.float32))
+    with pytest.raises(NotImplementedError, match="XLA-only"):  # haiku's tests read HLO
+        lowered.compiler_ir(dialect="hlo")
 
 
 def test_compile_builds_the_machine_code_once_for_every_argument_kind(monkeypatch):

@@ -71,7 +71,8 @@ def _with_explicit_sharding(x, aval):
     explicit = set(s.mesh.explicit_axes)
     parts = [tuple(n for n in names if n in explicit) for names in spec]
     parts = [None if not p else p[0] if len(p) == 1 else p for p in parts]
-    sharding = NamedSharding(s.mesh.abstract_mesh, PartitionSpec(*parts))
+    sharding = NamedSharding(s.mesh.abstract_mesh, PartitionSpec(
+        *parts, unreduced=s.spec.unreduced, reduced=s.spec.reduced))
     return ShardedShapedArray(aval.shape, aval.dtype, aval.weak_type, sharding)
 
 

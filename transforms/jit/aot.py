@@ -192,6 +192,19 @@ class Lowered(_Stage):
         raise ValueError(f"Lowered.as_text: unknown dialect {dialect!r}; choose one of "
                          f"{', '.join(map(repr, self.DIALECTS))}")
 
+    def compiler_ir(self, dialect: str | None = None):
+        """JAX's XLA module (StableHLO or HLO) of the program: XLA-only. functrans compiles
+        through no XLA IR; its program texts are :meth:`as_text`'s.
+
+            >>> ft.jit(lambda x: x).lower(1.0).compiler_ir("hlo")
+            Traceback (most recent call last):
+            ...
+            NotImplementedError: Lowered.compiler_ir('hlo') is XLA's IR (XLA-only): ...
+        """
+        raise NotImplementedError(
+            f"Lowered.compiler_ir({dialect!r}) is XLA's IR (XLA-only): functrans generates no "
+            "XLA module; use as_text('jaxpr'), as_text('optimized') or as_text('source')")
+
     def compile(self, compiler_options=None) -> "Compiled":
         """Compile now: the kernel's machine code is built here (loaded from the disk cache
         when it is there), not at the first call; compile errors are raised here. (Programs
