@@ -191,3 +191,74 @@ def test_pcast_arguments_are_checked_as_jax_checks_them():
     with pytest.raises(ValueError, match="Allowed `to` values"):  # JAX 0.10.2: ValueError
         ft.vmap(lambda v: ft.lax.pcast(v, "i", to="sideways"), axis_name="i")(fnp.ones(2))
     assert ft.lax.pcast(3.0, (), to="varying") == 3.0  # no axes: unchanged, as JAX
+
+
+# ---- unreduced and reduced axes -----------------------------------------------------------
+def test_partition_specs_with_unreduced_and_reduced_axes_are_jaxs():
+    spec = P("x", None, unreduced={"y"})
+    assert spec.unreduced == frozenset({"y"}) and spec.reduced == frozenset()
+    assert spec.partitions == ("x", None) and spec != P("x", None)  # JAX 0.10.2: unequal
+    assert spec == P("x", None, unreduced=frozenset({"y"})) and hash(spec) == hash(
+        P("x", None, unreduced={"y"}))
+    assert repr(P(reduced={"x"})) == "PartitionSpec(reduced={'x'})"
+    assert spec.update(unreduced=set()) == P("x", None)
+    import pickle
+    assert pickle.loads(pickle.dumps(spec)) == spec
+    # JAX 0.10.2's errors, word for word
+    with pytest.raises(ValueError, match="partitions cannot overlap with unreduced axes"):
+        P("x", unreduced={"x"})
+    with pytest.raises(ValueError, match="cannot overlap"):
+        P("x", unreduced={"y"}, reduced={"y"})
+    with pytest.raises(TypeError, match="should of type `frozenset` or `set`"):
+        P("x", unreduced=["y"])
+    with pytest.raises(ValueError, match="Unreduced axes z is not found"):
+        NamedSharding(mesh2x2(), P("x", unreduced={"z"}))
+    auto = ft.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    with pytest.raises(ValueError, match="only refer to mesh axes that is of type `Explicit`"):
+        NamedSharding(auto, P("x", unreduced={"y"}))
+    s = NamedSharding(mesh2x2(), P("x", unreduced={"y"}))
+    assert not s.is_fully_replicated and s != NamedSharding(mesh2x2(), P("x"))
+    assert NamedSharding(mesh2x2(), P(reduced={"y"})).is_fully_replicated
+
+
+def test_placing_unreduced_puts_the_value_on_the_first_device_and_resharding_sums():
+    x = np.arange(8.0).reshape(4, 2)
+    with set_mesh(mesh2x2()):
+        y = ft.device_put(x, P("x", None, unreduced={"y"}))
+        z = ft.reshard(y, P("x", None))
+        w = ft.device_put(x, P(None, None, reduced={"x"}))
+        twice = y + y
+        with pytest.raises(ShardingTypeError, match="lhs is unreduced while rhs is not"):
+            y + ft.device_put(x, P("x", None))
+        with pytest.raises(NotImplementedError, match="unreduced rule for cos"):
+            fnp.cos(y)  # JAX 0.10.2: the same NotImplementedError
+    # JAX 0.10.2: float32[4@X,2]{U:Y} (axes named X, Y there), blocks [[0,1],[2,3]], zeros,
+    # [[4,5],[6,7]], zeros; the reshard gives the value; float32[4,2]{R:X}
+    assert str(ft.typeof(y)) == "float64[4@x,2]{U:y}"
+    assert [b.data.tolist() for b in y.addressable_shards] == [
+        [[0.0, 1.0], [2.0, 3.0]], [[0.0, 0.0], [0.0, 0.0]],
+        [[4.0, 5.0], [6.0, 7.0]], [[0.0, 0.0], [0.0, 0.0]]]
+    np.testing.assert_array_equal(z, x)
+    assert z.sharding.spec == P("x", None) and str(ft.typeof(w)) == "float64[4,2]{R:x}"
+    assert all(np.array_equal(b.data, x) for b in w.addressable_shards)
+    assert str(ft.typeof(twice)) == "float64[4@x,2]{U:y}"
+    assert [b.data.tolist() for b in twice.addressable_shards][:2] == [
+        [[0.0, 2.0], [4.0, 6.0]], [[0.0, 0.0], [0.0, 0.0]]]
+    np.testing.assert_array_equal(np.asarray(twice), 2 * x)  # the value: the blocks' sum
+
+
+def test_a_product_left_unreduced_holds_each_devices_partial_sum():
+    with ft.config.override(num_cpu_devices=2), set_mesh(ft.make_mesh((2,), ("X",))):
+        a = ft.device_put(np.arange(4.0).reshape(2, 2), P(None, "X"))
+        b = ft.device_put(np.arange(4.0, 8.0).reshape(2, 2), P("X", None))
+        c = fnp.einsum("ij,jk->ik", a, b, out_sharding=P(None, None, unreduced={"X"}))
+        c2 = fnp.einsum("ij,jk->ik", 2.0 * a, b, out_sharding=P(None, None, unreduced={"X"}))
+        total = ft.reshard(c, P(None, None))
+        both = c + c2
+    # JAX 0.10.2 (the sharding-in-types guide): float32[2,2]{U:X}; device 0 holds
+    # [[0, 0], [8, 10]], device 1 [[6, 7], [18, 21]]; resharded: [[6, 7], [26, 31]]
+    assert str(ft.typeof(c)) == "float64[2,2]{U:X}" and str(ft.typeof(both)) == str(ft.typeof(c))
+    assert [s.data.tolist() for s in c.addressable_shards] == [[[0.0, 0.0], [8.0, 10.0]],
+                                                               [[6.0, 7.0], [18.0, 21.0]]]
+    np.testing.assert_array_equal(total, [[6.0, 7.0], [26.0, 31.0]])
+    np.testing.assert_array_equal(np.asarray(both), 3 * np.array([[6.0, 7.0], [26.0, 31.0]]))

@@ -123,11 +123,22 @@ class ShardedShapedArray(ShapedArray):
                         else f"{n}@({','.join(names)})")
         return ",".join(dims)
 
+    def _state(self) -> str:
+        """JAX's suffix for unreduced and reduced axes: ``{U:x}``, ``{R:(x,y)}``."""
+        out = []
+        for tag, axes in (("U", self._sharding.spec.unreduced),
+                          ("R", self._sharding.spec.reduced)):
+            if axes:
+                names = [n for n in self._sharding.mesh.axis_names if n in axes]
+                out.append(f"{tag}:{names[0]}" if len(names) == 1 else
+                           f"{tag}:({','.join(names)})")
+        return "{" + ", ".join(out) + "}" if out else ""
+
     def str_short(self) -> str:
-        return f"{dtypes.short_name(self.dtype)}[{self._dims()}]"
+        return f"{dtypes.short_name(self.dtype)}[{self._dims()}]{self._state()}"
 
     def __str__(self):
-        return f"{self.dtype.name}[{self._dims()}]"
+        return f"{self.dtype.name}[{self._dims()}]{self._state()}"
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""

@@ -23,20 +23,94 @@ from .devices import Device, default_device, processes
 
 
 class PartitionSpec(tuple):
-    """Per array dimension: None (not split), a mesh axis name, or a tuple of names.
+    """Per array dimension: None (not split), a mesh axis name, or a tuple of names; and, as
+    JAX 0.10.2's, the mesh axes over which the value is ``unreduced`` (each device holds a
+    partial sum of it) or ``reduced`` (each holds all of it, and its cotangent is unreduced).
 
     >>> PartitionSpec("x", None)
     PartitionSpec('x', None)
+    >>> PartitionSpec("x", unreduced={"y"}).unreduced
+    frozenset({'y'})
     """
 
-    def __new__(cls, *parts):
-        return super().__new__(cls, parts)
+    def __new__(cls, *parts, unreduced=frozenset(), reduced=frozenset()):
+        self = super().__new__(cls, parts)
+        self.unreduced = _axis_set(unreduced, "unreduced")
+        self.reduced = _axis_set(reduced, "reduced")
+        if self.unreduced or self.reduced:
+            _check_unreduced(parts, self.unreduced, self.reduced)
+        return self
+
+    @property
+    def partitions(self) -> tuple:
+        """The per-dimension entries (JAX's ``spec.partitions``)."""
+        return tuple(self)
+
+    def update(self, partitions=None, unreduced=None, reduced=None) -> "PartitionSpec":
+        """This spec with some parts replaced (JAX's ``spec.update``).
+
+        >>> PartitionSpec("x").update(unreduced={"y"})
+        PartitionSpec('x', unreduced={'y'})
+        """
+        return PartitionSpec(*(self if partitions is None else partitions),
+                             unreduced=self.unreduced if unreduced is None else unreduced,
+                             reduced=self.reduced if reduced is None else reduced)
+
+    def __eq__(self, other):
+        if isinstance(other, PartitionSpec) and (self.unreduced or self.reduced or
+                                                 other.unreduced or other.reduced):
+            return (tuple.__eq__(self, other) and self.unreduced == other.unreduced
+                    and self.reduced == other.reduced)
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        if self.unreduced or self.reduced:
+            return hash((tuple(self), self.unreduced, self.reduced))
+        return tuple.__hash__(self)
 
     def __repr__(self):
-        return "PartitionSpec(" + ", ".join(map(repr, self)) + ")"
+        parts = ", ".join(map(repr, self))
+        extra = [f"{k}={set(v)!r}" for k, v in (("unreduced", self.unreduced),
+                                                   ("reduced", self.reduced)) if v]
+        return "PartitionSpec(" + ", ".join(([parts] if parts else []) + extra) + ")"
 
     def __reduce__(self):
-        return (PartitionSpec, tuple(self))
+        return (_make_spec, (tuple(self), self.unreduced, self.reduced))
+
+
+def _make_spec(parts, unreduced, reduced) -> PartitionSpec:
+    return PartitionSpec(*parts, unreduced=unreduced, reduced=reduced)
+
+
+def _axis_set(axes, what) -> frozenset:
+    if isinstance(axes, frozenset):
+        return axes
+    if not isinstance(axes, set):
+        raise TypeError(f"{what} argument of PartitionSpec should of type `frozenset` or `set`. "
+                        f"Got type {axes}")
+    return frozenset(axes)
+
+
+def _check_unreduced(parts, unreduced, reduced) -> None:
+    """JAX's checks: unreduced and reduced axes are mesh axes, apart from each other and
+    from the axes splitting dimensions."""
+    for what, axes in (("unreduced", unreduced), ("reduced", reduced)):
+        if None in axes:
+            raise ValueError(f"{what} cannot contain None. All elements in {what} should "
+                             "refer to the mesh axes.")
+    if unreduced & reduced:
+        raise ValueError("`unreduced` and `reduced` argument to PartitionSpec cannot overlap. "
+                         f"Got unreduced: {unreduced} and reduced: {reduced}")
+    for part in parts:
+        for n in part if isinstance(part, tuple) else (part,):
+            for what, axes in (("unreduced", unreduced), ("reduced", reduced)):
+                if n in axes:
+                    raise ValueError(f"partitions cannot overlap with {what} axes passed to "
+                                     f"PartitionSpec. Got partitions: {parts} and {what} "
+                                     f"axes: {axes}")
 
 
 P = PartitionSpec
@@ -411,12 +485,23 @@ class NamedSharding(Sharding):
         check_memory_kind(memory_kind, "NamedSharding")
         if not isinstance(mesh, (Mesh, AbstractMesh)):
             raise TypeError(f"NamedSharding: expected a Mesh, got {type(mesh).__name__}")
-        self.mesh, self.spec = mesh, PartitionSpec(*spec)
+        self.mesh, self.spec = mesh, PartitionSpec(
+            *spec, unreduced=getattr(spec, "unreduced", frozenset()),
+            reduced=getattr(spec, "reduced", frozenset()))
         for names in canonical_spec(self.spec, len(self.spec), "NamedSharding"):
             for n in names:
                 if n not in mesh.shape:
                     raise ValueError(f"NamedSharding: {self.spec} names axis {n!r}, which is "
                                      f"not an axis of {mesh}")
+        for what, axes in (("Unreduced", self.spec.unreduced), ("Reduced", self.spec.reduced)):
+            for n in axes:
+                if n not in mesh.shape:
+                    raise ValueError(f"{what} axes {n} is not found in mesh.axis_names="
+                                     f"{mesh.axis_names}. Got pspec={self.spec}")
+                if mesh.axis_types[mesh.axis_names.index(n)] is not AxisType.Explicit:
+                    raise ValueError(f"{what} axes can only refer to mesh axes that is of "
+                                     f"type `Explicit`. Got {what.lower()} axes: {set(axes)} "
+                                     f"and mesh: {mesh}")
 
     @property
     def device_set(self) -> set:
@@ -440,6 +525,8 @@ class NamedSharding(Sharding):
 
     @property
     def is_fully_replicated(self) -> bool:
+        if self.spec.unreduced and self.mesh.size > 1:  # devices hold different partial sums
+            return False
         return all(not names for names in canonical_spec(self.spec, len(self.spec), ""))
 
     def devices_indices_map(self, shape) -> dict:
@@ -452,10 +539,12 @@ class NamedSharding(Sharding):
 
     def __eq__(self, other):
         return (isinstance(other, NamedSharding) and other.mesh == self.mesh
-                and tuple(other.spec) == tuple(self.spec))
+                and PartitionSpec(*other.spec) == PartitionSpec(*self.spec)
+                and other.spec.unreduced == self.spec.unreduced
+                and other.spec.reduced == self.spec.reduced)
 
     def __hash__(self):
-        return hash((self.mesh, tuple(self.spec)))
+        return hash((self.mesh, tuple(self.spec), self.spec.unreduced, self.spec.reduced))
 
     def __repr__(self):
         return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind=device)"

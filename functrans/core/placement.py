@@ -24,6 +24,7 @@ from . import background
 from .array import Array
 from .devices import Device, processes
 from .distributed_array import DistributedArray, from_local_blocks
+from .unreduced import UnreducedArray, place_unreduced
 from .mesh import PartitionSpec, Sharding, SingleDeviceSharding, context_sharding
 from .trace import Tracer, get_aval
 from .tree import tree_map
@@ -67,7 +68,11 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
             return v  # inside a transformation placement is the caller's business
         if isinstance(v, DistributedArray):
             return v if sharding == v.sharding else _reshard(v, sharding)
+        if isinstance(v, UnreducedArray) and sharding == v.sharding:
+            return v
         a = v if type(v) is Array else Array(v, weak_type=get_aval(v).weak_type)
+        if getattr(getattr(sharding, "spec", None), "unreduced", None):
+            return place_unreduced(a._value, sharding, a.weak_type)
         _check_row_major(layout, a.ndim)
         if sharding is not None:
             sharding.devices_indices_map(a.shape)  # checks that the spec divides the shape

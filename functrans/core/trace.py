@@ -25,6 +25,7 @@ from .distributed_array import apply_on_shards, apply_on_mesh
 from .errors import ConcretizationTypeError, TracerArrayConversionError, UnexpectedTracerError
 from .ir import Jaxpr, source_info, walk_jaxprs
 from .mesh import NamedSharding
+from .unreduced import apply_unreduced
 
 
 _PRIMITIVES: list = []
@@ -376,6 +377,8 @@ class EvalTrace(Trace):
                         user = (user or []) + [x]
             elif isinstance(x, Tracer):
                 raise UnexpectedTracerError(x)  # only tracers of finished traces get here
+            elif getattr(type(x), "_unreduced", False):  # partial sums on its devices
+                return apply_unreduced(prim, args, params)
             elif getattr(type(x), "_spread", False):  # over processes: no value here
                 return apply_on_shards(prim, args, params)  # (transforms/partition)
             else:

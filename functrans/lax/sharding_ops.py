@@ -90,11 +90,53 @@ def with_out_sharding(fun, args, out_sharding, name: str):
                         f"{type(out_sharding).__name__}: {out_sharding!r:.60}")
     leaves = tree_flatten(args)[0]
     if not any(isinstance(x, Tracer) for x in leaves):
+        if getattr(getattr(out_sharding, "spec", None), "unreduced", None):
+            return _partial_sums(fun, args, out_sharding)
         # Operands are global values: compute the whole result, then place it.
         args = tree_unflatten(tree_flatten(args)[1], [
             x._with_sharding(None) if type(x) is Array else x for x in leaves])
         return device_put(fun(*args), out_sharding)
     return with_sharding_constraint(fun(*args), out_sharding)
+
+
+def _partial_sums(fun, args, out_sharding):
+    """The result of a product left unreduced over some mesh axes: each device's block is
+    the product of the operands restricted to its part of the dimensions split over those
+    axes (the contraction over that part), as JAX's devices compute it locally."""
+    import numpy as np
+    from ..core.mesh import block_index, canonical_spec, shard_slices
+    from ..core.array import Array
+    from ..core.unreduced import from_blocks
+    mesh, unreduced = out_sharding.mesh, out_sharding.spec.unreduced
+    sizes = mesh.shape
+    leaves, tree = tree_flatten(args)
+
+    def restricted(x, coords):
+        s = getattr(x, "_sharding", None)
+        if not isinstance(s, NamedSharding) or not isinstance(x, Array):
+            return x
+        v = np.array(x._value)
+        for dim, names in enumerate(canonical_spec(s.spec, v.ndim, "operand")):
+            names = tuple(n for n in names if n in unreduced)
+            if names:
+                i, k = block_index(names, coords, sizes)
+                b = v.shape[dim] // k
+                keep = np.zeros(v.shape[dim], bool)
+                keep[i * b:(i + 1) * b] = True
+                v[(slice(None),) * dim + (~keep,)] = 0
+        return Array(v, x.weak_type)
+
+    results, blocks, out = {}, {}, None
+    for d, c in zip(mesh.devices.flat, mesh.coords()):
+        key = tuple(c[n] for n in sorted(unreduced))
+        if key not in results:
+            out = fun(*tree_unflatten(tree, [restricted(x, c) for x in leaves]))
+            results[key] = np.asarray(out)
+        full = results[key]
+        spec = canonical_spec(out_sharding.spec, full.ndim, "out_sharding")
+        blocks[d] = np.array(full[shard_slices(full.shape, spec, c, sizes)])
+    full = next(iter(results.values()))
+    return from_blocks(blocks, full.shape, full.dtype, out.weak_type, out_sharding)
 
 
 def _reshard_across(x, sharding):

@@ -51,8 +51,8 @@ def asarray(a, dtype=None, order=None, *, copy=None):
     t = type(a)
     if t is Array or isinstance(a, Tracer):
         out = a
-    elif getattr(type(a), "_spread", False):  # an Array spread over processes: as it is
-        out = a
+    elif getattr(type(a), "_spread", False) or getattr(type(a), "_unreduced", False):
+        out = a  # spread over processes, or partial sums on devices: as it is
     elif t in _PY_SCALARS:
         d = dtypes.python_scalar_dtype(a)
         if dtype is not None:
