@@ -644,3 +644,27 @@ def test_platforms_are_recorded_and_checked_when_called():
     assert export(ft.jit(fnp.sin))(1.0).platforms == ("cpu",)
     with pytest.raises(TypeError, match="DisabledSafetyCheck"):
         export(ft.jit(fnp.sin), disabled_checks=["platform"])
+
+
+def test_arguments_shardings_are_recorded_with_the_number_of_devices():
+    # JAX's export guide: exported for a 4-device mesh, nr_devices == 4 and in_shardings_jax
+    # gives the arguments' shardings on a calling mesh; called unsharded, ValueError.
+    from functrans.core.mesh import AbstractMesh, Mesh, NamedSharding, PartitionSpec as P
+    m = AbstractMesh((4,), ("a",))
+    sds = ft.ShapeDtypeStruct((32,), np.int32, sharding=NamedSharding(m, P("a")))
+    exp = export(ft.jit(lambda x: x.T))(sds)
+    assert exp.nr_devices == 4 and exp.in_shardings_jax(m)[0].spec == P("a")
+    assert exp.out_shardings_jax(m) == (None,)
+    with pytest.raises(ValueError, match="exported for 4 devices"):
+        exp.call(np.arange(32, dtype=np.int32))
+    devs = ft.devices()[:4]
+    if len(devs) == 4:
+        calling = Mesh(np.array(devs[::-1]), ("a",))
+        arg = ft.device_put(np.arange(32, dtype=np.int32), exp.in_shardings_jax(calling)[0])
+        np.testing.assert_array_equal(exp.call(arg), np.arange(32))
+        back = deserialize(exp.serialize())
+        assert back.nr_devices == 4 and back.in_specs == (P("a"),)
+    with pytest.raises(ValueError, match="has 2 devices"):
+        exp.in_shardings_jax(AbstractMesh((2,), ("a",)))
+    plain = export(ft.jit(fnp.cos))(np.arange(4.0))
+    assert plain.nr_devices == 1 and plain.in_shardings_jax(m) == (None,)

@@ -13,7 +13,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from functrans.core.api_util import abstractify
+from functrans.core.api_util import ShapeDtypeStruct, abstractify
 from functrans.core.avals import ShapedArray
 from functrans.core.dtypes import result_type
 from functrans.core.trace import EVAL_TRACE, Tracer, _state
@@ -88,9 +88,13 @@ class Exported:
     """
 
     def __init__(self, fun_name: str, jaxpr, in_tree: PyTreeDef, out_tree: PyTreeDef,
-                 platforms=DEFAULT_PLATFORMS, disabled_safety_checks=()):
+                 platforms=DEFAULT_PLATFORMS, disabled_safety_checks=(), nr_devices=1,
+                 in_specs=None):
         self.fun_name = fun_name
         self.disabled_safety_checks = tuple(disabled_safety_checks)
+        self.nr_devices = int(nr_devices)
+        self.in_specs = tuple(in_specs) if in_specs is not None else \
+            (None,) * len(jaxpr.invars)
         self.jaxpr = jaxpr
         self.in_tree = in_tree
         self.out_tree = out_tree
@@ -98,6 +102,30 @@ class Exported:
         self.in_avals = tuple(v.aval for v in jaxpr.invars)
         self.out_avals = tuple(x.aval for x in jaxpr.outvars)
         self._paths = None
+
+    def in_shardings_jax(self, mesh) -> tuple:
+        """The arguments' shardings on ``mesh`` (one per argument leaf; None where the export
+        did not split it), for placing arguments before ``call``; the mesh must have the
+        export's number of devices.
+
+        >>> from functrans.core.mesh import AbstractMesh, NamedSharding, PartitionSpec as P
+        >>> m = AbstractMesh((4,), ("a",))
+        >>> sds = ft.ShapeDtypeStruct((8,), "float32", sharding=NamedSharding(m, P("a")))
+        >>> export(ft.jit(fnp.sin))(sds).in_shardings_jax(m)[0].spec
+        PartitionSpec('a')
+        """
+        from functrans.core.mesh import NamedSharding
+        size = getattr(mesh, "size", None)
+        if self.nr_devices > 1 and size != self.nr_devices:
+            raise ValueError(f"in_shardings_jax: the mesh has {size} devices, the function "
+                             f"was exported for {self.nr_devices}")
+        return tuple(None if spec is None else NamedSharding(mesh, spec)
+                     for spec in self.in_specs)
+
+    def out_shardings_jax(self, mesh) -> tuple:
+        """The results' shardings on ``mesh``: None each (the export records none; results
+        are placed as the program computes them)."""
+        return (None,) * len(self.out_avals)
 
     def as_text(self) -> str:
         """The program as jaxpr text.
@@ -114,7 +142,10 @@ class Exported:
         b'FTEXPORT'
         """
         return serialize_payload(fun_name=self.fun_name, jaxpr=self.jaxpr, in_tree=self.in_tree,
-                                 out_tree=self.out_tree, platforms=self.platforms)
+                                 out_tree=self.out_tree, platforms=self.platforms,
+                                 nr_devices=self.nr_devices, in_specs=self.in_specs,
+                                 disabled_checks=[repr(c) for c in
+                                                  self.disabled_safety_checks])
 
     def call(self, *args, **kwargs):
         """Run the exported program on arguments of the exported structure, shapes and dtypes
@@ -130,6 +161,15 @@ class Exported:
         ValueError: Exported.call(<lambda>): args[0] has shape (2,), the exported function expects ...
         """
         leaves = self._check_args(args, kwargs)
+        if self.nr_devices > 1 and not any(isinstance(x, Tracer) for x in leaves):
+            # (traced arguments take the enclosing computation's placement)
+            devices = set()
+            for x in leaves:
+                devices |= set(getattr(getattr(x, "sharding", None), "device_set", ()) or ())
+            if len(devices) != self.nr_devices:
+                raise ValueError(f"Function {self.fun_name} was exported for "
+                                 f"{self.nr_devices} devices and is called in a context with "
+                                 f"{len(devices) or 1} devices, which is not allowed.")
         here = default_export_platform()
         if here not in self.platforms and \
                 DisabledSafetyCheck.platform() not in self.disabled_safety_checks:
@@ -264,10 +304,33 @@ def export(fun_or_jitted, *, platforms=None, disabled_checks=()):
                             "an enclosing transformation; export it outside transformations")
         _refuse_user_kernels(entry.jaxpr)
         in_tree = jitted._key(args, kwargs)[2]  # (args, kwargs) minus static ones
+        nr_devices, in_specs = _arg_shardings(jitted, args, kwargs)
         return Exported(jitted.name, entry.jaxpr, in_tree, entry.out_tree, platforms,
-                        disabled_checks)
+                        disabled_checks, nr_devices, in_specs)
 
     return do_export
+
+
+def _arg_shardings(jitted, args, kwargs):
+    """The number of devices the arguments are split over (their meshes' size; 1 if none is)
+    and each argument leaf's PartitionSpec (None where unsplit)."""
+    from functrans.core.api_util import split_static
+    from functrans.core.mesh import NamedSharding
+    dyn_args, dyn_kwargs, _, _ = split_static(args, kwargs, jitted.static_argnums,
+                                              jitted.static_argnames)
+    leaves, _ = tree_flatten((dyn_args, dyn_kwargs))
+    sizes, specs = set(), []
+    for x in leaves:
+        s = x._sharding if isinstance(x, ShapeDtypeStruct) else getattr(x, "_sharding", None)
+        if isinstance(s, NamedSharding) and s.mesh.size > 1:
+            sizes.add(s.mesh.size)
+            specs.append(s.spec)
+        else:
+            specs.append(None)
+    if len(sizes) > 1:
+        raise ValueError(f"export({jitted.name}): the arguments are split over meshes of "
+                         f"different sizes {sorted(sizes)}")
+    return (sizes.pop() if sizes else 1), specs
 
 
 def deserialize(data) -> Exported:
@@ -279,4 +342,6 @@ def deserialize(data) -> Exported:
     True
     """
     d = deserialize_payload(data)
-    return Exported(d["fun_name"], d["jaxpr"], d["in_tree"], d["out_tree"], d["platforms"])
+    checks = [DisabledSafetyCheck(c) for c in d["disabled_checks"]]
+    return Exported(d["fun_name"], d["jaxpr"], d["in_tree"], d["out_tree"], d["platforms"],
+                    checks, d["nr_devices"], d["in_specs"])

@@ -269,7 +269,8 @@ def encode_tree(td: PyTreeDef, where="tree") -> list:
 
 
 def serialize_payload(*, fun_name: str, jaxpr: Jaxpr, in_tree: PyTreeDef,
-                      out_tree: PyTreeDef, platforms=("cpu",)) -> bytes:
+                      out_tree: PyTreeDef, platforms=("cpu",), nr_devices=1, in_specs=None,
+                      disabled_checks=()) -> bytes:
     """Write a closed jaxpr and its argument/result structures in the format above.
 
     >>> j = ft.make_jaxpr(lambda x: x * 2)(1.0)
@@ -284,6 +285,14 @@ def serialize_payload(*, fun_name: str, jaxpr: Jaxpr, in_tree: PyTreeDef,
             "platforms": list(platforms), "in_tree": encode_tree(in_tree, "arguments"),
             "out_tree": encode_tree(out_tree, "results"), "jaxprs": w.jaxprs,
             "arrays": w.arrays}
+    # Optional fields (absent in older exports, read with their defaults).
+    if nr_devices != 1:
+        desc["nr_devices"] = int(nr_devices)
+    if in_specs is not None and any(s is not None for s in in_specs):
+        desc["in_specs"] = [None if s is None else [list(e) if isinstance(e, tuple) else e
+                                                    for e in s] for s in in_specs]
+    if disabled_checks:
+        desc["disabled_checks"] = list(disabled_checks)
     return pack(json.dumps(desc, separators=(",", ":"), allow_nan=False).encode(),
                 b"".join(w.chunks))
 
@@ -586,5 +595,34 @@ def deserialize_payload(data) -> dict:
         raise _corrupt("export", f"the argument/result structures have {in_tree.num_leaves}/"
                        f"{out_tree.num_leaves} leaves, the program {len(jaxpr.invars)}/"
                        f"{len(jaxpr.outvars)}")
+    nr_devices = desc.get("nr_devices", 1)
+    if not isinstance(nr_devices, int) or isinstance(nr_devices, bool) or nr_devices < 1:
+        raise _corrupt("export", f"nr_devices should be a positive int, got {nr_devices!r:.40}")
+    in_specs = _specs(desc.get("in_specs"), len(jaxpr.invars))
+    checks = desc.get("disabled_checks", [])
+    if not isinstance(checks, list) or not all(isinstance(c, str) for c in checks):
+        raise _corrupt("export", "disabled_checks must be strings")
     return {"fun_name": fun_name, "platforms": tuple(platforms), "in_tree": in_tree,
-            "out_tree": out_tree, "jaxpr": jaxpr}
+            "out_tree": out_tree, "jaxpr": jaxpr, "nr_devices": nr_devices,
+            "in_specs": in_specs, "disabled_checks": checks}
+
+
+def _specs(raw, n: int):
+    """Per argument leaf, its PartitionSpec (or None), from the optional ``in_specs``."""
+    from functrans.core.mesh import PartitionSpec
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or len(raw) != n:
+        raise _corrupt("export", "in_specs should have one entry per argument leaf")
+    out = []
+    for s in raw:
+        if s is None:
+            out.append(None)
+            continue
+        ok = isinstance(s, list) and all(
+            e is None or isinstance(e, str) or
+            isinstance(e, list) and all(isinstance(a, str) for a in e) for e in s)
+        if not ok:
+            raise _corrupt("export", f"bad partition spec {s!r:.60}")
+        out.append(PartitionSpec(*[tuple(e) if isinstance(e, list) else e for e in s]))
+    return out
