@@ -138,3 +138,19 @@ def test_eager_grad_runs_expand_and_rules_on_concrete_values():
 
     g = lambda x: G(ft.typeof(x))(x)
     assert float(ft.grad(g)(1.0)) == 2.0 and float(ft.grad(g)(-1.0)) == 3.0
+
+
+def test_typeof_gives_a_registered_high_level_types_aval():
+    from functrans.experimental.hijax import HiType, register_hitype
+
+    class Pair:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+    class PairTy(HiType):
+        def __init__(self, shape):
+            self.shape = shape
+
+    register_hitype(Pair, lambda p: PairTy(ft.typeof(p.a).shape))
+    t = ft.typeof(Pair(fnp.ones(3), fnp.zeros(3)))
+    assert isinstance(t, PairTy) and t.shape == (3,)

@@ -36,6 +36,11 @@ def device_get(x):
     return tree_map(_to_host, x)
 
 
+hitype_avals: dict = {}
+"""type -> function giving a value's type, for the high-level types libraries register
+(``jax.experimental.hijax.register_hitype``): what ``typeof`` returns for their values."""
+
+
 def typeof(x):
     """The abstract value of ``x``: its shape, dtype and whether the dtype is weak (from a
     Python scalar), as tracing sees it.
@@ -53,6 +58,9 @@ def typeof(x):
     # own type; they are recognized by their class marks (both are above core).
     if getattr(type(x), "_is_ref", False) or getattr(type(x), "_is_key_array", False):
         return x.aval
+    to_aval = hitype_avals.get(type(x))
+    if to_aval is not None:
+        return to_aval(x)
     try:
         aval = get_aval(x)
     except TypeError:

@@ -18,6 +18,7 @@ import dataclasses
 import functools
 
 from functrans.core.avals import ShapedArray
+from functrans.core.values import hitype_avals
 from functrans.interpreters.ad import Zero, instantiate_zeros, is_undefined_primal
 from functrans.ref import AbstractRef
 
@@ -107,9 +108,19 @@ _hitypes: dict = {}
 
 
 def register_hitype(cls: type, to_aval) -> None:
-    """Declare ``cls`` a high-level type whose values have abstract value ``to_aval(x)``.
-    (Recorded; functrans's transformations do not accept such values.)"""
+    """Declare ``cls`` a high-level type whose values have abstract value ``to_aval(x)``:
+    ``typeof`` gives it; functrans's transformations do not accept such values (hijax
+    primitives take and return them eagerly).
+
+    >>> class Pair:
+    ...     pass
+    >>> register_hitype(Pair, lambda p: "PairTy")
+    >>> from functrans.core.values import typeof
+    >>> typeof(Pair())
+    'PairTy'
+    """
     _hitypes[cls] = to_aval
+    hitype_avals[cls] = to_aval
 
 
 class aval_method:
