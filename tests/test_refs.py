@@ -183,3 +183,27 @@ def test_vmap_passes_references_by_value_and_writes_them_back():
     np.testing.assert_array_equal(cols[...], [[0.0, 2.0, 4.0]] * 2)
     with pytest.raises(ValueError, match="unmapped"):
         ft.vmap(scale_into, in_axes=(0, None))(fnp.arange(3.0), ft.new_ref(0.0))
+
+
+def test_custom_vjp_rules_write_into_a_reference_argument():
+    # JAX's refs guide: stash_grads writes the cotangent at the stash point into a Ref;
+    # grad(f)(1., grads_ref) == cos(1.) and grads_ref holds cos(1.) too.
+    @ft.custom_vjp
+    def stash_grads(grads_ref, x):
+        return x
+
+    def fwd(grads_ref, x):
+        return x, grads_ref
+
+    def bwd(grads_ref, g):
+        grads_ref[...] = g
+        return None, g
+
+    stash_grads.defvjp(fwd, bwd)
+    f = lambda x, grads_ref: fnp.sin(stash_grads(grads_ref, x))
+    grads_ref = ft.new_ref(0.0)
+    np.testing.assert_allclose(ft.grad(f)(1.0, grads_ref), np.cos(1.0))
+    np.testing.assert_allclose(grads_ref[...], np.cos(1.0))
+    g = lambda x, r: fnp.sin(stash_grads(r, x * 2.0))
+    np.testing.assert_allclose(ft.grad(g)(0.5, grads_ref), 2 * np.cos(1.0))
+    np.testing.assert_allclose(grads_ref[...], np.cos(1.0))

@@ -267,6 +267,9 @@ class custom_vjp:
             return self.fun(*args)
         nondiff, dyn = _split_nondiff(args, self.nondiff_argnums)
         leaves, in_tree = tree_flatten(dyn)
+        if any(getattr(x, "_is_ref", False) for x in leaves):
+            return _without_refs(self, nondiff, dyn, leaves, in_tree)(
+                *[x for x in leaves if not getattr(x, "_is_ref", False)])
         jaxpr, consts, out_tree = _trace_call(self.fun, nondiff, self.nondiff_argnums, leaves,
                                               in_tree, what)
         rule = _Rule(self.fwd, bwd=self.bwd, nondiff=nondiff,
@@ -279,6 +282,31 @@ class custom_vjp:
 
 custom_vjp_call_p = Primitive("custom_vjp_call", impl=_call_impl,
                               abstract_eval=_call_abstract_eval)
+
+
+def _without_refs(f: custom_vjp, nondiff, dyn, leaves, in_tree) -> custom_vjp:
+    """``f`` as a custom_vjp function of its argument leaves that are not references: the
+    references (mutable, not differentiated: their rules write into them) reach the function
+    and its rules as they are, and the backward rule's cotangents for them are dropped."""
+    refs = {i: x for i, x in enumerate(leaves) if getattr(x, "_is_ref", False)}
+
+    def full(values):
+        it = iter(values)
+        d = tree_unflatten(in_tree, [refs[i] if i in refs else next(it)
+                                     for i in range(len(leaves))])
+        return _merge_nondiff(d, nondiff, f.nondiff_argnums)
+
+    def bwd(res, ct):
+        cts = f.bwd(*nondiff, res, ct)
+        per_leaf = []
+        for arg, c in zip(dyn, cts):
+            n = len(tree_leaves(arg))
+            per_leaf += [None] * n if c is None else tree_leaves(c, is_leaf=lambda x: x is None)
+        return tuple(c for i, c in enumerate(per_leaf) if i not in refs)
+
+    g = custom_vjp(lambda *values: f.fun(*full(values)))
+    g.defvjp(lambda *values: f.fwd(*full(values)), bwd)
+    return g
 
 
 class CustomVJPPrimal:
@@ -317,7 +345,9 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, num_consts):
     res_leaves, res_tree = tree_flatten(res[1])
     # Python scalar residuals reach the bwd rule as they are (JAX keeps them as literals;
     # equinox's bwd rules filter pytrees with residual bools), so they are not operands.
-    python_res = {i: r for i, r in enumerate(res_leaves) if type(r) in _PYTHON_SCALARS}
+    # References among the residuals (a rule writing into one) pass the same way.
+    python_res = {i: r for i, r in enumerate(res_leaves)
+                  if type(r) in _PYTHON_SCALARS or getattr(r, "_is_ref", False)}
     res_leaves = [r for i, r in enumerate(res_leaves) if i not in python_res]
     lin = _Rule(fwd.bwd, res_tree=res_tree, in_tree=fwd.in_tree, out_tree=fwd.out_tree,
                 nondiff=fwd.nondiff, what=fwd.what, symbolic_zeros=symbolic,
