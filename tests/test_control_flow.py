@@ -205,8 +205,13 @@ def test_errors_name_the_mismatch():
     with pytest.raises(TypeError, match=r"output 0 differs \(false_fun: f64\[3\]; true_fun: "
                                          r"f64\[2\]\)"):
         lax.cond(True, lambda x: x, lambda x: fnp.concatenate([x, x[:1]]), fnp.ones(2))
-    with pytest.raises(TypeError, match="same pytree structure"):
+    # JAX's wording, which haiku's tests match
+    with pytest.raises(TypeError, match="cond branch outputs must have the same pytree "
+                                        "structure"):
         lax.cond(True, lambda x: (x, x), lambda x: x, 1.0)
+    with pytest.raises(TypeError, match="switch branch outputs must have the same pytree "
+                                        "structure"):
+        lax.switch(0, [lambda x: (x, x), lambda x: x], 1.0)
     with pytest.raises(TypeError, match=r"predicate must be a scalar, got shape \(2,\)"):
         lax.cond(fnp.array([True, False]), lambda x: x, lambda x: x, 1.0)
     with pytest.raises(TypeError, match="boolean or number, got complex128"):

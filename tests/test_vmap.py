@@ -332,7 +332,8 @@ def test_collective_gradients():
 
 
 def test_vmap_errors_name_the_problem():
-    with pytest.raises(ValueError, match=r"(?s)inconsistent sizes.*size 3: axis 0 of argument "
+    with pytest.raises(ValueError, match=r"(?s)^vmap got inconsistent sizes for array axes to "
+                       r"be mapped.*size 3: axis 0 of argument "
                        r"'a'.*size 4: axis 0 of argument 'b'"):
         ft.vmap(lambda a, b: a + b)(R(3), R(4))
     with pytest.raises(ValueError, match="in_axes"):

@@ -311,7 +311,10 @@ def _axis_size(leaves, axes, labels, axis_size, what):
                          "non-None entry for any array)")
     if len(sizes) > 1:
         lines = "\n".join(f"  * size {s}: {', '.join(d)}" for s, d in sizes.items())
-        raise ValueError(f"{what} got inconsistent sizes for the mapped axes:\n{lines}")
+        # JAX's words ("vmap got inconsistent sizes for array axes to be mapped"), which
+        # libraries' tests match, then which function
+        raise ValueError(f"{what.split('(')[0]} got inconsistent sizes for array axes to be "
+                         f"mapped, in {what}:\n{lines}")
     return next(iter(sizes))
 
 

@@ -66,7 +66,7 @@ def _unify_branches(fns, operands, what, labels):
     trees = [t[2] for t in traced]
     for i, t in enumerate(trees[1:], 1):
         if t != trees[0]:
-            raise TypeError(f"{what}: branch outputs must have the same pytree structure, but "
+            raise TypeError(f"{what} branch outputs must have the same pytree structure, but "
                             f"{labels[0]} returns {trees[0]} and {labels[i]} returns {t}")
     out_avals = [j.out_avals for j, _, _ in traced]
     joined = []
