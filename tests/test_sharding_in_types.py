@@ -262,3 +262,36 @@ def test_a_product_left_unreduced_holds_each_devices_partial_sum():
                                                                [[6.0, 7.0], [18.0, 21.0]]]
     np.testing.assert_array_equal(total, [[6.0, 7.0], [26.0, 31.0]])
     np.testing.assert_array_equal(np.asarray(both), 3 * np.array([[6.0, 7.0], [26.0, 31.0]]))
+
+
+def test_shard_map_gives_and_returns_partial_sums_over_unreduced_axes():
+    with ft.config.override(num_cpu_devices=2), set_mesh(ft.make_mesh((2,), ("X",))):
+        a = ft.device_put(fnp.arange(4.0).reshape(2, 2), P(None, "X"))
+        b = ft.device_put(fnp.arange(4.0, 8.0).reshape(2, 2), P("X", None))
+
+        @ft.shard_map(in_specs=(P(None, "X"), P("X", None)),
+                      out_specs=P(None, None, unreduced={"X"}))
+        def partial_product(u, v):
+            return ft.lax.pcast(u @ v, "X", to="unreduced")
+
+        @ft.shard_map(in_specs=(P(None, None, unreduced={"X"}), P(None, None, reduced={"X"})),
+                      out_specs=(P(None, None, unreduced={"X"}), P(None, None, reduced={"X"})))
+        def through(u, r):
+            return u, r
+        c = partial_product(a, b)
+        u, r = through(c, ft.reshard(fnp.ones((2, 2)), P(None, None, reduced={"X"})))
+
+        def loss(p, q):
+            return fnp.sum(ft.reshard(partial_product(p, q), P(None, None)) ** 2)
+        grads = ft.grad(loss, argnums=(0, 1))(a, b)
+        jit_grads = ft.jit(ft.grad(loss, argnums=(0, 1)))(a, b)
+    # JAX 0.10.2: float32[2,2]{U:X}, device 0 [[0, 0], [8, 10]], device 1 [[6, 7], [18, 21]];
+    # passed through unchanged; gradients [[118, 170], [518, 746]], [[104, 124], [168, 200]]
+    blocks = [[[0.0, 0.0], [8.0, 10.0]], [[6.0, 7.0], [18.0, 21.0]]]
+    assert str(ft.typeof(c)) == "float64[2,2]{U:X}"
+    assert [s.data.tolist() for s in c.addressable_shards] == blocks
+    assert [s.data.tolist() for s in u.addressable_shards] == blocks
+    np.testing.assert_array_equal(r, np.ones((2, 2)))
+    for ga, gb in (grads, jit_grads):
+        np.testing.assert_array_equal(ga, [[118.0, 170.0], [518.0, 746.0]])
+        np.testing.assert_array_equal(gb, [[104.0, 124.0], [168.0, 200.0]])

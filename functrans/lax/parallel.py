@@ -146,13 +146,17 @@ _PCAST_TO = ("varying", "unreduced", "reduced")
 
 
 def pcast(x, axis_name, *, to: str):
-    """``x`` (a pytree) cast to vary over the named axes, JAX's ``lax.pcast(x, axis_name,
-    to='varying')`` (``pvary``): the values are unchanged; in JAX it marks a value equal in
-    every member as one that may differ, as a loop carry swapped with a varying one must be.
+    """``x`` (a pytree) cast over the named axes, JAX's ``lax.pcast``: ``to='varying'``
+    (``pvary``) marks a value equal in every member as one that may differ (as a loop carry
+    swapped with a varying one must be); ``to='unreduced'`` marks each member's value as its
+    partial sum of the result (returned by a shard_map whose ``out_specs`` say
+    ``unreduced``); ``to='reduced'`` marks a replicated value whose cotangent is unreduced.
+    Values never change.
 
     functrans does not type values by how they vary inside ``shard_map`` (every value may
-    differ between shards; cotangents of replicated inputs are summed where they enter), so
-    the cast is the identity, and its derivative and batching are too.
+    differ between shards; cotangents of replicated inputs are summed where they enter, and
+    unreduced results are summed where they are read), so the cast is the identity, and its
+    derivative and batching are too.
 
         >>> ft.vmap(lambda v: lax.pcast(v, "i", to="varying"), axis_name="i")(fnp.arange(2.0))
         Array([0., 1.], dtype=float64)
@@ -166,10 +170,6 @@ def pcast(x, axis_name, *, to: str):
         raise ValueError(f"Got unexpected `to` value. Allowed `to` values are: {set(_PCAST_TO)}")
     for n in axes:
         _axis_size(n)  # a NameError listing the bound names for an unbound one
-    if to != "varying":
-        raise NotImplementedError(
-            f"lax.pcast(..., to={to!r}): functrans's values carry no unreduced or reduced "
-            "state inside shard_map; sum partial results with lax.psum instead")
     return tree_map(lambda v: v, x)
 
 

@@ -25,6 +25,7 @@ from functrans.core.tree import tree_flatten, tree_unflatten
 from functrans.primitives.shard_map import bind_shard_map
 from functrans.transforms.batching import _leaf_labels
 
+from .partial_sums import stack_argument, stack_names, stacked_spec, unstack_result
 from .per_shard import TraceCache, replicated, trace_per_shard
 
 __all__ = ["Infer", "shard_map"]
@@ -100,7 +101,14 @@ def shard_map(f=None, /, *args, out_specs=_NO_OUT_SPECS, in_specs=Infer, mesh=No
         if in_specs is Infer:
             specs = [_inferred_spec(x, full, manual, what) for x in leaves]
         else:
-            specs = match_prefix(in_specs, args, what, "in_specs", "arguments")
+            specs = list(match_prefix(in_specs, args, what, "in_specs", "arguments"))
+        stacked = set()  # arguments unreduced over some axes: their partial values, stacked
+        for k, (x, spec) in enumerate(zip(leaves, specs)):
+            names = stack_names(spec, run_mesh.axis_names)
+            if names:
+                leaves[k] = stack_argument(x, spec, names, run_mesh)
+                specs[k] = stacked_spec(spec, names)
+                stacked.add(k)
         sizes = run_mesh.shape
         labels = _leaf_labels(f, args, {})
         avals, canon = [], []
@@ -117,11 +125,19 @@ def shard_map(f=None, /, *args, out_specs=_NO_OUT_SPECS, in_specs=Infer, mesh=No
         out_store = {}
 
         def body(*bs):
+            bs = [b[0] if k in stacked else b for k, b in enumerate(bs)]
             with use_abstract_mesh(full.abstract_mesh.update_axis_types(
                     {n: AxisType.Manual for n in run_mesh.axis_names})):
                 out = f(*tree_unflatten(in_tree, list(bs)))
             out_leaves, out_store["tree"] = tree_flatten(out)
-            o_specs = match_prefix(out_specs, out, what, "out_specs", "outputs")
+            o_specs = list(match_prefix(out_specs, out, what, "out_specs", "outputs"))
+            out_store["partial"] = {}
+            for i, spec in enumerate(o_specs):
+                names = stack_names(spec, run_mesh.axis_names)
+                if names:  # each shard's partial value, stacked along a new dimension
+                    out_store["partial"][i] = (spec, names)
+                    out_leaves[i] = out_leaves[i][None]
+                    o_specs[i] = stacked_spec(spec, names)
             out_store["specs"] = [canonical_spec(s, get_aval(o).ndim, f"{what} output {i}")
                                   for i, (o, s) in enumerate(zip(out_leaves, o_specs))]
             for i, s in enumerate(out_store["specs"]):
@@ -130,14 +146,15 @@ def shard_map(f=None, /, *args, out_specs=_NO_OUT_SPECS, in_specs=Infer, mesh=No
 
         def make():
             jaxpr, consts = trace_per_shard(body, blocks, run_mesh, what)
-            return jaxpr, consts, out_store["tree"], out_store["specs"]
+            return jaxpr, consts, out_store["tree"], out_store["specs"], out_store["partial"]
 
-        jaxpr, consts, out_tree, o_specs = cache.get(key, make)
+        jaxpr, consts, out_tree, o_specs, partial = cache.get(key, make)
         outs = bind_shard_map(list(consts) + leaves, jaxpr=jaxpr, mesh=run_mesh,
                               in_specs=[replicated(c) for c in consts] + canon,
                               out_specs=o_specs, name=what)
-        outs = [o._with_sharding(NamedSharding(full, _user_spec(s)))
-                if type(o) is Array else o for o, s in zip(outs, o_specs)]
+        outs = [unstack_result(o, *partial[i], full) if i in partial else
+                o._with_sharding(NamedSharding(full, _user_spec(s))) if type(o) is Array else o
+                for i, (o, s) in enumerate(zip(outs, o_specs))]
         return tree_unflatten(out_tree, outs)
 
     return sharded
