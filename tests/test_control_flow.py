@@ -246,3 +246,29 @@ def test_fori_loop_index_is_weak_default_int():
     assert lax.fori_loop(0, 5, lambda i, s: s + i, np.float32(0)).dtype == np.float32
     with ft.config.override(enable_x64=False):
         assert lax.fori_loop(0, 5, lambda i, s: s + i, 0).dtype == np.int32
+
+
+def test_a_function_given_for_several_branches_is_traced_once():
+    # As in JAX (haiku's tests count the traces): switch(i, [f, g] * 3) traces f and g once
+    # each; the branches keep their own closed-over arrays (oracle: calling the branch).
+    calls = []
+    c, d = fnp.array([1.0, 2.0, 3.0]), fnp.array([5.0, 6.0, 7.0])
+
+    def f(x):
+        calls.append("f")
+        return x * c
+
+    def g(x):
+        calls.append("g")
+        return x - d
+
+    x = np.array([0.5, -1.0, 2.0])
+    for i in range(6):
+        del calls[:]
+        np.testing.assert_array_equal(lax.switch(i, [f, g] * 3, x), (x * c, x - d)[i % 2])
+        assert sorted(calls) == ["f", "g"]
+    del calls[:]
+    assert float(lax.cond(False, lambda v: calls.append(1) or v * 2, lambda v: v, 3.0)) == 3.0
+    twice = lambda v: calls.append(1) or v * 2  # noqa: E731
+    del calls[:]
+    assert float(lax.cond(False, twice, twice, 3.0)) == 6.0 and calls == [1]

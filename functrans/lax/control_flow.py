@@ -61,8 +61,13 @@ def _unify_branches(fns, operands, what, labels):
     (so one primitive can hold them) and returns outputs of one type."""
     leaves, in_tree = tree_flatten(operands)
     in_avals = _avals(leaves)
-    traced = [_trace(f, in_tree, in_avals, f"{what} {lab} ({fun_name(f)})", unpack=True)
-              for lab, f in zip(labels, fns)]
+    # A function given for several branches is traced once, as JAX does (haiku counts it).
+    by_id = {}
+    for lab, f in zip(labels, fns):
+        if id(f) not in by_id:
+            by_id[id(f)] = _trace(f, in_tree, in_avals, f"{what} {lab} ({fun_name(f)})",
+                                  unpack=True)
+    traced = [by_id[id(f)] for f in fns]
     trees = [t[2] for t in traced]
     for i, t in enumerate(trees[1:], 1):
         if t != trees[0]:
@@ -81,18 +86,20 @@ def _unify_branches(fns, operands, what, labels):
                             f"{k} differs ({desc})")
         dtype = next(iter(strong)) if strong else col[0].dtype
         joined.append(ShapedArray(col[0].shape, dtype, all(a.weak_type for a in col)))
-    all_consts = [c for _, cs, _ in traced for c in cs]
+    all_consts, starts = [], {}
+    for key, (_, cs, _) in by_id.items():
+        starts[key] = len(all_consts)
+        all_consts += cs
     const_avals = _avals(all_consts)
-    branches, offset = [], 0
-    for jaxpr, cs, _ in traced:
-        start, n = offset, len(cs)
+    branches = []
+    for f, (jaxpr, cs, _) in zip(fns, traced):
+        start, n = starts[id(f)], len(cs)
 
         def fun(*args, jaxpr=jaxpr, start=start, n=n):
             outs = eval_jaxpr(jaxpr, *args[start:start + n], *args[len(all_consts):])
             return [convert_element_type(o, a.dtype) if get_aval(o).dtype != a.dtype else o
                     for o, a in zip(outs, joined)]
         branches.append(trace_to_jaxpr(fun, const_avals + in_avals, name=f"{what} branch"))
-        offset += n
     return tuple(branches), all_consts, leaves, trees[0]
 
 
