@@ -295,3 +295,17 @@ def test_shard_map_gives_and_returns_partial_sums_over_unreduced_axes():
     for ga, gb in (grads, jit_grads):
         np.testing.assert_array_equal(ga, [[118.0, 170.0], [518.0, 746.0]])
         np.testing.assert_array_equal(gb, [[104.0, 124.0], [168.0, 200.0]])
+
+
+def test_a_scalar_left_unreduced_crosses_shard_map():
+    with ft.config.override(num_cpu_devices=2), set_mesh(ft.make_mesh((2,), ("i",))):
+        xs = ft.device_put(fnp.arange(8.0), P("i"))
+        xu = fnp.einsum("i,i->", xs, xs, out_sharding=P(unreduced={"i"}))
+        r = ft.shard_map(lambda c: c + c, in_specs=P(unreduced={"i"}),
+                         out_specs=P(unreduced={"i"}))(xu)
+        total = ft.reshard(r, P())
+    # JAX 0.10.2: float32[]{U:i} [14, 126]; float32[]{U:i} [28, 252]; 280
+    assert str(ft.typeof(xu)) == "float64[]{U:i}" and str(ft.typeof(r)) == "float64[]{U:i}"
+    assert [s.data.tolist() for s in xu.addressable_shards] == [14.0, 126.0]
+    assert [s.data.tolist() for s in r.addressable_shards] == [28.0, 252.0]
+    assert float(total) == 280.0

@@ -48,7 +48,7 @@ def stack_argument(x, spec, names, mesh):
         stack = np.zeros((count,) + x.shape, x.dtype)
         for d, c in zip(s.mesh.devices.flat, s.mesh.coords()):
             u = int(np.ravel_multi_index([c[n] for n in names], [sizes[n] for n in names]))
-            stack[u][shard_slices(x.shape, part, c, s.mesh.shape)] = x._blocks[d]
+            stack[(u,) + shard_slices(x.shape, part, c, s.mesh.shape)] = x._blocks[d]
         return Array(stack, x.weak_type)
     import functrans.numpy as fnp
     x = fnp.asarray(x)
