@@ -57,7 +57,8 @@ from .core.array_creation import (make_array_from_callback,  # noqa: F401,E402
 from .core.values import device_get, effects_barrier, typeof  # noqa: F401,E402
 from .transforms.autodiff import jacobian, linear_transpose  # noqa: F401,E402
 from .core.devices import Device  # noqa: F401,E402
-from .core.contexts import debug_nans, enable_x64  # noqa: F401,E402  (jax.enable_x64, ...)
+from .core.contexts import (debug_nans, enable_custom_prng,  # noqa: F401,E402
+                            enable_x64)  # (jax.enable_x64, ...)
 from .core.dtype_api import float0  # noqa: F401,E402  (jax.float0)
 from .custom_derivatives import custom_gradient  # noqa: F401,E402  (jax.custom_gradient)
 from .transforms.jit.fwd_bwd import fwd_and_bwd  # noqa: F401,E402  (jax.fwd_and_bwd)

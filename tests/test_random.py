@@ -624,3 +624,21 @@ def test_typed_keys_are_chosen_and_compared_as_keys():
     assert fnp.astype(ks, ks.dtype) is ks and ks.astype(ks.dtype) is ks
     with pytest.raises(TypeError, match="cannot convert typed PRNG keys"):
         fnp.astype(ks, "uint32")
+
+
+def test_enable_custom_prng_makes_prngkey_return_typed_keys():
+    # JAX's flag: PRNGKey(seed) is then random.key(seed) (dtype key<fry>, the same bits), so
+    # samples are unchanged; jit retraces when it flips (it is part of jit's cache key).
+    make = ft.jit(lambda: random.PRNGKey(7))
+    assert make().dtype == np.uint32 and not ft.enable_custom_prng.value
+    with ft.enable_custom_prng():
+        k = random.PRNGKey(42)
+        assert k.shape == () and ft.dtypes.issubdtype(k.dtype, ft.dtypes.prng_key)
+        np.testing.assert_array_equal(random.key_data(k), [0, 42])
+        np.testing.assert_array_equal(random.uniform(k, (3,)),
+                                      random.uniform(random.key(42), (3,)))
+        assert random.split(k, 2).shape == (2,)
+        assert ft.dtypes.issubdtype(make().dtype, ft.dtypes.prng_key)
+    assert make().dtype == np.uint32
+    with ft.config.override(enable_custom_prng=True):  # jax.config's spelling too
+        assert random.PRNGKey(0).shape == ()

@@ -18,6 +18,9 @@ _DEFAULTS = {
     "enable_x64": True,
     # Raise FloatingPointError as soon as a primitive produces a NaN (eager and jit).
     "debug_nans": False,
+    # random.PRNGKey returns a typed key (dtype key<fry>) instead of raw uint32[2] data, as
+    # JAX's jax_enable_custom_prng does.
+    "enable_custom_prng": False,
     # Run jit-decorated functions eagerly (useful with print/pdb).
     "disable_jit": False,
     # Check on every trace exit that no tracer escaped (slower tracing, clearer errors).
@@ -162,7 +165,8 @@ class Config:
 
     def key(self) -> tuple:
         """The flags that change traced programs; part of every jit cache key."""
-        return (self._values["enable_x64"], self._values["debug_nans"])
+        return (self._values["enable_x64"], self._values["debug_nans"],
+                self._values["enable_custom_prng"])
 
     def __repr__(self):
         return "Config(" + ", ".join(f"{k}={v!r}" for k, v in self._values.items()) + ")"

@@ -17,8 +17,9 @@ import functools
 from .config import config
 from .trace import EVAL_TRACE, Trace, Tracer, current_trace, set_current_trace
 
-__all__ = ["debug_nans", "disable_jit", "enable_x64", "ensure_compile_time_eval", "named_call", "named_scope",
-           "numpy_dtype_promotion", "numpy_rank_promotion"]
+__all__ = ["debug_nans", "disable_jit", "enable_custom_prng", "enable_x64",
+           "ensure_compile_time_eval", "named_call", "named_scope", "numpy_dtype_promotion",
+           "numpy_rank_promotion"]
 
 
 class _CompileTimeEvalTrace(Trace):
@@ -201,3 +202,4 @@ class _FlagState:
 
 enable_x64 = _FlagState("enable_x64")
 debug_nans = _FlagState("debug_nans")
+enable_custom_prng = _FlagState("enable_custom_prng")

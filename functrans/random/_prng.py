@@ -23,6 +23,7 @@ import numpy as np
 from .. import lax
 from ..core import dtypes
 from ..core.array import Array
+from ..core.config import config
 from ..core.trace import EVAL_TRACE, Tracer, current_trace, get_aval
 from ._keys import KeyArray
 
@@ -246,6 +247,8 @@ def PRNGKey(seed, *, impl=None):
         Array([4294967295, 4294967295], dtype=uint32)
     """
     check_impl("PRNGKey", impl)
+    if config.enable_custom_prng:  # JAX's flag: PRNGKey makes typed keys
+        return key(seed)
     from ..numpy import asarray
     return asarray(_seed_words("PRNGKey", seed))
 

@@ -245,6 +245,7 @@ def _fast_signature(args, kwargs):
             return None
     key.append(config._values["enable_x64"])
     key.append(config._values["debug_nans"])
+    key.append(config._values["enable_custom_prng"])
     key.append(config._values["default_backend"])
     return tuple(key), leaves
 
