@@ -417,3 +417,22 @@ def test_psum_of_a_python_number_is_a_weak_python_number():
         assert out.dtype == np.float32 and out.tolist() == [0.5, 0.5]
     a, two = ft.vmap(lambda x: lax.psum((x, 2.0), ("i",)), axis_name="i")(np.arange(3.0))
     assert a.tolist() == [3.0] * 3 and two.tolist() == [6.0] * 3
+
+
+def test_pmap_under_another_transformation_traces_its_function_again():
+    # As JAX's pmap: called eagerly, a signature is traced once (its cache); inside
+    # eval_shape or jit it is traced afresh each time, so Python side effects (haiku's
+    # summaries recording module calls) happen there too.
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return x * 2
+
+    p = ft.pmap(f)
+    x = np.ones((1, 3))
+    p(x), p(x)
+    assert len(calls) == 1
+    assert ft.eval_shape(p, x).shape == (1, 3) and ft.eval_shape(p, x).shape == (1, 3)
+    assert len(calls) == 3
+    np.testing.assert_array_equal(ft.jit(p)(x), 2 * x)

@@ -106,7 +106,10 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
             jaxpr, consts = trace_per_shard(body, blocks, mesh, f"pmap({fun_name(fun)})")
             return jaxpr, consts, out_store["tree"], out_store["axes"]
 
-        jaxpr, consts, out_tree, o_axes = cache.get(key, make)
+        # Under another transformation the function is traced afresh, as JAX's pmap is (its
+        # Python side effects run again: haiku's summaries record module calls then).
+        jaxpr, consts, out_tree, o_axes = cache.get(key, make) if _state.trace is EVAL_TRACE \
+            else make()
         in_specs = [replicated(c) for c in consts] + [
             replicated(x) if ax is None else ((name,),) + ((),) * (get_aval(x).ndim - 1)
             for x, ax in zip(xs, axes)]
