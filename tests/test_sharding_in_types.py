@@ -309,3 +309,26 @@ def test_a_scalar_left_unreduced_crosses_shard_map():
     assert [s.data.tolist() for s in xu.addressable_shards] == [14.0, 126.0]
     assert [s.data.tolist() for s in r.addressable_shards] == [28.0, 252.0]
     assert float(total) == 280.0
+
+
+def test_gradients_contracting_a_split_batch_on_explicit_axes():
+    x_np, w_np = np.arange(32.0).reshape(8, 4), np.arange(8.0).reshape(4, 2) / 10
+    with ft.config.override(num_cpu_devices=2), set_mesh(ft.make_mesh((2,), ("X",))):
+        x = ft.device_put(x_np, P("X", None))
+        w = ft.device_put(w_np, P(None, None))
+
+        def loss(w, x):
+            return fnp.sum((x @ w) ** 2)
+        eager = ft.grad(loss, argnums=(0, 1))(w, x)
+        jitted = ft.jit(ft.grad(loss, argnums=(0, 1)))(w, x)
+        with pytest.raises(ShardingTypeError, match="Contracting dimensions are sharded"):
+            ft.jit(lambda u: u.T @ u)(x)  # a product the user wrote stays ambiguous
+    # JAX 0.10.2 (the sharding-in-types AD guide): float32[4,2] -> float32[4,2],
+    # float32[8@X,4] -> float32[8@X,4]
+    c = x_np @ w_np
+    dw, dx = jitted
+    assert ft.typeof(dw).sharding.spec == P(None, None)  # (not split)
+    assert str(ft.typeof(dx)) == "float64[8@X,4]"
+    for dw, dx in (eager, jitted):
+        np.testing.assert_allclose(dw, x_np.T @ (2 * c), rtol=1e-14)
+        np.testing.assert_allclose(dx, 2 * c @ w_np.T, rtol=1e-14)

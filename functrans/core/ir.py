@@ -74,6 +74,15 @@ class SourceInfo(NamedTuple):
         return f"{os.path.basename(self.filename)}:{self.lineno} (in {self.function})"
 
 
+class TransposedSource(SourceInfo):
+    """The source of an equation a transpose rule wrote while differentiating the user's
+    equation at this line (reverse mode): the partitioner lets its products be split on
+    both operands' contracting dimensions, as JAX gives them the primal operand's
+    sharding."""
+
+    __slots__ = ()
+
+
 _PACKAGE_DIRS: tuple[str, ...] = ()
 # Code object -> whether it is library code (staging asks for every equation it records).
 _internal_code: dict = {}

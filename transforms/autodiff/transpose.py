@@ -12,7 +12,7 @@ recomputation from ``checkpoint``) are evaluated forwards first::
 from __future__ import annotations
 
 from functrans.core.memo import cache_on_jaxpr
-from functrans.core.ir import Jaxpr, Literal
+from functrans.core.ir import Jaxpr, Literal, TransposedSource, replay, source_info
 from functrans.core.staging import trace_to_jaxpr
 
 from .jvp import Zero, add_tangents, instantiate, is_zero
@@ -75,6 +75,8 @@ def backward_pass(jaxpr: Jaxpr, linear_in, args, cts_out) -> list:
             primal_env.update(zip(eqn.outputs, outs))
 
     ct_env: dict = {}  # linear var -> its (nonzero) cotangent so far
+    outer = replay.source
+    caller = outer or source_info()  # (one stack walk for equations recorded without a line)
 
     def write_ct(v, ct):
         if type(v) is Literal or ct is None or type(ct) is Zero or v not in linear_vars:
@@ -101,7 +103,12 @@ def backward_pass(jaxpr: Jaxpr, linear_in, args, cts_out) -> list:
             raise NonLinearError(
                 f"reverse-mode differentiation does not support '{eqn.prim.name}'{where}: it "
                 "has no transpose rule (it is not linear in its tangent inputs)")
-        cts_in = rule(cts, *[read_primal(x) for x in eqn.inputs], **eqn.params)
+        where = eqn.source or caller
+        replay.source = TransposedSource(*where) if where is not None else None
+        try:
+            cts_in = rule(cts, *[read_primal(x) for x in eqn.inputs], **eqn.params)
+        finally:
+            replay.source = outer
         for x, ct in zip(eqn.inputs, cts_in):
             write_ct(x, ct)
     return [ct_env.get(v, Zero(v.aval)) if lin else None

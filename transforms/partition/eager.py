@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 
 from functrans.core import distributed_array
+from functrans.core.ir import TransposedSource, replay
 from functrans.core.staging import trace_to_jaxpr
 from functrans.core.trace import get_aval
 
@@ -27,8 +28,9 @@ def apply_on_shards(prim, args, params, optional: bool = False) -> list | None:
     DistributedArray, or with ``optional`` an Array placed on a mesh: then None when the
     program needs no partitioning)."""
     avals = tuple(get_aval(x) for x in args)
+    transposed = replay.source if type(replay.source) is TransposedSource else None
     try:
-        key = (prim, tuple(sorted(params.items())), avals)
+        key = (prim, tuple(sorted(params.items())), avals, transposed is not None)
         hash(key)
     except TypeError:  # unhashable params: traced every time
         key = None
@@ -36,6 +38,9 @@ def apply_on_shards(prim, args, params, optional: bool = False) -> list | None:
     if jaxpr is None:
         jaxpr = trace_to_jaxpr(lambda *xs: prim.bind(*xs, **params), list(avals),
                                name=prim.name)
+        if transposed is not None:  # (a transpose rule's: the partitioner reads the mark)
+            for e in jaxpr.eqns:
+                e.source = transposed
         if key is not None:
             with _lock:
                 if len(_programs) > 512:

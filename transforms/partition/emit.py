@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from functrans.core.avals import ShapedArray
-from functrans.core.ir import Literal
+from functrans.core.ir import Literal, TransposedSource
 from functrans.core.mesh import canonical_spec
 from functrans.core.staging import trace_to_jaxpr
 
@@ -178,8 +178,10 @@ class _ShardProgram:
         sizes = self.sizes
         layouts = [self.read(x)[1] for x in eqn.inputs]
         plan = rule_for(eqn.prim)(eqn, [lay.spec for lay in layouts], sizes)
-        if self.explicit and not (len(eqn.outputs) == 1 and eqn.outputs[0] in self.constrained
-                                  and eqn.prim.name in ("dot_general", "reshape")):
+        settled = eqn.prim.name in ("dot_general", "reshape") and (
+            type(eqn.source) is TransposedSource
+            or (len(eqn.outputs) == 1 and eqn.outputs[0] in self.constrained))
+        if self.explicit and not settled:
             explicit.check(eqn, [lay.spec for lay in layouts], plan, self.mesh)
             if eqn.prim.name == "dot_general":
                 plan = explicit.dot_plan(eqn, [lay.spec for lay in layouts], plan)
