@@ -43,3 +43,12 @@ def test_a_closed_jaxprs_literals_are_its_consts():
     assert closed.literals is closed.consts
     np.testing.assert_array_equal(closed.literals[0], np.arange(3.0))
     assert ft.make_jaxpr(fnp.sin)(1.0).literals == []
+
+
+def test_jax_src_test_util_create_mesh():
+    import unittest
+    import functrans.as_jax.jax_src.test_util as jtu
+    mesh = jtu.create_mesh((1,), ("x",))
+    assert mesh.axis_names == ("x",) and mesh.size == 1
+    with pytest.raises(unittest.SkipTest, match="requires"):
+        jtu.create_mesh((10_000,), ("x",))
