@@ -254,6 +254,28 @@ def test_jax_src_ad_util_stop_gradient_p_is_lax_stop_gradient_as_lineax_uses_it(
     assert out.split() == ["True", "[2.0,", "6.0]", "3.0"]
 
 
+def test_symbolic_zeros_leave_jvp_and_pass_through_vmap_as_equinox_needs(decoys):
+    # equinox's filter_jvp tells the outputs that depend on the differentiated inputs by their
+    # being the JVP trace's tracers: a primitive's output with a symbolic-zero tangent must
+    # leave the trace (JAX's JVPTrace drops it). Its batched JVP rules return ad.Zero for
+    # integer outputs from a vmapped function: vmap passes them through, as JAX's does.
+    out = _run("""
+        import jax, jax.numpy as jnp
+        from jax.interpreters import ad
+        seen = []
+        def f(t, m):
+            out = jnp.sin(m) * 2.0       # independent of t
+            seen.append(isinstance(out, ad.JVPTracer))
+            return out, t * m
+        jax.jvp(lambda t: f(t, jnp.ones(2)), (jnp.ones(2),), (jnp.ones(2),))
+        print(seen)
+        z = ad.Zero(jax.core.ShapedArray((), jnp.int32))
+        print(jax.vmap(lambda x: (x * 2, z))(jnp.ones(3))[1])
+        print(jax.vmap(lambda x, t: t, in_axes=(0, None))(jnp.ones(3), z))
+    """, decoys)
+    assert out.split() == ["[False]", "Zero(i32[])", "Zero(i32[])"]
+
+
 def test_dispatch_registers_wait_for_tokens_at_exit_as_jax_does(monkeypatch):
     import atexit
     import importlib

@@ -252,6 +252,11 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                               "outputs")
         outs = []
         for i, (v, d, o) in enumerate(zip(vals, dims, o_axes)):
+            if d is None and getattr(type(v), "symbolic_zero", False):
+                # A symbolic zero (autodiff's: an aval, no value) a function returns, as
+                # equinox's batched JVP rules do for integer outputs: as it is, as in JAX.
+                outs.append(v)
+                continue
             if o is None and d is not None:
                 raise ValueError(f"{what}: output leaf {i} is mapped over the batch but out_axes "
                                  "is None for it (it varies across the batch)")

@@ -28,6 +28,7 @@ class Zero:
     """A symbolic zero tangent/cotangent of type ``aval``."""
 
     __slots__ = ("aval",)
+    symbolic_zero = True  # vmap (below autodiff) passes symbolic zeros through, as JAX's
 
     def __init__(self, aval: ShapedArray):
         self.aval = aval
@@ -44,6 +45,8 @@ class SymbolicZero:
         >>> SymbolicZero(ShapedArray((3,), "float32")).shape
         (3,)
     """
+
+    symbolic_zero = True
 
     def __init__(self, aval: ShapedArray):
         self.aval = aval
@@ -160,9 +163,13 @@ class JVPTrace(Trace):
         out = []
         for p, t in zip(primals_out, tangents_out):
             dtype = p._value.dtype if type(p) is Array else get_aval(p).dtype
-            if dtype_kind(dtype) not in "fc":
-                t = Zero(get_aval(p))  # integer and boolean outputs are not differentiable
-            out.append(JVPTracer(self, p, t))
+            # Integer and boolean outputs are not differentiable; an output whose tangent is
+            # a symbolic zero leaves this trace, as in JAX (equinox's filter_jvp tells outputs
+            # that depend on the differentiated inputs by their being this trace's tracers).
+            if type(t) is Zero or dtype_kind(dtype) not in "fc":
+                out.append(p)
+            else:
+                out.append(JVPTracer(self, p, t))
         return out
 
 
