@@ -89,6 +89,15 @@ def _like(a, dtype, shape):
             a_dtype if dtype is None else dtypes.canonicalize_dtype(dtype))
 
 
+def _weak_like(out, a, dtype):
+    """``out`` weakly typed where ``a`` is and no ``dtype`` was asked for, as JAX's ``*_like``
+    (``ones_like(1)`` is a weak int: it then promotes as a Python scalar)."""
+    if dtype is not None or not (type(a) in (int, float, complex) or
+                                 getattr(a, "weak_type", False)):
+        return out
+    return convert(out, get_aval(out).dtype, True)
+
+
 def zeros_like(a, dtype=None, shape=None):
     """Zeros with the shape and dtype of ``a``.
 
@@ -98,7 +107,7 @@ def zeros_like(a, dtype=None, shape=None):
     if not (hasattr(a, "shape") and hasattr(a, "dtype")):  # ShapeDtypeStruct too, as JAX
         check_arraylike("zeros_like", a)
     s, d = _like(a, dtype, shape)
-    return lax.full(s, 0, d)
+    return _weak_like(lax.full(s, 0, d), a, dtype)
 
 
 def ones_like(a, dtype=None, shape=None):
@@ -110,7 +119,7 @@ def ones_like(a, dtype=None, shape=None):
     if not (hasattr(a, "shape") and hasattr(a, "dtype")):  # ShapeDtypeStruct too, as JAX
         check_arraylike("ones_like", a)
     s, d = _like(a, dtype, shape)
-    return lax.full(s, 1, d)
+    return _weak_like(lax.full(s, 1, d), a, dtype)
 
 
 def empty_like(a, dtype=None, shape=None):
@@ -135,7 +144,7 @@ def full_like(a, fill_value, dtype=None, shape=None):
     else:
         check_arraylike("full_like", a, fill_value)
     s, d = _like(a, dtype, shape)
-    return full(s, fill_value, d)
+    return _weak_like(full(s, fill_value, d), a, dtype)
 
 
 def _static_number(x, name):
