@@ -332,3 +332,24 @@ def test_gradients_contracting_a_split_batch_on_explicit_axes():
     for dw, dx in (eager, jitted):
         np.testing.assert_allclose(dw, x_np.T @ (2 * c), rtol=1e-14)
         np.testing.assert_allclose(dx, 2 * c @ w_np.T, rtol=1e-14)
+
+
+def test_shard_map_inside_jit_infers_in_specs_from_the_jit_arguments_placement():
+    blocks = []
+    with set_mesh(ft.make_mesh((4,), ("b",))):
+        x = ft.device_put(fnp.arange(8.0), P("b"))
+        w = ft.device_put(fnp.arange(8.0) / 8, P())
+
+        @ft.shard_map(out_specs=P())
+        def f(x, w):
+            blocks.append((x.shape, w.shape))
+            return ft.lax.psum(fnp.sum(x * w[:2]), "b")
+        direct = ft.jit(f)(x, w)
+        grad = ft.jit(ft.grad(f))(x, w)
+        nested = ft.jit(lambda a, v: ft.jit(f)(a, v))(x, w)
+        with pytest.raises(NotImplementedError, match="pass in_specs"):
+            ft.jit(lambda a, v: f(a * 2, v))(x, w)  # JAX 0.10.2 infers 8@b from types: 4.0
+    # JAX 0.10.2: blocks (2,) and (8,); 2.0; [0, .125, 0, .125, ...]; 2.0
+    assert set(blocks[:3]) == {((2,), (8,))}
+    assert float(direct) == 2.0 and float(nested) == 2.0
+    np.testing.assert_array_equal(grad, [0.0, 0.125] * 4)

@@ -19,7 +19,10 @@ from functrans.core.avals import ShapedArray
 from functrans.core.axis_env import _env as _axis_env
 from functrans.core.config import config
 from functrans.core.mesh import (AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec,
-                                 canonical_spec, check_divisible, get_mesh, use_abstract_mesh)
+                                 canonical_spec, check_divisible, get_mesh, same_grid,
+                                 traced_arguments_placed, traced_sharding,
+                                 use_abstract_mesh)
+from functrans.core.unreduced import UnreducedArray
 from functrans.core.trace import get_aval
 from functrans.core.tree import tree_flatten, tree_unflatten
 from functrans.primitives.shard_map import bind_shard_map
@@ -208,8 +211,17 @@ def _inferred_spec(x, mesh, manual, what):
            if n in axes):
         raise TypeError(f"{what}: in_specs must be given (a pytree of PartitionSpecs) when "
                         "the mesh axes are not all AxisType.Explicit")
-    s = x.sharding if type(x) is Array else None
-    if isinstance(s, NamedSharding) and s.mesh == mesh:
+    if type(x) is Array or type(x) is UnreducedArray:
+        s = x.sharding
+    else:
+        s = traced_sharding(x)
+        if s is None and traced_arguments_placed():
+            # A value computed inside jit from placed arguments: functrans's traced values
+            # carry no sharding to infer its spec from (JAX's types do).
+            raise NotImplementedError(
+                f"{what}: in_specs cannot be inferred for a value computed inside jit (only "
+                "for the jit's own arguments, from their placement); pass in_specs=")
+    if isinstance(s, NamedSharding) and same_grid(s.mesh, mesh):
         return s.spec
     return PartitionSpec()
 

@@ -24,7 +24,7 @@ from functrans.core import compiler
 from functrans.core.config import config
 from functrans.core.devices import Device, check_backend, get_backend
 from functrans.core.eval import eval_jaxpr
-from functrans.core.mesh import SingleDeviceSharding
+from functrans.core.mesh import SingleDeviceSharding, argument_sharding, tracing_arguments
 from functrans.core.staging import hoist_tracer_consts, trace_to_jaxpr
 from functrans.core.trace import EVAL_TRACE, _state
 from functrans.core.array import Array
@@ -162,9 +162,12 @@ class Jitted:
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
         avals = tuple(abstractify(x, f"jit({self.name}) argument leaf {i}")
                       for i, x in enumerate(leaves))
+        # Where the arguments were placed is part of the program's type (shard_map infers
+        # its in_specs from it).
+        shardings = tuple(argument_sharding(x) for x in leaves)
         key = (in_tree, avals, static_args, static_kwargs, config.key(), _axis_env.frames,
-               self.backend.platform)
-        return key, leaves, in_tree, avals, (static_args, static_kwargs)
+               self.backend.platform, shardings)
+        return key, leaves, in_tree, avals, (static_args, static_kwargs, shardings)
 
     def _entry(self, args, kwargs):
         key, leaves, in_tree, avals, static = self._key(args, kwargs)
@@ -181,12 +184,13 @@ class Jitted:
                         self._cache.popitem(last=False)
         return entry, leaves
 
-    def _trace(self, in_tree, avals, static_args, static_kwargs):
+    def _trace(self, in_tree, avals, static_args, static_kwargs, shardings=()):
         store = {}
 
         def flat_fun(*xs):
             a, k = tree_unflatten(in_tree, xs)
-            out = self.fun(*merge_static(a, static_args), **k, **dict(static_kwargs))
+            with tracing_arguments(xs, shardings):
+                out = self.fun(*merge_static(a, static_args), **k, **dict(static_kwargs))
             out_leaves, store["tree"] = tree_flatten(out)
             return out_leaves
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from functrans.core.avals import ShapedArray
 from functrans.core.ir import Literal, TransposedSource
-from functrans.core.mesh import canonical_spec
+from functrans.core.mesh import canonical_spec, same_grid
 from functrans.core.staging import trace_to_jaxpr
 
 from .. import ops
@@ -45,13 +45,6 @@ def partition(jaxpr, mesh, in_specs):
     if not groups:
         return result
     return _ShardProgram(jaxpr, mesh, in_specs, groups).trace()
-
-
-def same_grid(a, b) -> bool:
-    """The same devices under the same axis names (the axis types may differ: explicit_axes
-    and auto_axes retype the context mesh's axes for a while)."""
-    return a is b or (a.axis_names == b.axis_names and a.devices.shape == b.devices.shape
-                      and list(a.devices.flat) == list(b.devices.flat))
 
 
 class _ShardProgram:

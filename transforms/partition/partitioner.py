@@ -36,12 +36,13 @@ from functrans.core.devices import get_backend, processes
 from functrans.core.distributed_array import DistributedArray, from_local_blocks
 from functrans.core.ir import has_effects
 from functrans.core.memo import cache_on_jaxpr
-from functrans.core.mesh import Mesh, NamedSharding, PartitionSpec, canonical_spec, shard_slices
+from functrans.core.mesh import (Mesh, NamedSharding, PartitionSpec, canonical_spec, same_grid,
+                                 shard_slices)
 from functrans.core.trace import Tracer
 
 from ..parallel.runtime import run_shards
 from ..passes import inline_calls
-from .emit import MeshMismatchError, partition, same_grid
+from .emit import MeshMismatchError, partition
 from .layouts import used
 
 _HOST_STEPS = ("shard_map", "psum", "pmax", "pmin", "all_gather", "psum_scatter",
