@@ -6,10 +6,10 @@
     (4, 6)
 
 Each resized dimension is a product with a weight matrix (see
-:mod:`functrans.numpy.resize`), so ``grad``, ``vmap`` and ``jit`` apply.
+:mod:`functrans.numpy.image_resize`), so ``grad``, ``vmap`` and ``jit`` apply.
 """
 from __future__ import annotations
 
-from .numpy.resize import ResizeMethod, resize, scale_and_translate
+from .numpy.image_resize import ResizeMethod, resize, scale_and_translate
 
 __all__ = ["ResizeMethod", "resize", "scale_and_translate"]
