@@ -30,3 +30,13 @@ def test_jax_flags_that_change_no_result_are_accepted_and_read_back(flag, value)
         np.testing.assert_allclose(g, np.cos(1.0) + np.sin(1.0))
     finally:
         ft.config.update(flag, old)
+
+
+def test_x64_enabled_is_a_read_only_alias_of_enable_x64():
+    # JAX's config.x64_enabled (jaxopt's test utilities canonicalize dtypes with it)
+    with ft.config.override(enable_x64=False):
+        assert ft.config.x64_enabled is False
+    with ft.config.override(enable_x64=True):
+        assert ft.config.x64_enabled is True
+    with pytest.raises(AttributeError):
+        ft.config.x64_enabled = False

@@ -123,6 +123,9 @@ class Config:
         raise AttributeError(f"functrans.config has no flag {name!r}; "
                              f"known flags: {sorted(_DEFAULTS)}")
 
+    # JAX's read-only alias of enable_x64 (jaxopt's test utilities read it)
+    x64_enabled = property(lambda self: self._values["enable_x64"])
+
     def read(self, name: str):
         """The value of flag ``name`` (JAX's ``config.read``), e.g. ``"jax_enable_x64"``."""
         return getattr(self, name)
