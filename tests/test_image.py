@@ -186,3 +186,10 @@ def test_bad_input_is_named():
         image.scale_and_translate(x, (2, 3), (0,), fnp.ones(1), fnp.zeros(1), "nearest")
     with pytest.raises(ValueError, match="spatial dimension 2 is out of range"):
         image.scale_and_translate(x, (2, 3), (2,), fnp.ones(1), fnp.zeros(1), "linear")
+
+
+def test_importing_image_leaves_numpy_resize_the_function():
+    # The implementation is a numpy submodule; one named like a numpy function would replace
+    # that function on the package once imported.
+    assert callable(fnp.resize)
+    assert np.asarray(fnp.resize(fnp.arange(3), (5,))).tolist() == [0, 1, 2, 0, 1]
