@@ -668,3 +668,17 @@ def test_arguments_shardings_are_recorded_with_the_number_of_devices():
         exp.in_shardings_jax(AbstractMesh((2,), ("a",)))
     plain = export(ft.jit(fnp.cos))(np.arange(4.0))
     assert plain.nr_devices == 1 and plain.in_shardings_jax(m) == (None,)
+
+
+def test_a_library_primitive_is_refused_unless_its_check_is_disabled():
+    # JAX's export guide: exporting a primitive lowered to a custom call raises ValueError
+    # unless DisabledSafetyCheck.custom_call(name) is given.
+    from functrans.extend.core import Primitive
+    p = Primitive("my_new_prim_for_export")
+    p.def_impl(lambda x: x * 2)
+    p.def_abstract_eval(lambda x: x)
+    with pytest.raises(ValueError, match="my_new_prim_for_export"):
+        export(ft.jit(p.bind))(1.0)
+    check = ft.export.DisabledSafetyCheck.custom_call("my_new_prim_for_export")
+    exp = export(ft.jit(p.bind), disabled_checks=[check])(1.0)
+    assert float(exp.call(2.0)) == 4.0

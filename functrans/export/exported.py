@@ -257,9 +257,12 @@ def leaf_paths(tree: PyTreeDef) -> list[str]:
     return out
 
 
-def _refuse_user_kernels(jaxpr) -> None:
-    """A user's Numba kernel (``numba_call``) is Python code, which the format cannot carry:
-    refuse it when exporting, naming the kernel, rather than when serializing."""
+def _refuse_user_kernels(jaxpr, allowed=frozenset()) -> None:
+    """A user's Numba kernel (``numba_call``) and a library's primitive (its impl and rules
+    are Python) are code the format cannot carry: refuse them when exporting, naming them,
+    rather than when serializing. A library primitive named in ``allowed`` (JAX's
+    ``DisabledSafetyCheck.custom_call(name)``, JAX's check for calls outside the program) is
+    exported for calling in this process."""
     from functrans.core.ir import walk_jaxprs
     from .serialization import UnserializableError
     for e in jaxpr.eqns:
@@ -268,8 +271,13 @@ def _refuse_user_kernels(jaxpr) -> None:
             raise UnserializableError(
                 f"{e.prim.name} of kernel '{code.name}' cannot be exported: its code is "
                 "Python, not serializable")
+        if hasattr(e.prim, "facade") and e.prim.name not in allowed:
+            raise UnserializableError(
+                f"the library primitive '{e.prim.name}' cannot be exported: its rules are "
+                "Python code, not serializable; pass disabled_checks=[DisabledSafetyCheck."
+                f"custom_call('{e.prim.name}')] to export it for calling in this process")
         for sub in walk_jaxprs(e.params):
-            _refuse_user_kernels(sub)
+            _refuse_user_kernels(sub, allowed)
 
 
 def export(fun_or_jitted, *, platforms=None, disabled_checks=()):
@@ -302,7 +310,8 @@ def export(fun_or_jitted, *, platforms=None, disabled_checks=()):
         if entry.consts:
             raise TypeError(f"export({jitted.name}): the function closes over traced values of "
                             "an enclosing transformation; export it outside transformations")
-        _refuse_user_kernels(entry.jaxpr)
+        _refuse_user_kernels(entry.jaxpr, frozenset(
+            c.is_custom_call() for c in disabled_checks if c.is_custom_call()))
         in_tree = jitted._key(args, kwargs)[2]  # (args, kwargs) minus static ones
         nr_devices, in_specs = _arg_shardings(jitted, args, kwargs)
         return Exported(jitted.name, entry.jaxpr, in_tree, entry.out_tree, platforms,
