@@ -276,6 +276,27 @@ def test_symbolic_zeros_leave_jvp_and_pass_through_vmap_as_equinox_needs(decoys)
     assert out.split() == ["[False]", "Zero(i32[])", "Zero(i32[])"]
 
 
+def test_jax_src_interpreters_ad_custom_vjp_exception_as_diffrax_tests_catch_it(decoys):
+    # A custom_vjp function closing over the value being differentiated raises JAX's
+    # CustomVJPException (diffrax's BacksolveAdjoint test catches it by that name).
+    out = _run("""
+        import jax
+        import jax._src.interpreters.ad
+        def loss(w):
+            @jax.custom_vjp
+            def f(x):
+                return x * w
+            f.defvjp(lambda x: (x * w, None), lambda r, g: (g,))
+            return f(2.0)
+        try:
+            jax.grad(loss)(3.0)
+        except jax._src.interpreters.ad.CustomVJPException as e:
+            print("caught", "closes over" in str(e))
+        print(jax._src.interpreters.ad.Zero is jax.interpreters.ad.Zero)
+    """, decoys)
+    assert out.split() == ["caught", "True", "True"]
+
+
 def test_dispatch_registers_wait_for_tokens_at_exit_as_jax_does(monkeypatch):
     import atexit
     import importlib

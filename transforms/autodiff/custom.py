@@ -187,11 +187,16 @@ custom_jvp_call_p = Primitive("custom_jvp_call", impl=_call_impl,
                               abstract_eval=_call_abstract_eval)
 
 
-def _closure_check(what, tangents, num_consts):
+class CustomVJPException(TypeError):
+    """A custom_vjp function closes over a value being differentiated (JAX's
+    ``jax._src.interpreters.ad.CustomVJPException``, which diffrax's tests catch)."""
+
+
+def _closure_check(what, tangents, num_consts, error=TypeError):
     if any(not is_zero(t) for t in tangents[:num_consts]):
-        raise TypeError(f"{what} closes over a value that is being differentiated. Custom rules "
-                        "only specify derivatives with respect to explicit arguments: pass the "
-                        "value as an argument instead")
+        raise error(f"{what} closes over a value that is being differentiated. Custom rules "
+                    "only specify derivatives with respect to explicit arguments: pass the "
+                    "value as an argument instead")
 
 
 def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, symbolic_zeros):
@@ -331,7 +336,7 @@ _PYTHON_SCALARS = (bool, int, float, complex)
 
 
 def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, num_consts):
-    _closure_check(fwd.what, tangents, num_consts)
+    _closure_check(fwd.what, tangents, num_consts, CustomVJPException)
     args, targs = primals[num_consts:], tangents[num_consts:]
     symbolic = getattr(fwd, "symbolic_zeros", False)
     dyn = tree_unflatten(fwd.in_tree, [CustomVJPPrimal(a, not is_zero(t))
