@@ -13,7 +13,9 @@ control flow, random numbers, callbacks, checkpointing, primitives, refs, hijax,
 shard_map, AOT, callbacks, custom derivatives, refs, remat, ...) and the export guides
 (``export/``); less the documents JAX's own build does not execute (``nb_execution_
 excludepatterns`` in ``docs/conf.py``: accelerators, TensorFlow datasets, ...). The 401/501
-guides (Pallas, CuTe, FFI; copies of the export guides) are left out.
+guides (Pallas, CuTe, FFI; copies of the export guides) are left out. The 101/201/301 guides
+are newer than JAX 0.10.2's release tag: use a checkout of JAX's main branch; the cells JAX
+0.10.2 cannot run are not counted.
 
 Cells: the ``{code-cell}`` cells of MyST documents (a notebook ``.ipynb`` only where it has no
 MyST twin); in a document with no code cells, the ``>>>`` examples of its ``python`` blocks
