@@ -353,3 +353,22 @@ def test_shard_map_inside_jit_infers_in_specs_from_the_jit_arguments_placement()
     assert set(blocks[:3]) == {((2,), (8,))}
     assert float(direct) == 2.0 and float(nested) == 2.0
     np.testing.assert_array_equal(grad, [0.0, 0.125] * 4)
+
+
+def test_reshard_on_an_abstract_mesh_of_other_axes_over_the_same_devices():
+    x_np = np.arange(32.0).reshape(8, 4)
+    with ft.config.override(num_cpu_devices=8), set_mesh(ft.make_mesh((4, 2), ("X", "Y"))):
+        x = ft.device_put(x_np, P("X", "Y"))
+
+        @ft.jit
+        def f(x):
+            a = ft.sharding.AbstractMesh((8,), ("A",), (AxisType.Explicit,))
+            with ft.sharding.use_abstract_mesh(a):
+                return ft.reshard(x, P("A", None)) * 2
+        z = f(x)
+    # JAX 0.10.2: float32[8@A,4] (here the same split named by the mesh's axes, 8@(X,Y)),
+    # one row per device, device 1 holding [[8, 10, 12, 14]]
+    assert str(ft.typeof(z)) == "float64[8@(X,Y),4]"
+    assert [s.data.shape for s in z.addressable_shards] == [(1, 4)] * 8
+    assert z.addressable_shards[1].data.tolist() == [[8.0, 10.0, 12.0, 14.0]]
+    np.testing.assert_array_equal(z, 2 * x_np)

@@ -721,7 +721,40 @@ def context_sharding(spec, what: str, error=ValueError) -> "NamedSharding":
         raise error(f"{what}: got {spec}, but a bare PartitionSpec needs a mesh and none is "
                     f"set: enter one with `with ft.set_mesh(mesh):` or pass "
                     f"NamedSharding(mesh, {spec})")
+    abstract = _context.abstract
+    if abstract is not None and abstract.axis_names != mesh.axis_names \
+            and abstract.size == mesh.size and not abstract.manual_axes:
+        # use_abstract_mesh with other axes over the same devices (JAX lays the context's
+        # devices out in the abstract mesh's shape).
+        mesh = Mesh(mesh.devices.reshape(abstract.axis_sizes), abstract.axis_names,
+                    abstract.axis_types)
     return NamedSharding(mesh, spec)
+
+
+def regrid_spec(spec, source: "Mesh", target: "Mesh"):
+    """``spec`` on ``source`` said on ``target``, a mesh of the same devices in the same order
+    whose axes group ``source``'s (an 8-device axis 'a' is ('x', 'y') of a 4x2 mesh); None
+    when the grids do not line up.
+
+    >>> from functrans.core.config import config
+    >>> with config.override(num_cpu_devices=4):
+    ...     m = make_mesh((2, 2), ("x", "y"))
+    ...     regrid_spec((("a",), ()), Mesh(m.devices.reshape(4), ("a",)), m)
+    (('x', 'y'), ())
+    """
+    if list(source.devices.flat) != list(target.devices.flat):
+        return None
+    groups, j = {}, 0
+    for name, size in zip(source.axis_names, source.devices.shape):
+        group, n = [], 1
+        while n < size and j < len(target.axis_names):
+            group.append(target.axis_names[j])
+            n *= target.devices.shape[j]
+            j += 1
+        if n != size:
+            return None
+        groups[name] = tuple(group)
+    return tuple(tuple(t for n in names for t in groups[n]) for names in spec)
 
 
 __all__ = ["AbstractMesh", "AxisType", "Mesh", "PartitionSpec", "P", "NamedSharding",

@@ -23,7 +23,7 @@ import numpy as np
 
 from functrans.core.avals import ShapedArray
 from functrans.core.ir import Literal, TransposedSource
-from functrans.core.mesh import canonical_spec, same_grid
+from functrans.core.mesh import canonical_spec, regrid_spec, same_grid
 from functrans.core.staging import trace_to_jaxpr
 
 from .. import ops
@@ -162,10 +162,12 @@ class _ShardProgram:
         """Apply one equation of the global program to the shard's blocks."""
         if eqn.prim.name == "sharding_constraint":
             s = eqn.params["sharding"]
-            if not same_grid(s.mesh, self.mesh):
-                raise MeshMismatchError(f"jit: with_sharding_constraint names {s.mesh}, but "
-                                        f"the program is partitioned over {self.mesh}")
             want = canonical_spec(s.spec, eqn.inputs[0].aval.ndim, "with_sharding_constraint")
+            if not same_grid(s.mesh, self.mesh):
+                want = regrid_spec(want, s.mesh, self.mesh)
+                if want is None:
+                    raise MeshMismatchError(f"jit: with_sharding_constraint names {s.mesh}, "
+                                            f"but the program is partitioned over {self.mesh}")
             self._set(eqn.outputs[0], self.to(eqn.inputs[0], want), Layout(want), eqn)
             return
         sizes = self.sizes

@@ -73,11 +73,13 @@ def mesh_and_specs(jaxpr, args):
             specs.append(((),) * v.aval.ndim)
     constraint = _constraint_mesh(jaxpr)
     if constraint is not None:
-        if mesh is not None and not same_grid(constraint, mesh):
+        if mesh is not None and not same_grid(constraint, mesh) and \
+                list(constraint.devices.flat) != list(mesh.devices.flat):
             raise MeshMismatchError(
                 f"jit: argument {where} is placed on {mesh} but the program's "
                 f"with_sharding_constraint names {constraint}; both must be the same mesh")
-        mesh = constraint
+        if mesh is None:
+            mesh = constraint
     if mesh is None or _has_host_parallelism(jaxpr):
         return None
     return mesh, tuple(specs)
@@ -87,8 +89,10 @@ def mesh_and_specs(jaxpr, args):
 def _constraint_mesh(jaxpr):
     meshes = list({e.params["sharding"].mesh for e in inline_calls(jaxpr).eqns
                    if e.prim.name == "sharding_constraint"})
-    if any(not same_grid(m, meshes[0]) for m in meshes[1:]):
-        a, b = meshes[0], next(m for m in meshes[1:] if not same_grid(m, meshes[0]))
+    def apart(m):  # (meshes of the same devices in one order are regridded: emit.py)
+        return list(m.devices.flat) != list(meshes[0].devices.flat)
+    if any(apart(m) for m in meshes[1:]):
+        a, b = meshes[0], next(m for m in meshes[1:] if apart(m))
         raise MeshMismatchError(f"jit: the program's with_sharding_constraint calls name two "
                                 f"meshes, {a} and {b}; one program is partitioned over one")
     return next(iter(meshes), None)
