@@ -590,3 +590,21 @@ def test_out_of_range_indices_clamp_as_in_jax_without_strict_indexing():
         assert x[np.array([5, 1])].tolist() == [2, 1]
         assert x[np.array([-7, 7])].tolist() == [0, 2]
         assert fnp.arange(6).reshape(2, 3)[5, -9].tolist() == 3
+
+
+def test_at_get_without_wrapping_negative_indices():
+    # JAX 0.10.2's results: a negative integer index is out of range (clamped to 0, or
+    # filled), slices are unchanged (lineax reads its tridiagonal bands this way).
+    x = fnp.arange(5.0)
+    i = fnp.array([-1, 2])
+    assert x.at[i].get(wrap_negative_indices=False).tolist() == [0.0, 2.0]
+    assert x.at[i].get(mode="fill", fill_value=-9.0, wrap_negative_indices=False).tolist() == \
+        [-9.0, 2.0]
+    assert float(x.at[-1].get(wrap_negative_indices=False)) == 0.0
+    y = fnp.arange(12.0).reshape(3, 4)
+    assert y.at[fnp.array([0, -1]), fnp.array([-2, 1])].get(
+        wrap_negative_indices=False).tolist() == [0.0, 1.0]
+    assert y.at[:, -1].get(wrap_negative_indices=False).tolist() == [0.0, 4.0, 8.0]
+    assert y.at[:, -1].get(mode="fill", fill_value=7.0,
+                           wrap_negative_indices=False).tolist() == [7.0, 7.0, 7.0]
+    assert y.at[:, -1].get().tolist() == [3.0, 7.0, 11.0]

@@ -478,13 +478,18 @@ class _IndexUpdateRef:
         self.array, self.index = array, index
 
     def get(self, *, mode=None, fill_value=None, indices_are_sorted=False,
-            unique_indices=False):
-        """``x[idx]``; ``mode="fill"`` returns ``fill_value`` for out-of-range indices."""
-        if mode in (None, "clip", "promise_in_bounds"):
-            return getitem(self.array, self.index, strict=False)
-        if mode != "fill":
+            unique_indices=False, out_sharding=None, wrap_negative_indices=True):
+        """``x[idx]``; ``mode="fill"`` returns ``fill_value`` for out-of-range indices.
+        Without ``wrap_negative_indices``, negative integer indices are out of range (clamped
+        to 0, or filled) instead of counting from the end."""
+        if mode not in (None, "clip", "promise_in_bounds", "fill"):
             raise ValueError(f"unknown mode {mode!r} for .at[].get (clip, fill)")
-        return _get_fill(self.array, self.index, fill_value)
+        index = self.index
+        if not wrap_negative_indices:
+            index = _unwrapped_negatives(index, fill=mode == "fill")
+        if mode != "fill":
+            return getitem(self.array, index, strict=False)
+        return _get_fill(self.array, index, fill_value)
 
     def set(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
         """``x[idx] = values`` (the last write wins for repeated indices)."""
@@ -561,6 +566,27 @@ def _mode(mode):
     if mode in ("clip", "promise_in_bounds"):
         return "clip"
     raise ValueError(f"unknown mode {mode!r} for an indexed update (drop, clip)")
+
+
+def _unwrapped_negatives(idx, fill):
+    """``idx`` with its negative integer indices made out of range: 0 (where out-of-range
+    indices clamp) or past every axis (where they are filled); slices are unchanged."""
+    from .shape_ops import where
+    from .ufuncs import maximum
+
+    def fix(i):
+        if isinstance(i, (bool, np.bool_)) or i is None or i is Ellipsis or isinstance(i, slice):
+            return i
+        if isinstance(i, (int, np.integer)):
+            return (np.iinfo(np.int32).max if fill else 0) if i < 0 else i
+        aval = get_aval(asarray(i))
+        if dtypes.kind(aval.dtype) not in "iu":
+            return i
+        if fill:
+            return where(i < 0, np.iinfo(aval.dtype).max, i)
+        return maximum(i, 0)
+
+    return tuple(fix(i) for i in idx) if isinstance(idx, tuple) else fix(idx)
 
 
 def _get_fill(x, idx, fill_value):

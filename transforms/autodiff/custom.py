@@ -367,7 +367,7 @@ jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
 
 
 def _custom_lin_impl(*args, num_res, bwd, out_avals):
-    raise TypeError(f"{bwd.what}: can't apply forward-mode differentiation (jvp) to a "
+    raise TypeError(f"{bwd.what}: can't apply forward-mode autodiff (jvp) to a "
                     "custom_vjp function; use custom_jvp for forward mode")
 
 
