@@ -91,9 +91,9 @@ def apply_unreduced(prim, args, params) -> list:
         first = unreduced[0]
         if any(x._sharding != first._sharding or x.shape != first.shape or
                x.dtype != first.dtype for x in unreduced[1:]):
-            raise ShardingTypeError(
-                f"{name}: operands unreduced differently ({', '.join(str(x.sharding.spec) for x in unreduced)}); "
-                "reshard them to one sharding first")
+            specs = ", ".join(str(x.sharding.spec) for x in unreduced)
+            raise ShardingTypeError(f"{name}: operands unreduced differently ({specs}); "
+                                    "reshard them to one sharding first")
         combine = _COMBINE[name]
         blocks = {d: combine(first._blocks[d], *(x._blocks[d] for x in unreduced[1:]))
                   for d in first._blocks}
