@@ -373,3 +373,30 @@ def test_reshard_on_an_abstract_mesh_of_other_axes_over_the_same_devices():
     assert [s.data.shape for s in z.addressable_shards] == [(1, 4)] * 8
     assert z.addressable_shards[1].data.tolist() == [[8.0, 10.0, 12.0, 14.0]]
     np.testing.assert_array_equal(z, 2 * x_np)
+
+
+def test_typeof_inside_shard_map_shows_the_axes_a_value_varies_over():
+    seen = []
+    with ft.config.override(num_cpu_devices=8), set_mesh(ft.make_mesh((4, 2), ("i", "j"))):
+        @ft.shard_map(in_specs=P("i", "j"), out_specs=P("i"))
+        def f(x):
+            y = ft.lax.psum(x, "j")
+            seen.extend([str(ft.typeof(x)), str(ft.typeof(y)),
+                         ft.typeof(y).manual_axis_type.varying])
+            return y
+
+        @ft.shard_map(in_specs=P(), out_specs=P())
+        def g(x):
+            y = ft.lax.pcast(x, "i", to="varying")
+            seen.extend([str(ft.typeof(x)), str(ft.typeof(y)),
+                         str(ft.typeof(ft.lax.psum(y, "i"))), str(ft.typeof(y * x))])
+            return ft.lax.psum(y, "i") / 4
+        out = f(ft.device_put(fnp.arange(32.0).reshape(8, 4), P("i", "j")))
+        same = g(fnp.arange(6.0))
+    # JAX 0.10.2 (the shard_map guide): float32[2,2]{V:(i,j)}, float32[2,2]{V:i}, {'i'};
+    # float32[6], float32[6]{V:i}, float32[6], float32[6]{V:i}
+    assert seen == ["float64[2,2]{V:(i,j)}", "float64[2,2]{V:i}", frozenset({"i"}),
+                    "float64[6]", "float64[6]{V:i}", "float64[6]", "float64[6]{V:i}"]
+    x = np.arange(32.0).reshape(8, 4)
+    np.testing.assert_array_equal(out, x[:, :2] + x[:, 2:])
+    np.testing.assert_array_equal(same, np.arange(6.0))

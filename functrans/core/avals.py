@@ -143,3 +143,53 @@ class ShardedShapedArray(ShapedArray):
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self}{weak})"
+
+
+class ManualAxisType:
+    """How a value inside ``shard_map`` relates to the manual mesh axes (JAX's
+    ``aval.manual_axis_type``): the axes it ``varying`` over (it may differ between their
+    members), and those it is ``unreduced`` or ``reduced`` over (none here)."""
+
+    __slots__ = ("varying", "unreduced", "reduced")
+
+    def __init__(self, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
+        self.varying = frozenset(varying)
+        self.unreduced, self.reduced = frozenset(unreduced), frozenset(reduced)
+
+    def __repr__(self):
+        return (f"ManualAxisType(varying={set(self.varying) or '{}'}, "
+                f"unreduced={set(self.unreduced) or '{}'}, reduced={set(self.reduced) or '{}'})")
+
+
+class VaryingShapedArray(ShapedArray):
+    """``typeof`` of a value inside ``shard_map``: its type and the manual axes it varies
+    over, printed as JAX prints it (``float32[2,2]{V:(i,j)}``).
+
+        >>> str(VaryingShapedArray((2,), np.float32, False, ("i", "j")))
+        'float32[2]{V:(i,j)}'
+    """
+
+    __slots__ = ("vma",)
+
+    def __init__(self, shape, dtype, weak_type, vma):
+        super().__init__(shape, dtype, weak_type)
+        self.vma = tuple(vma)  # in mesh order
+
+    @property
+    def manual_axis_type(self) -> ManualAxisType:
+        return ManualAxisType(self.vma)
+
+    def _state(self) -> str:
+        if not self.vma:
+            return ""
+        return "{V:" + (self.vma[0] if len(self.vma) == 1 else f"({','.join(self.vma)})") + "}"
+
+    def str_short(self) -> str:
+        return super().str_short() + self._state()
+
+    def __str__(self):
+        return f"{self.dtype.name}[{','.join(map(str, self.shape))}]{self._state()}"
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self}{weak})"

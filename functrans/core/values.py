@@ -66,7 +66,20 @@ def typeof(x):
     except TypeError:
         raise TypeError(f"typeof: argument of type {type(x).__name__} ({x!r:.60}) is not an "
                         "array or scalar") from None
+    for hook in varying_axes_hooks:  # (inside shard_map: the axes a value varies over)
+        typed = hook(x, aval)
+        if typed is not None:
+            return typed
     return _with_explicit_sharding(x, aval)
+
+
+varying_axes_hooks: list = []
+"""Functions ``(value, aval) -> aval or None`` giving a traced value inside ``shard_map`` its
+type with the manual axes it varies over (``functrans/spmd/varying.py`` installs one)."""
+
+varying_casts: list = []
+"""Functions ``(value, axes) -> value`` marking a traced value inside ``shard_map`` as varying
+over more axes (``lax.pcast(..., to='varying')``; ``functrans/spmd/varying.py``)."""
 
 
 def _with_explicit_sharding(x, aval):

@@ -13,6 +13,7 @@ from .. import primitives as P
 from ..core import dtypes
 from ..core.axis_env import axis_size as _axis_size
 from ..core.trace import get_aval
+from ..core.values import varying_casts
 from ..core.tree import tree_flatten, tree_map, tree_unflatten
 from .parallel_groups import check_groups, grouped_reduce
 
@@ -170,7 +171,14 @@ def pcast(x, axis_name, *, to: str):
         raise ValueError(f"Got unexpected `to` value. Allowed `to` values are: {set(_PCAST_TO)}")
     for n in axes:
         _axis_size(n)  # a NameError listing the bound names for an unbound one
-    return tree_map(lambda v: v, x)
+    if to != "varying":
+        return tree_map(lambda v: v, x)
+
+    def cast(v):
+        for mark in varying_casts:  # (inside shard_map, typeof shows the axes)
+            v = mark(v, axes)
+        return v
+    return tree_map(cast, x)
 
 
 def ppermute(x, axis_name, perm):

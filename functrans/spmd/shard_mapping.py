@@ -30,6 +30,7 @@ from functrans.transforms.batching import _leaf_labels
 
 from .partial_sums import stack_argument, stack_names, stacked_spec, unstack_result
 from .per_shard import TraceCache, replicated, trace_per_shard
+from .varying import shard_body
 
 __all__ = ["Infer", "shard_map"]
 
@@ -130,7 +131,8 @@ def shard_map(f=None, /, *args, out_specs=_NO_OUT_SPECS, in_specs=Infer, mesh=No
         def body(*bs):
             bs = [b[0] if k in stacked else b for k, b in enumerate(bs)]
             with use_abstract_mesh(full.abstract_mesh.update_axis_types(
-                    {n: AxisType.Manual for n in run_mesh.axis_names})):
+                    {n: AxisType.Manual for n in run_mesh.axis_names})), \
+                    shard_body(bs, canon, run_mesh.axis_names):
                 out = f(*tree_unflatten(in_tree, list(bs)))
             out_leaves, out_store["tree"] = tree_flatten(out)
             o_specs = list(match_prefix(out_specs, out, what, "out_specs", "outputs"))
