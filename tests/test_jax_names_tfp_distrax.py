@@ -184,3 +184,25 @@ def test_igamma_derivatives_match_finite_differences():
     g_x = ft.vmap(ft.grad(lambda a, x: lax.igammac(a, x), argnums=1))(_A, _X)
     np.testing.assert_allclose(g_a, dp_da, rtol=1e-6, atol=1e-10)
     np.testing.assert_allclose(g_x, -dp_dx, rtol=1e-6, atol=1e-10)
+
+
+def test_at_least_vspace_is_the_tangent_type():
+    """distrax's custom JVP rules ask ``jax.typeof(x).at_least_vspace()`` (JAX's older name
+    of ``to_tangent_aval``) for the type of a symbolic-zero tangent; its multiply_no_nan
+    gradient at (-inf, 0) is (0, -inf), as on JAX."""
+    from functrans.core.avals import ShapedArray
+    aval = ShapedArray((2, 3), np.float32, True)
+    assert aval.at_least_vspace() == aval.to_tangent_aval()
+
+    @ft.custom_jvp
+    def mul(x, y):
+        return fnp.where(y == 0, 0.0, x * y)
+
+    @mul.defjvp
+    def _(primals, tangents):
+        x, y = primals
+        kind = ft.typeof(mul(x, y)).at_least_vspace()
+        assert kind.shape == () and kind.dtype == np.float64
+        return mul(x, y), tangents[0] * y + tangents[1] * x
+    g = ft.grad(lambda v: mul(v[0], v[1]))((-np.inf, 0.0))
+    assert float(g[0]) == 0.0 and float(g[1]) == -np.inf

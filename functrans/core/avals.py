@@ -49,6 +49,7 @@ class ShapedArray:
         return self.strip_weak_type()
 
     to_ct_aval = to_tangent_aval
+    at_least_vspace = to_tangent_aval  # JAX's older name, still used (distrax's jvp rules)
 
     @property
     def sharding(self):
