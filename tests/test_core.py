@@ -231,6 +231,27 @@ def test_make_jaxpr_axis_env_binds_names_for_collectives():
         ft.make_jaxpr(f, axis_env=[("i", 2.5)])(1.0)
 
 
+def test_named_scopes_are_recorded_on_the_equations_made_inside():
+    # JAX's eqn.source_info.name_stack: the open named_scope / named_call names joined by "/"
+    # (haiku's jaxpr_info groups a model's operations by module with it); empty outside.
+    dense = ft.named_call(lambda x: x * 2.0, name="dense")
+
+    def f(x):
+        with ft.named_scope("block"):
+            y = fnp.sin(x)
+            y = dense(y)
+        return y + 1.0
+
+    jaxpr = ft.make_jaxpr(f)(1.0)
+    assert [(e.prim.name, str(e.source_info.name_stack)) for e in jaxpr.eqns] == [
+        ("sin", "block"), ("mul", "block/dense"), ("add", "")]
+    from functrans.core import name_stack
+    assert str(name_stack.current()) == ""  # closed again
+    with pytest.raises(TypeError, match="must be a string"):
+        with ft.named_scope(3):
+            pass
+
+
 def test_eval_shape_runs_nothing():
     calls = []
 

@@ -17,6 +17,8 @@ import numpy as np
 
 from .array import Array
 from .avals import ShapedArray
+from .name_stack import EMPTY as EMPTY_NAME_STACK, NameStack
+from .name_stack import current as current_name_stack
 
 
 class Var:
@@ -64,14 +66,19 @@ class Literal:
 
 
 class SourceInfo(NamedTuple):
-    """Where the user's code created an equation: used in error messages."""
+    """Where the user's code created an equation (used in error messages), and the
+    ``named_scope``s it was made in (JAX's ``name_stack``)."""
 
     filename: str
     lineno: int
     function: str
+    name_stack: NameStack = EMPTY_NAME_STACK
 
     def __str__(self):
         return f"{os.path.basename(self.filename)}:{self.lineno} (in {self.function})"
+
+
+_NO_SOURCE = SourceInfo("", 0, "")  # an equation made by library code alone
 
 
 class TransposedSource(SourceInfo):
@@ -151,7 +158,7 @@ def source_info() -> SourceInfo | None:
     f = user_frame()
     if f is None:
         return None
-    return SourceInfo(f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
+    return SourceInfo(f.f_code.co_filename, f.f_lineno, f.f_code.co_name, current_name_stack())
 
 
 class Eqn:
@@ -167,6 +174,7 @@ class Eqn:
         self.source = source
 
     # JAX's names for the same fields (libraries walking jaxprs read them).
+    source_info = property(lambda self: self.source if self.source is not None else _NO_SOURCE)
     invars = property(lambda self: self.inputs)
     outvars = property(lambda self: self.outputs)
     primitive = property(lambda self: getattr(self.prim, "facade", self.prim))

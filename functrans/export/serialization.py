@@ -200,7 +200,7 @@ class _Writer:
                 "prim": prim.name, "in": [atom(x) for x in eqn.inputs],
                 "out": [var(v) for v in eqn.outputs],
                 "params": {k: self.value(v, f"{prim.name}[{k}]") for k, v in params.items()},
-                "src": list(eqn.source) if eqn.source is not None else None})
+                "src": list(eqn.source[:3]) if eqn.source is not None else None})
         out["eqns"] = eqns
         out["outvars"] = [atom(x) for x in jaxpr.outvars]
         out["vars"] = avals
