@@ -326,11 +326,11 @@ def test_gradients_contracting_a_split_batch_on_explicit_axes():
             ft.jit(lambda u: u.T @ u)(x)  # a product the user wrote stays ambiguous
     # JAX 0.10.2 (the sharding-in-types AD guide): float32[4,2] -> float32[4,2],
     # float32[8@X,4] -> float32[8@X,4]
+    assert str(ft.typeof(eager[0])) == "float64[4,2]"
     c = x_np @ w_np
-    dw, dx = jitted
-    assert ft.typeof(dw).sharding.spec == P(None, None)  # (not split)
-    assert str(ft.typeof(dx)) == "float64[8@X,4]"
     for dw, dx in (eager, jitted):
+        assert ft.typeof(dw).sharding.spec == P(None, None)  # (not split)
+        assert str(ft.typeof(dx)) == "float64[8@X,4]"
         np.testing.assert_allclose(dw, x_np.T @ (2 * c), rtol=1e-14)
         np.testing.assert_allclose(dx, 2 * c @ w_np.T, rtol=1e-14)
 

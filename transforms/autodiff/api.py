@@ -18,6 +18,7 @@ from functrans.core.api_util import fun_name, normalize_argnums
 from functrans.core.array import Array
 from functrans.core.eval import eval_jaxpr
 from functrans.core.ir import Jaxpr
+from functrans.core.mesh import NamedSharding
 from functrans.core.config import config
 from functrans.core.trace import EVAL_TRACE, current_trace, get_aval, new_trace
 from functrans.core.tree import tree_flatten, tree_map, tree_structure, tree_unflatten
@@ -202,7 +203,16 @@ def vjp(fun, *primals, has_aux=False):
 
 
 def _spread(values) -> bool:
-    return any(getattr(type(v), "_spread", False) for v in values)
+    """Whether some value is spread over processes or placed on a mesh of several devices:
+    the tape computes whole NumPy values, the general path partitions each operation (its
+    results keep their shardings, as JAX's)."""
+    for v in values:
+        if getattr(type(v), "_spread", False) or getattr(type(v), "_unreduced", False):
+            return True
+        s = getattr(v, "_sharding", None)
+        if type(s) is NamedSharding and s.mesh.size > 1:
+            return True
+    return False
 
 
 def _vjp_flat(fun, p_flat, in_tree, has_aux, what):
