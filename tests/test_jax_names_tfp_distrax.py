@@ -168,6 +168,11 @@ def test_igamma_and_igammac_match_scipy():
                                [lax.igamma(a, x) for a, x in zip(_A, _X)], rtol=1e-14)
     with pytest.raises(TypeError, match="one shape"):
         lax.igamma(np.ones(2), np.ones(3))
+    # as JAX's lax (distrax's Gamma cdf): a rank-0 operand broadcasts
+    np.testing.assert_allclose(lax.igamma(_A, np.float64(2.0)), sp.gammainc(_A, 2.0),
+                               rtol=1e-12)
+    np.testing.assert_allclose(lax.random_gamma_grad(np.float64(1.5), _X),
+                               lax.random_gamma_grad(np.full(6, 1.5), _X), rtol=1e-14)
 
 
 def test_igamma_derivatives_match_finite_differences():

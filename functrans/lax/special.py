@@ -25,9 +25,9 @@ from ..core.trace import get_aval
 from ..transforms.autodiff import custom_jvp, jvp
 from ..transforms.autodiff.jvp import is_zero
 from .control_flow import while_loop
-from .ops import (abs, add, bitwise_and, bitwise_or, convert_element_type, div, eq, exp,
-                  full_like, gt, le, lgamma, log, lt, match_weak, min, mul, ne, neg, reduce_and,
-                  select, sub)
+from .ops import (abs, add, bitwise_and, bitwise_or, broadcast_in_dim, convert_element_type,
+                  div, eq, exp, full_like, gt, le, lgamma, log, lt, match_weak, min, mul, ne, neg,
+                  reduce_and, select, sub)
 
 __all__ = ["igamma", "igammac", "igamma_grad_a", "random_gamma_grad"]
 
@@ -196,17 +196,23 @@ _igammac.defjvp(_igammac_jvp, symbolic_zeros=True)
 
 
 def _operands(name, a, x):
-    """``a`` and ``x`` as float arrays of one dtype and shape (lax does not broadcast or
-    promote; Python scalars take the other operand's dtype)."""
+    """``a`` and ``x`` as float arrays of one dtype and shape (lax does not promote; as in
+    JAX's lax, a rank-0 operand broadcasts to the other's shape, and Python scalars take
+    the other operand's dtype)."""
     a, x = match_weak(a, x, name=name)
     a, x = (np.asarray(v, dtypes.python_scalar_dtype(v)) if isinstance(v, (int, float)) else v
             for v in (a, x))
     dt = get_aval(a).dtype
     if dtypes.kind(dt) != "f":
         raise TypeError(f"lax.{name} requires floating-point arguments, got {dt}")
-    if get_aval(a).shape != get_aval(x).shape:
-        raise TypeError(f"lax.{name} requires arguments of one shape, got "
-                        f"{get_aval(a).shape} and {get_aval(x).shape}")
+    sa, sx = get_aval(a).shape, get_aval(x).shape
+    if sa != sx and sa == ():
+        a = broadcast_in_dim(a, sx, ())
+    elif sa != sx and sx == ():
+        x = broadcast_in_dim(x, sa, ())
+    elif sa != sx:
+        raise TypeError(f"lax.{name} requires arguments of one shape (or a scalar), got "
+                        f"{sa} and {sx}")
     return a, x
 
 
