@@ -315,3 +315,13 @@ def test_fill_diagonal_needs_inplace_false():
 def test_geomspace_refuses_zero():
     with pytest.raises(ValueError, match="cannot include zero"):
         fnp.geomspace(0, 10, 3)
+
+
+def test_an_explicit_dtype_makes_a_weak_value_strong():
+    # As JAX 0.10.2: jnp.asarray(weak, dtype=its own dtype) is strongly typed (lineax's
+    # inexact_asarray, whose result optimistix compares with the function's output types).
+    x = fnp.asarray(1.0)
+    assert x.weak_type
+    assert not fnp.asarray(x, dtype=x.dtype).weak_type
+    assert not fnp.array(x, dtype=x.dtype).weak_type
+    assert fnp.asarray(x).weak_type

@@ -72,7 +72,8 @@ def asarray(a, dtype=None, order=None, *, copy=None):
                 f"cannot convert {t.__name__} to a functrans array: it gives a NumPy object "
                 "array (ragged nesting or non-numeric elements?)")
         out = Array(value)
-    if dtype is not None and get_aval(out).dtype != dtype:
+    # An explicit dtype gives a strongly typed array, as in JAX (weak values too).
+    if dtype is not None and (get_aval(out).dtype != dtype or get_aval(out).weak_type):
         return convert(out, dtype)
     return out
 
