@@ -65,3 +65,11 @@ def run_as_jax(code: str, *args: str, timeout: float = 600, env: dict | None = N
     if run.returncode:
         raise AssertionError(f"the program failed:\n{run.stderr[-4000:]}")
     return run.stdout
+
+
+def all_close(got, want, rel: float, abs_: float = 0.0) -> bool:
+    """Whether the numbers ``got`` match ``want`` one by one (same length), each within
+    ``rel * |want| + abs_``: the comparison of a program's printed values with JAX's."""
+    got, want = list(got), list(want)
+    return len(got) == len(want) and all(abs(g - w) <= rel * abs(w) + abs_
+                                         for g, w in zip(got, want))

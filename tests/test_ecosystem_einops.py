@@ -10,14 +10,9 @@ import json
 
 import pytest
 
-from ecosystem import run_as_jax
+from ecosystem import all_close, run_as_jax
 
 pytestmark = pytest.mark.timeout(900)
-
-
-def _close(got, want, rel):
-    got, want = list(got), list(want)
-    return len(got) == len(want) and all(abs(g - w) <= rel * abs(w) for g, w in zip(got, want))
 
 
 def test_rearrange_reduce_repeat_einsum_pack_under_jit_vmap_and_grad():
@@ -66,7 +61,7 @@ def test_rearrange_reduce_repeat_einsum_pack_under_jit_vmap_and_grad():
             "vmap_grad": [0.87532806, 2.3437128, 1.8154198],
             "logsumexp": [4.7385654, 4.7526979]}
     for key, values in want.items():
-        assert _close(res[key], values, 1e-6), key
+        assert all_close(res[key], values, 1e-6), key
     assert res["pack"] == [[2, 36], [[4, 3], [24]]] and res["unpack"] == [[2, 4, 3], [2, 24]]
     assert res["shape"] == {"b": 2, "h": 6, "c": 3} and res["jit_shape"] == [12, 12]
 
@@ -127,6 +122,6 @@ def test_flax_layers_rearrange_einmix_reduce_train_with_adam():
     res = json.loads(out.strip().splitlines()[-1])
     assert res["params"] == [["Dense_0", ["bias", "kernel"]], ["EinMix_0", ["bias", "weight"]],
                              ["EinMix_1", ["weight"]]]
-    assert _close(res["out0"], [1.1097955, 1.6409929], 1e-6)
-    assert _close(res["losses"][:1], [0.82632011], 1e-6)
-    assert _close(res["losses"][1:], [0.65095782, 0.081713684], 1e-4)
+    assert all_close(res["out0"], [1.1097955, 1.6409929], 1e-6)
+    assert all_close(res["losses"][:1], [0.82632011], 1e-6)
+    assert all_close(res["losses"][1:], [0.65095782, 0.081713684], 1e-4)

@@ -11,15 +11,9 @@ import json
 
 import pytest
 
-from ecosystem import run_as_jax
+from ecosystem import all_close, run_as_jax
 
 pytestmark = pytest.mark.timeout(900)
-
-
-def _close(got, want, rel, abs_=0.0):
-    got, want = list(got), list(want)
-    return len(got) == len(want) and all(abs(g - w) <= rel * abs(w) + abs_
-                                         for g, w in zip(got, want))
 
 
 def test_mlp_init_is_deterministic_and_trains_with_adam_under_jit():
@@ -75,9 +69,9 @@ def test_mlp_init_is_deterministic_and_trains_with_adam_under_jit():
     assert res["same"] and res["differ"]
     assert res["keys"] == ["mlp/~/linear_0", "mlp/~/linear_1", "mlp/~/linear_2"]
     assert res["shapes"] == [[32], [1, 32], [32], [32, 32], [1], [32, 1]]
-    assert _close(res["w0"], [-1.8850417, -1.7202797, 0.1960681, -0.3368251], 1e-6)
-    assert _close(res["losses"][:1], [1.4856293], 1e-6)
-    assert _close(res["losses"][1:] + [res["final"]], [0.05695731, 0.0012532332, 0.0011779475],
+    assert all_close(res["w0"], [-1.8850417, -1.7202797, 0.1960681, -0.3368251], 1e-6)
+    assert all_close(res["losses"][:1], [1.4856293], 1e-6)
+    assert all_close(res["losses"][1:] + [res["final"]], [0.05695731, 0.0012532332, 0.0011779475],
                   1e-4)
 
 
@@ -145,9 +139,9 @@ def test_convnet_with_batchnorm_and_dropout_trains_with_state_and_rng_under_jit(
                              "batch_norm": {"scale": [1, 1, 1, 4], "offset": [1, 1, 1, 4]},
                              "linear": {"w": [64, 2], "b": [2]}}
     assert res["state_keys"] == ["batch_norm/~/mean_ema", "batch_norm/~/var_ema"]
-    assert _close(res["losses"], [0.94488406, 0.26522455, 9.4994903e-4], 1e-5)
-    assert _close(res["eval0"], [7.5299778, -8.0017147], 1e-5)
-    assert _close(res["mean_ema"], [0.011882644, -0.10073349, 0.089635692], 1e-5, 1e-6)
+    assert all_close(res["losses"], [0.94488406, 0.26522455, 9.4994903e-4], 1e-5)
+    assert all_close(res["eval0"], [7.5299778, -8.0017147], 1e-5)
+    assert all_close(res["mean_ema"], [0.011882644, -0.10073349, 0.089635692], 1e-5, 1e-6)
 
 
 def test_lstm_unroll_scan_vmap_remat_lift_and_the_jax_usage_check():
@@ -230,9 +224,9 @@ def test_lstm_unroll_scan_vmap_remat_lift_and_the_jax_usage_check():
             "remat_grad": [-0.07115716, 0.44508535, 0.58113509],
             "lift": [-0.12254377, -2.5419981, -0.09553288, 1.605649]}
     for key, values in want.items():
-        assert _close(res[key], values, 1e-5), key
+        assert all_close(res[key], values, 1e-5), key
     assert res["lift_keys"] == ["inner/linear"]
     usage = res["usage"]
     assert [usage[k] for k in ("jax_vmap", "jax_jit", "jax_scan")] == ["JaxUsageError"] * 3
-    assert _close([usage[k] for k in ("hk_vmap", "hk_remat", "hk_cond")], [-7.9466324] * 3,
+    assert all_close([usage[k] for k in ("hk_vmap", "hk_remat", "hk_cond")], [-7.9466324] * 3,
                   1e-5)

@@ -9,15 +9,9 @@ import json
 
 import pytest
 
-from ecosystem import run_as_jax
+from ecosystem import all_close, run_as_jax
 
 pytestmark = pytest.mark.timeout(900)
-
-
-def _close(got, want, rel, abs_=0.0):
-    got, want = list(got), list(want)
-    return len(got) == len(want) and all(abs(g - w) <= rel * abs(w) + abs_
-                                         for g, w in zip(got, want))
 
 
 def test_graph_network_and_gcn_on_padded_batches_train_with_adam():
@@ -92,9 +86,9 @@ def test_graph_network_and_gcn_on_padded_batches_train_with_adam():
     res = json.loads(out.strip().splitlines()[-1])
     assert res["n_node"] == [5, 3, 7, 5] and res["mask"] == [True, True, True, False]
     assert res["unbatch"] == [5, 3, 7]
-    assert _close(res["out0"], [-2.3932126, -0.36893326, -1.1843257, 0.0], 1e-5)
-    assert _close(res["gcn_nodes"] + res["losses"][:1], [7.6788888, 4.9163632], 1e-5)
-    assert _close(res["losses"][1:], [0.044753045, 0.0039981101], 2e-4)
+    assert all_close(res["out0"], [-2.3932126, -0.36893326, -1.1843257, 0.0], 1e-5)
+    assert all_close(res["gcn_nodes"] + res["losses"][:1], [7.6788888, 4.9163632], 1e-5)
+    assert all_close(res["losses"][1:], [0.044753045, 0.0039981101], 2e-4)
 
 
 def test_segment_softmax_gat_and_segment_ops_under_jit_vmap_and_grad():
@@ -161,13 +155,13 @@ def test_segment_softmax_gat_and_segment_ops_under_jit_vmap_and_grad():
         "gat": [0.024610542, -0.79492509, -0.38630852, -0.57911611, 0.20788924, -0.20145406,
                 -0.1547625, -0.797005, -0.31601608, -0.35668212, -0.11644121, -0.31080624]}
     for key, values in want.items():
-        assert _close(res[key], values, 1e-5), key
+        assert all_close(res[key], values, 1e-5), key
     want_grads = {
         "segsm_grad": [-0.045767341, 0.045767341, -0.14361367, 0.07722275, 0.066390917,
                        -0.52288556, -0.01579671, 0.23254415, 0.30613816, -0.12702216,
                        -0.012260884, 0.13928305],
         "gat_grad": [377.06659, 39.44841, 0.0, 56.989403]}
     for key, values in want_grads.items():
-        assert _close(res[key], values, 1e-5, 1e-6), key
+        assert all_close(res[key], values, 1e-5, 1e-6), key
     assert res["fc"] == [[1, 2, 2, 0, 0, 1, 4, 5, 5, 3, 3, 4],
                          [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]]
