@@ -158,6 +158,12 @@ def apply_on_mesh(prim, args, params):
     device, or a primitive that splits its arguments itself, as shard_map)."""
     if _apply_on_shards is None:
         return None
+    from .devices import processes
+    if processes.count > 1 and not all(getattr(x, "is_fully_addressable", True) for x in args):
+        # An Array on a mesh spanning processes holds the whole value in each of them (as
+        # pmap's results do): computed here as it is, not partitioned over devices this
+        # process does not run.
+        return None
     return _apply_on_shards(prim, args, params, optional=True)
 
 
