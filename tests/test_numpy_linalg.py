@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+import functrans as ft
 import functrans.numpy as fnp
 from functrans import testing as T
 from functrans.numpy import linalg, linalg_ops
@@ -444,3 +445,17 @@ def test_shape_errors_name_the_shapes():
 def test_unsupported_dtype_in_products():
     with pytest.raises(TypeError, match="complex256|supported"):
         fnp.matmul(np.ones((2, 2), np.clongdouble), np.ones((2, 2)))
+
+
+def test_default_norm_is_the_sum_of_squares_reduction_as_in_jax():
+    # JAX computes norm(x) as sqrt(sum(x * x)); programs compare it with that expression
+    # written out (jaxopt's l2-ball projection at the boundary), so the two agree bitwise
+    # (NumPy's dot-based norm differs from it in the last place for this vector)
+    x = np.random.RandomState(0).randn(50).astype(np.float32)
+    def same(v):
+        return fnp.linalg.norm(v) == fnp.sqrt(fnp.sum(v ** 2))
+
+    assert same(x) and ft.jit(same)(x)  # jit's reductions may differ from eager ones
+    m = x.reshape(5, 10)
+    assert fnp.linalg.norm(m) == fnp.sqrt(fnp.sum(m ** 2))
+    np.testing.assert_allclose(fnp.linalg.norm(m), np.linalg.norm(m), rtol=1e-6)

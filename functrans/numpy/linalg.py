@@ -89,11 +89,10 @@ def norm(x, ord=None, axis=None, keepdims=False):
     nd = len(shape)
     if axis is None:
         if ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1):
-            # NumPy: sqrt of the flattened array's dot product with itself.
-            from .linalg_ops import dot
-            from .shape_ops import ravel
-            flat = ravel(x)
-            ret = sqrt(dot(flat, flat))
+            # JAX's: sqrt of the sum of squares, the reduction of sqrt(sum(x**2)) written by
+            # hand (jaxopt compares the two at a ball's boundary); NumPy's dot can differ by
+            # an ulp
+            ret = sqrt(sum_(P.mul_p.bind1(x, x)))
             return lax.reshape(ret, (1,) * nd) if keepdims else ret
         if nd not in (1, 2):
             raise ValueError("fnp.linalg.norm: improper number of dimensions to norm")
