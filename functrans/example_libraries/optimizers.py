@@ -187,7 +187,7 @@ def momentum(step_size, mass):
     >>> init, update, get = momentum(1.0, 0.5)
     >>> s = update(1, fnp.array(1.0), update(0, fnp.array(1.0), init(fnp.array(0.0))))
     >>> get(s)
-    Array(-2.5, dtype=float64)
+    Array(-2.5, dtype=float64, weak_type=True)
     """
     step_size = make_schedule(step_size)
 
@@ -204,7 +204,7 @@ def nesterov(step_size, mass):
 
     >>> init, update, get = nesterov(1.0, 0.5)
     >>> get(update(0, fnp.array(1.0), init(fnp.array(0.0))))
-    Array(-1.5, dtype=float64)
+    Array(-1.5, dtype=float64, weak_type=True)
     """
     step_size = make_schedule(step_size)
 
@@ -221,7 +221,7 @@ def adagrad(step_size, momentum=0.9):
 
     >>> init, update, get = adagrad(1.0, momentum=0.0)
     >>> get(update(0, fnp.array(4.0), init(fnp.array(0.0))))
-    Array(-1., dtype=float64)
+    Array(-1., dtype=float64, weak_type=True)
     """
     step_size = make_schedule(step_size)
 
@@ -241,7 +241,7 @@ def rmsprop(step_size, gamma=0.9, eps=1e-8):
 
     >>> init, update, get = rmsprop(0.1, gamma=0.0, eps=0.0)
     >>> get(update(0, fnp.array(3.0), init(fnp.array(1.0))))
-    Array(0.9, dtype=float64)
+    Array(0.9, dtype=float64, weak_type=True)
     """
     step_size = make_schedule(step_size)
 
@@ -258,7 +258,7 @@ def rmsprop_momentum(step_size, gamma=0.9, eps=1e-8, momentum=0.9):
 
     >>> init, update, get = rmsprop_momentum(0.1, gamma=0.0, eps=0.0, momentum=0.5)
     >>> get(update(0, fnp.array(3.0), init(fnp.array(1.0))))
-    Array(0.9, dtype=float64)
+    Array(0.9, dtype=float64, weak_type=True)
     """
     step_size = make_schedule(step_size)
 
@@ -389,7 +389,7 @@ def unpack_optimizer_state(opt_state):
     >>> init, update, get = momentum(0.1, 0.9)
     >>> marked = unpack_optimizer_state(init([fnp.array(1.0)]))
     >>> marked[0].subtree
-    (Array(1., dtype=float64, weak_type=True), Array(0., dtype=float64))
+    (Array(1., dtype=float64, weak_type=True), Array(0., dtype=float64, weak_type=True))
     """
     states_flat, tree, subtrees = opt_state
     joins = [JoinPoint(tree_unflatten(s, f)) for s, f in zip(subtrees, states_flat)]
