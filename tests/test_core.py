@@ -372,6 +372,8 @@ STRUCTURAL = {
     "triangular_solve": ([np.tril(_f[:, :2]) + np.eye(2, dtype=F32), _f],
                          dict(left_side=True, lower=True, transpose_a=False, unit_diagonal=False)),
     "lu": ([_f], {}),
+    "tridiagonal_solve": ([np.array([0, 1], F32), np.array([2, 2], F32), np.array([1, 0], F32),
+                           _f[:, :2]], {}),
     "qr": ([_f], dict(full_matrices=True)),
     "eigh": ([_f @ _f.T], dict(lower=True)),
     "svd": ([_f], dict(full_matrices=False, compute_uv=True)),
