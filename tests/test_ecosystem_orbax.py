@@ -271,7 +271,9 @@ local_equal = all(
     for s, t in zip(a.addressable_shards, e.addressable_shards))
 gathered = multihost_utils.process_allgather(restored["params"]["w"], tiled=True)
 step_dir = os.path.join(root, "ckpts", str(latest), "default")
-print(json.dumps({
+# One file per process: the two processes' standard outputs interleave under mpiexec.
+with open(os.path.join(root, f"result_{jax.process_index()}.json"), "w") as out:
+    out.write(json.dumps({
     "rank": jax.process_index(), "steps": steps, "latest": latest, "local_equal": local_equal,
     "client": distributed.global_state.client is not None,
     "spread": not restored["params"]["w"].is_fully_addressable,
@@ -301,8 +303,8 @@ def test_array_sharded_over_two_mpi_processes_saves_each_processs_shards(tmp_pat
                           "functrans.as_jax", str(tmp_path / "prog.py"), str(tmp_path)],
                          capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
-    lines = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
-    assert sorted(r["rank"] for r in lines) == [0, 1]
+    lines = [json.loads((tmp_path / f"result_{rank}.json").read_text()) for rank in (0, 1)]
+    assert [r["rank"] for r in lines] == [0, 1]
     for r in lines:
         assert r["steps"] == [1, 2] and r["latest"] == 2 and r["client"] and r["spread"], r
         assert r["local_equal"] and r["w_equal"] and r["replicated_equal"], r
