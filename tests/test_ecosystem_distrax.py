@@ -16,7 +16,7 @@ from ecosystem import run_as_jax
 pytestmark = pytest.mark.timeout(900)
 
 
-def _close(got, want, atol, rtol=0.0):
+def assert_close(got, want, atol, rtol=0.0):
     np.testing.assert_allclose(np.asarray(got, float), np.asarray(want, float), atol=atol,
                                rtol=rtol)
 
@@ -89,7 +89,7 @@ def test_distributions_entropies_kls_and_a_transformed_chain_as_on_jax():
     res = json.loads(out.strip().splitlines()[-1])
     assert res["c_sample"] == [2, 0, 2, 0, 2]
     for name, want in _JAX.items():
-        _close(res[name], want, atol=1e-6, rtol=1e-6)
+        assert_close(res[name], want, atol=1e-6, rtol=1e-6)
 
 
 def test_variational_fit_with_optax_under_jit_as_on_jax():
@@ -142,4 +142,4 @@ def test_variational_fit_with_optax_under_jit_as_on_jax():
             "mu": [1.0782727003097534, -0.4097052216529846],
             "log_s": [-1.3198649883270264, -1.1968728303909302]}
     for name, value in want.items():
-        _close(res[name], value, atol=0.0, rtol=1e-5)
+        assert_close(res[name], value, atol=0.0, rtol=1e-5)
