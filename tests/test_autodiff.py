@@ -306,6 +306,27 @@ def test_integer_inputs_get_zero_tangents():
     assert float(g) == 3.0
 
 
+def test_jacobians_of_pytree_arguments_are_nested_as_in_jax():
+    # Outer structure: the output's; inner: the differentiated argument's (a tuple of them
+    # for tuple argnums). Analytic oracle: d(a*a + b)/da = diag(2a), d/db = 1,
+    # d(sum(a) * b)/da = b, d/db = sum(a).
+    def f(y, c):
+        a, d = y
+        return (a * a + d["b"] * c, {"b": fnp.sum(a) * d["b"]})
+    a, b, c = np.array([1.0, 2.0]), 3.0, 1.0
+    y = (fnp.array(a), {"b": fnp.array(b)})
+    want = ((np.diag(2 * a), {"b": np.ones(2)}), {"b": (np.full(2, b), {"b": a.sum()})})
+    for jac in (ft.jacfwd, ft.jacrev):
+        got = jac(f)(y, c)
+        assert ft.tree_util.tree_structure(got) == ft.tree_util.tree_structure(want)
+        for g, w in zip(ft.tree_util.tree_leaves(got), ft.tree_util.tree_leaves(want)):
+            np.testing.assert_array_equal(g, w)  # exact: products of small integers
+        both = jac(f, argnums=(0, 1))(y, c)
+        assert ft.tree_util.tree_structure(both[1]["b"]) == \
+            ft.tree_util.tree_structure((want[1]["b"], 0.0))
+        np.testing.assert_array_equal(both[0][1], np.full(2, b))
+
+
 
 def test_every_primitive_has_a_derivative_test():
     programs = list(CASES.values()) + [(_indicator_features, (np.ones(4),))]

@@ -383,7 +383,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 
         out = vmap(push, out_axes=-1)(*basis)
         out, aux = out if has_aux else (out, None)
-        jac = tree_map(lambda o: _split_last(o, leaves, isinstance(argnums, int)), out)
+        jac = tree_map(lambda o: _split_last(o, leaves, tree, isinstance(argnums, int)), out)
         if has_aux:
             return jac, tree_map(lambda a: a[..., 0] if get_aval(a).ndim else a, aux)
         return jac
@@ -391,8 +391,10 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     return jac_fun
 
 
-def _split_last(o, leaves, single):
-    """Reshape a trailing flat-input axis into one block per input leaf (shapes appended)."""
+def _split_last(o, leaves, tree, single):
+    """Reshape a trailing flat-input axis into one block per input leaf (shapes appended),
+    arranged as the differentiated arguments (``tree``: the tuple of them) are: a pytree
+    argument gets a pytree of blocks, as in JAX."""
     pieces, start = [], 0
     oshape = get_aval(o).shape[:-1]
     for x in leaves:
@@ -400,7 +402,8 @@ def _split_last(o, leaves, single):
         piece = o[..., start:start + a.size]
         pieces.append(piece.reshape(oshape + a.shape))
         start += a.size
-    return pieces[0] if single else tuple(pieces)
+    blocks = tree_unflatten(tree, pieces)
+    return blocks[0] if single else blocks
 
 
 def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
