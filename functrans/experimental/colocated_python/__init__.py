@@ -1,11 +1,11 @@
 """``jax.experimental.colocated_python``: running Python on the CPU devices colocated with
-accelerators, through XLA's IFRT runtime (a serialized function shipped to remote hosts).
+accelerators (JAX ships the function to the devices' hosts).
 
 functrans's devices are all CPU devices of the processes running the program, so
-:func:`colocated_cpu_devices` returns them as they are (JAX returns a CPU device as-is too).
-Shipping functions to colocated hosts is IFRT's: :func:`colocated_python` and
-:func:`colocated_python_class` raise, saying so. Libraries (orbax) import this module and
-use its dispatch only on IFRT backends (Pathways)::
+:func:`colocated_cpu_devices` returns them as they are (JAX returns a CPU device as-is too),
+and :func:`colocated_python` functions and :func:`colocated_python_class` objects run in the
+process holding the devices, with JAX's contract (arrays in and out, on one set of devices;
+``specialize``). JAX's IFRT serialization (``serialization``) is XLA-only::
 
     >>> from functrans.experimental import colocated_python as cp
     >>> cp.colocated_cpu_devices(ft.devices()[:1]) == ft.devices()[:1]

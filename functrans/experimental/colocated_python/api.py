@@ -1,14 +1,12 @@
-"""colocated_python's functions: the colocated CPU devices (functrans's devices are CPU
-devices already) and the IFRT-only decorators, which raise."""
+"""colocated_python's entry points: the colocated CPU devices (functrans's devices are CPU
+devices already), colocated functions and colocated classes."""
 from __future__ import annotations
 
 import numpy as np
 
 from ...core.mesh import Mesh
-
-XLA_ONLY = ("{name}: colocated Python runs functions on IFRT's colocated CPU hosts, which is "
-            "XLA-only (functrans runs without XLA; its devices are this job's CPU devices: "
-            "call the function directly)")
+from .func import make_callable
+from .obj import wrap_class
 
 
 def colocated_cpu_devices(devices_or_mesh):
@@ -33,16 +31,35 @@ def colocated_cpu_devices(devices_or_mesh):
 
 
 def colocated_python(fun):
-    """Raises: colocated Python is IFRT's (XLA-only).
+    """``fun`` run on the CPU devices of its arguments (JAX's colocated Python function).
+    functrans's devices are CPU devices of the processes holding them, so it runs in this
+    process, on the calling thread; arguments and results are arrays on one set of devices.
+    ``.specialize(in_specs=..., out_specs_fn=..., devices=...)`` returns it specialized
+    (``devices`` lets a function without array arguments run).
 
         >>> from functrans.experimental.colocated_python import colocated_python
-        >>> colocated_python(print)
-        Traceback (most recent call last):
-        NotImplementedError: colocated_python: colocated Python runs functions on IFRT's ...
+        >>> f = colocated_python(lambda x: x * 2).specialize(out_specs_fn=lambda x: x)
+        >>> f(ft.numpy.arange(3.0))
+        Array([0., 2., 4.], dtype=float64)
     """
-    raise NotImplementedError(XLA_ONLY.format(name="colocated_python"))
+    if not callable(fun):
+        raise TypeError(f"colocated_python expects a function, got {type(fun).__name__}")
+    return make_callable(fun)
 
 
 def colocated_python_class(cls):
-    """Raises: colocated Python objects are IFRT's (XLA-only), as :func:`colocated_python`."""
-    raise NotImplementedError(XLA_ONLY.format(name="colocated_python_class"))
+    """``cls`` as a colocated Python class: an instance keeps its constructor's arguments,
+    the real object is made on the devices' host (this process) at the first method call,
+    and each method runs there as a :func:`colocated_python` function; deleting the
+    instance deletes the real object.
+
+        >>> from functrans.experimental.colocated_python import colocated_python_class
+        >>> class Scale:
+        ...     def __init__(self, k):
+        ...         self.k = k
+        ...     def apply(self, x):
+        ...         return x * self.k
+        >>> colocated_python_class(Scale)(3.0).apply(ft.numpy.ones(2))
+        Array([3., 3.], dtype=float64)
+    """
+    return wrap_class(cls)
