@@ -272,3 +272,47 @@ def test_a_function_given_for_several_branches_is_traced_once():
     twice = lambda v: calls.append(1) or v * 2  # noqa: E731
     del calls[:]
     assert float(lax.cond(False, twice, twice, 3.0)) == 6.0 and calls == [1]
+
+
+def _weak(x):
+    return fnp.where(x > 0, 1.0, -1.0)  # Python-scalar branches: a weakly typed float64
+
+
+def _strong(x):
+    return x * 2.0
+
+
+@pytest.mark.parametrize("false_fun, true_fun, weak", [(_weak, _strong, True),
+                                                        (_strong, _weak, False),
+                                                        (_weak, _weak, True)])
+def test_cond_result_is_as_weakly_typed_as_its_first_branch(false_fun, true_fun, weak):
+    # JAX 0.10.2 gives cond's outputs the types of branches[0] (false_fun), weak type
+    # included, whichever branch runs: read off jax.lax.cond eagerly, under jit, in
+    # make_jaxpr and under jvp. (equinox's error_if is cond(pred, raise, lambda: x): x keeps
+    # its weak type, which strict dtype promotion then relies on.)
+    x = fnp.float64(1.0)
+    f = lambda v: lax.cond(v > 0, true_fun, false_fun, v)  # noqa: E731
+    assert f(x).weak_type is weak and f(-x).weak_type is weak
+    assert ft.jit(f)(x).weak_type is weak
+    assert ft.make_jaxpr(f)(x).out_avals[0].weak_type is weak
+    assert ft.jvp(f, (x,), (x,))[0].weak_type is weak
+    assert lax.switch(1, [false_fun, true_fun, true_fun], x).weak_type is weak
+    # A batched predicate selects between the branches' results: weak only when all are.
+    all_weak = weak and true_fun is _weak
+    assert ft.vmap(f)(fnp.array([1.0, -1.0])).weak_type is all_weak
+
+
+def test_cond_keeps_a_weak_int_for_strict_promotion():
+    # The pattern of equinox's error_if: a weak int passed through cond still multiplies a
+    # float under jax_numpy_dtype_promotion="strict" (a strong int64 would be refused).
+    def f(t, pred):
+        direction = fnp.where(t > 0, 1, -1)
+        direction = lax.cond(pred, lambda: fnp.int64(0), lambda: direction)
+        return t * direction
+
+    with ft.numpy_dtype_promotion("strict"):
+        assert float(ft.jit(f)(fnp.float64(2.5), False)) == 2.5
+        # A strong first branch makes a strong result, which strict promotion refuses.
+        strong = lax.cond(False, lambda: fnp.where(True, 1, -1), lambda: fnp.int64(1))
+        with pytest.raises(ft.dtypes.TypePromotionError, match="strict"):
+            strong * fnp.float64(1.0)

@@ -85,7 +85,10 @@ def _unify_branches(fns, operands, what, labels):
             raise TypeError(f"{what}: branches must return outputs of identical types; output "
                             f"{k} differs ({desc})")
         dtype = next(iter(strong)) if strong else col[0].dtype
-        joined.append(ShapedArray(col[0].shape, dtype, all(a.weak_type for a in col)))
+        # As in JAX, the result is as weakly typed as the first branch's (cond's false_fun):
+        # ``cond(pred, raise_error, lambda: x)`` returns ``x``'s type, weak or not.
+        joined.append(ShapedArray(col[0].shape, dtype,
+                                  col[0].weak_type and col[0].dtype == dtype))
     all_consts, starts = [], {}
     for key, (_, cs, _) in by_id.items():
         starts[key] = len(all_consts)

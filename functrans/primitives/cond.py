@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.avals import ShapedArray
 from ..core.eval import eval_jaxpr
 from ..core.staging import trace_to_jaxpr
 from ..core.trace import Primitive, get_aval, set_current_trace
@@ -33,9 +32,8 @@ def _abstract_eval(index, *ops_avals, branches):
         if a.shape != b.shape or a.dtype != b.dtype:
             raise TypeError(f"cond operand {i} has type {a.str_short()}, the branches expect "
                             f"{b.str_short()}")
-    outs = branches[0].out_avals
-    return [ShapedArray(a.shape, a.dtype, all(b.out_avals[k].weak_type for b in branches))
-            for k, a in enumerate(outs)]
+    # The first branch's output types, weak types included, as JAX's cond has them.
+    return list(branches[0].out_avals)
 
 
 def _impl(index, *operands, branches):
