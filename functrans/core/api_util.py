@@ -9,6 +9,7 @@ arguments, and abstract values of user inputs with clear errors.
 from __future__ import annotations
 
 import inspect
+import math
 import operator
 from typing import Callable
 
@@ -17,6 +18,7 @@ import numpy as np
 from .tree import PyTreeDef, tree_flatten, tree_unflatten
 from . import dtypes
 from .avals import ShapedArray
+from .shape_poly import is_symbolic_dim, is_symbolic_shape
 from .trace import Tracer, get_aval
 
 
@@ -49,7 +51,7 @@ class ShapeDtypeStruct:
             raise NotImplementedError("ShapeDtypeStruct: is_ref=True (mutable array "
                                       "references) is not supported")
         try:
-            shape = tuple(operator.index(d) for d in shape)
+            shape = tuple(d if is_symbolic_dim(d) else operator.index(d) for d in shape)
         except TypeError:
             raise TypeError(f"ShapeDtypeStruct: shape must be a sequence of integers, got "
                             f"{shape!r}") from None
@@ -73,6 +75,8 @@ class ShapeDtypeStruct:
 
     @property
     def size(self):
+        if is_symbolic_shape(self.shape):
+            return math.prod(self.shape)
         return int(np.prod(self.shape))
 
     @property

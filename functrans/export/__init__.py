@@ -17,6 +17,8 @@ with ``jit``, ``vmap``, ``grad`` and the rest. Custom derivative rules (``custom
 ``custom_vjp``) are Python code and are not exported: their traced bodies are, so values are
 the same and derivatives of a deserialized function come from the bodies.
 """
+from functrans.core.shape_poly import (InconclusiveDimensionOperation, SymbolicScope,  # noqa: F401
+                                       UnexpectedDimVar, is_symbolic_dim, symbolic_shape)
 from .exported import (DisabledSafetyCheck, Exported, default_export_platform,  # noqa: F401
                        deserialize, export)
 from .serialization import (FORMAT_VERSION, CorruptExportError, ExportError,  # noqa: F401

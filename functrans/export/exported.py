@@ -16,6 +16,7 @@ import numpy as np
 from functrans.core.api_util import ShapeDtypeStruct, abstractify
 from functrans.core.avals import ShapedArray
 from functrans.core.dtypes import result_type
+from functrans.core.shape_poly import is_symbolic_shape
 from functrans.core.trace import EVAL_TRACE, Tracer, _state
 from functrans.core.tree import (PyTreeDef, flatten_up_to, tree_flatten, tree_unflatten)
 from functrans.transforms.jit.api import Jitted
@@ -102,6 +103,9 @@ class Exported:
         self.in_avals = tuple(v.aval for v in jaxpr.invars)
         self.out_avals = tuple(x.aval for x in jaxpr.outvars)
         self._paths = None
+        # Symbolic shapes: the program specialized per binding of the dimension variables.
+        self._symbolic = any(is_symbolic_shape(a.shape) for a in self.in_avals)
+        self._specialized: dict = {}
 
     def in_shardings_jax(self, mesh) -> tuple:
         """The arguments' shardings on ``mesh`` (one per argument leaf; None where the export
@@ -161,6 +165,7 @@ class Exported:
         ValueError: Exported.call(<lambda>): args[0] has shape (2,), the exported function expects ...
         """
         leaves = self._check_args(args, kwargs)
+        jaxpr = self._program_for(leaves) if self._symbolic else self.jaxpr
         if self.nr_devices > 1 and not any(isinstance(x, Tracer) for x in leaves):
             # (traced arguments take the enclosing computation's placement)
             devices = set()
@@ -179,9 +184,9 @@ class Exported:
             # As jit's own dispatch: the kernel sees the caller's arrays as they are, so it
             # reuses the original function's compiled specialization (binding would hand it
             # read-only views, a different Numba signature and a second compilation).
-            outs = executable_for(self.jaxpr, self.fun_name)(*leaves)
+            outs = executable_for(jaxpr, self.fun_name)(*leaves)
         else:
-            outs = jit_p.bind(*leaves, jaxpr=self.jaxpr, name=self.fun_name)
+            outs = jit_p.bind(*leaves, jaxpr=jaxpr, name=self.fun_name)
         return tree_unflatten(self.out_tree, outs)
 
     def _check_args(self, args, kwargs) -> list:
@@ -200,7 +205,12 @@ class Exported:
         out = []
         for x, want, path in zip(leaves, self.in_avals, self._paths):
             got = abstractify(x, f"{what}: {path}")
-            if got.shape != want.shape:
+            if self._symbolic and is_symbolic_shape(want.shape):
+                if got.ndim != want.ndim:
+                    raise ValueError(f"{what}: {path} has rank {got.ndim} (shape {got.shape}), "
+                                     f"the exported function expects rank {want.ndim} "
+                                     f"({want.str_short()})")
+            elif got.shape != want.shape:
                 raise ValueError(f"{what}: {path} has shape {got.shape}, the exported function "
                                  f"expects shape {want.shape} ({want.str_short()})")
             if got.dtype != want.dtype:
@@ -212,6 +222,20 @@ class Exported:
                 x = _convert(x, want)
             out.append(x)
         return out
+
+    def _program_for(self, leaves):
+        """The program specialized to the dimension variables these arguments bind."""
+        from .shape_poly import solve_dim_vars, specialize
+        shapes = [tuple(np.shape(x)) if not isinstance(x, Tracer) else x.aval.shape
+                  for x in leaves]
+        key = tuple(shapes)
+        prog = self._specialized.get(key)
+        if prog is None:
+            if self._paths is None:
+                self._paths = leaf_paths(self.in_tree)
+            env = solve_dim_vars(self.in_avals, shapes, self._paths)
+            prog = self._specialized[key] = specialize(self.jaxpr, env)
+        return prog
 
     def __repr__(self):
         ins = ", ".join(a.str_short() for a in self.in_avals)
@@ -313,6 +337,11 @@ def export(fun_or_jitted, *, platforms=None, disabled_checks=()):
         _refuse_user_kernels(entry.jaxpr, frozenset(
             c.is_custom_call() for c in disabled_checks if c.is_custom_call()))
         in_tree = jitted._key(args, kwargs)[2]  # (args, kwargs) minus static ones
+        in_avals = [v.aval for v in entry.jaxpr.invars]
+        from .shape_poly import check_dim_vars_known, check_solvable
+        if any(is_symbolic_shape(a.shape) for a in in_avals):
+            check_solvable(in_avals, leaf_paths(in_tree))
+        check_dim_vars_known(entry.jaxpr, in_avals)
         nr_devices, in_specs = _arg_shardings(jitted, args, kwargs)
         return Exported(jitted.name, entry.jaxpr, in_tree, entry.out_tree, platforms,
                         disabled_checks, nr_devices, in_specs)
