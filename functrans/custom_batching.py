@@ -70,5 +70,5 @@ class custom_vmap:
         jaxpr = trace_to_jaxpr(flat_fun, avals, name=f"custom_vmap({fun_name(self.fun)})")
         jaxpr, consts = hoist_tracer_consts(jaxpr)
         rule = VmapRule(self.vmap_rule, in_tree, store["tree"], len(consts), fun_name(self.fun))
-        outs = custom_vmap_call_p.bind(*consts, *leaves, jaxpr=jaxpr, rule=rule)
+        outs = custom_vmap_call_p.bind_all(*consts, *leaves, jaxpr=jaxpr, rule=rule)
         return tree_unflatten(store["tree"], outs)

@@ -74,7 +74,7 @@ class BatchTrace(Trace):
             dims.append(d)
         if all(d is None for d in dims) and not getattr(prim, "named_axis_rule", False):
             with set_current_trace(self.parent):
-                return prim.bind(*vals, **params)
+                return prim.bind_all(*vals, **params)
         rule = batching_rules.get(prim)
         if rule is None:
             if "elementwise" in prim.traits:
@@ -121,7 +121,7 @@ def batch_elementwise(prim):
                 if s != out_shape:
                     v = ops.broadcast(v, full, (0,))
                 args.append(v)
-        outs = prim.bind(*args, **params)
+        outs = prim.bind_all(*args, **params)
         return outs, [0] * len(outs)
     return rule
 

@@ -261,7 +261,7 @@ def fold_constants(jaxpr: Jaxpr) -> Jaxpr:
                 and not has_effects(eqn)):
             try:
                 with set_current_trace(EVAL_TRACE):
-                    outs = eqn.prim.bind(*[x.bound for x in inputs], **eqn.params)
+                    outs = eqn.prim.bind_all(*[x.bound for x in inputs], **eqn.params)
             except Exception:
                 outs = None
             if outs is not None:

@@ -144,11 +144,11 @@ def checkpoint_with_policy(fun, *, prevent_cse, policy):
         segments, (rest, rest_ins) = split_by_policy(jaxpr, policy)
         env = dict(zip(jaxpr.invars, [*consts, *leaves]))
         for seg, ins, outs in segments:
-            vals = remat_p.bind(*[env[v] for v in ins], jaxpr=seg, prevent_cse=prevent_cse,
-                                differentiated=False)
+            vals = remat_p.bind_all(*[env[v] for v in ins], jaxpr=seg, prevent_cse=prevent_cse,
+                                    differentiated=False)
             env.update(zip(outs, vals))
-        outs = remat_p.bind(*[env[v] for v in rest_ins], jaxpr=rest, prevent_cse=prevent_cse,
-                            differentiated=False)
+        outs = remat_p.bind_all(*[env[v] for v in rest_ins], jaxpr=rest, prevent_cse=prevent_cse,
+                                differentiated=False)
         return tree_unflatten(store["tree"], outs)
 
     return remat_fun

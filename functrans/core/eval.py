@@ -25,14 +25,14 @@ def eval_jaxpr(jaxpr: Jaxpr, *args) -> list:
         # Inside another equation's replay (a rule's cached program, a nested call): that
         # equation's line stands; a cached rule's own lines belong to whoever traced it first.
         for eqn in jaxpr.eqns:
-            outs = eqn.prim.bind(*map(read, eqn.inputs), **eqn.params)
+            outs = eqn.prim.bind_all(*map(read, eqn.inputs), **eqn.params)
             env.update(zip(eqn.outputs, outs))
         return [read(x) for x in jaxpr.outvars]
     try:
         for eqn in jaxpr.eqns:
             # What this binding stages keeps the equation's recorded line (see source_info).
             replay.source = eqn.source
-            outs = eqn.prim.bind(*map(read, eqn.inputs), **eqn.params)
+            outs = eqn.prim.bind_all(*map(read, eqn.inputs), **eqn.params)
             env.update(zip(eqn.outputs, outs))
     finally:
         replay.source = None

@@ -66,6 +66,11 @@ class Primitive:
         """Apply the primitive in the current trace; always returns a list of outputs."""
         return _state.trace.process_primitive(self, args, params)
 
+    def bind_all(self, *args, **params) -> list:
+        """Apply the primitive in the current trace; returns the list of its outputs, whatever
+        their number (functrans's interpreters and rules bind with it)."""
+        return _state.trace.process_primitive(self, args, params)
+
     def bind1(self, *args, **params):
         """``bind`` for single-output primitives: returns the one output."""
         return _state.trace.process_primitive(self, args, params)[0]

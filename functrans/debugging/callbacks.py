@@ -30,7 +30,7 @@ def callback(fn, *args, ordered=False, **kwargs) -> None:
     if not callable(fn):
         raise TypeError(f"debug.callback: expected a callable, got {type(fn).__name__}")
     flat, in_tree = tree_flatten((args, kwargs))
-    debug_callback_p.bind(*flat, callback=Callback(fn, in_tree))
+    debug_callback_p.bind_all(*flat, callback=Callback(fn, in_tree))
 
 
 def print(fmt: str, *args, ordered=False, **kwargs) -> None:  # noqa: A001 - JAX's name

@@ -114,7 +114,7 @@ def breakpoint(*, backend=None, filter_frames=True, num_frames=None, ordered=Fal
             _Debugger(shown, stdin, stdout).run()
 
     flat, in_tree = tree_flatten((tuple(operands), {}))
-    debug_callback_p.bind(*flat, callback=Callback(open_prompt, in_tree))
+    debug_callback_p.bind_all(*flat, callback=Callback(open_prompt, in_tree))
     return token
 
 

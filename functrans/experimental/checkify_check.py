@@ -49,7 +49,7 @@ check_p.host_only = True
 
 
 def _check_jvp(primals, tangents, *, err_tree, debug):
-    check_p.bind(*primals, err_tree=err_tree, debug=debug)
+    check_p.bind_all(*primals, err_tree=err_tree, debug=debug)
     return [], []
 
 
@@ -58,7 +58,7 @@ def _check_batch(axis, vals, dims, *, err_tree, debug):
     vals = [bdim_at_front(v, d, axis.size) for v, d in zip(vals, dims)]
     err = reduce_batched_error(tree_unflatten(err_tree, vals))
     leaves, tree = tree_flatten(err)
-    check_p.bind(*leaves, err_tree=tree, debug=debug)
+    check_p.bind_all(*leaves, err_tree=tree, debug=debug)
     return [], []
 
 
@@ -148,4 +148,4 @@ def _check_error(error: Error, debug: bool = False) -> None:
     if is_batched(error):
         error = reduce_batched_error(error)
     leaves, tree = tree_flatten(error)
-    check_p.bind(*leaves, err_tree=tree, debug=debug)
+    check_p.bind_all(*leaves, err_tree=tree, debug=debug)

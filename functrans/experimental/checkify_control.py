@@ -75,7 +75,7 @@ def _out_error(error, out_effects, leaves, *metadata):
 def _jit_rule(ctx, error, *args, jaxpr, name):
     checked, out_effects, meta = checked_jaxpr(jaxpr, ctx.enabled,
                                                sorted_effects(error.effects), 0)
-    outs = jit_p.bind(*error_leaves(error), *args, jaxpr=checked, name=name)
+    outs = jit_p.bind_all(*error_leaves(error), *args, jaxpr=checked, name=name)
     n = len(error_avals(out_effects))
     return _out_error(error, out_effects, outs[:n], meta), outs[n:]
 
@@ -83,8 +83,8 @@ def _jit_rule(ctx, error, *args, jaxpr, name):
 def _remat_rule(ctx, error, *args, jaxpr, prevent_cse, differentiated):
     checked, out_effects, meta = checked_jaxpr(jaxpr, ctx.enabled,
                                                sorted_effects(error.effects), 0)
-    outs = remat_p.bind(*error_leaves(error), *args, jaxpr=checked, prevent_cse=prevent_cse,
-                        differentiated=differentiated)
+    outs = remat_p.bind_all(*error_leaves(error), *args, jaxpr=checked, prevent_cse=prevent_cse,
+                            differentiated=differentiated)
     n = len(error_avals(out_effects))
     return _out_error(error, out_effects, outs[:n], meta), outs[n:]
 
@@ -99,7 +99,7 @@ def _cond_rule(ctx, error, index, *ops, branches):
         return [checked_jaxpr(b, ctx.enabled, effects, 0) for b in branches]
     error, traced = _same_effects_in_and_out(error, trace)
     leaves = error_leaves(error)
-    outs = P.cond_p.bind(index, *leaves, *ops, branches=tuple(t[0] for t in traced))
+    outs = P.cond_p.bind_all(index, *leaves, *ops, branches=tuple(t[0] for t in traced))
     n = len(leaves)
     return _out_error(error, traced[0][1], outs[:n], *(t[2] for t in traced)), outs[n:]
 
@@ -110,9 +110,9 @@ def _scan_rule(ctx, error, *args, jaxpr, length, reverse, num_consts, num_carry)
     error, [(body, out_effects, meta)] = _same_effects_in_and_out(error, trace)
     leaves = error_leaves(error)
     n = len(leaves)
-    outs = P.scan_p.bind(*args[:num_consts], *leaves, *args[num_consts:], jaxpr=body,
-                         length=length, reverse=reverse, num_consts=num_consts,
-                         num_carry=num_carry + n)
+    outs = P.scan_p.bind_all(*args[:num_consts], *leaves, *args[num_consts:], jaxpr=body,
+                             length=length, reverse=reverse, num_consts=num_consts,
+                             num_carry=num_carry + n)
     return _out_error(error, out_effects, outs[:n], meta), outs[n:]
 
 
@@ -166,10 +166,10 @@ def _while_rule(ctx, error, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nc
     error, [(body, out_effects, meta)] = _same_effects_in_and_out(error, trace)
     effects = sorted_effects(error.effects)
     leaves = error_leaves(error)
-    outs = P.while_p.bind(*cc, *cc, *bc, *leaves, *init,
-                          cond_jaxpr=_unchecked_cond(cond_jaxpr, effects, cond_nconsts),
-                          body_jaxpr=body, cond_nconsts=cond_nconsts,
-                          body_nconsts=cond_nconsts + body_nconsts)
+    outs = P.while_p.bind_all(*cc, *cc, *bc, *leaves, *init,
+                              cond_jaxpr=_unchecked_cond(cond_jaxpr, effects, cond_nconsts),
+                              body_jaxpr=body, cond_nconsts=cond_nconsts,
+                              body_nconsts=cond_nconsts + body_nconsts)
     n = len(leaves)
     return _out_error(error, out_effects, outs[:n], meta), outs[n:]
 
@@ -215,9 +215,9 @@ def _custom_jvp_rule(ctx, error, *args, call_jaxpr, jvp, num_consts, symbolic_ze
                  in_tree=_errors_first(jvp.in_tree, n), out_tree=_errors_and(jvp.out_tree, n),
                  what=jvp.what)
     rule.__name__ = jvp.__name__
-    outs = custom_jvp_call_p.bind(*args[:num_consts], *leaves, *args[num_consts:],
-                                  call_jaxpr=checked, jvp=rule, num_consts=num_consts,
-                                  symbolic_zeros=symbolic_zeros)
+    outs = custom_jvp_call_p.bind_all(*args[:num_consts], *leaves, *args[num_consts:],
+                                      call_jaxpr=checked, jvp=rule, num_consts=num_consts,
+                                      symbolic_zeros=symbolic_zeros)
     return _out_error(error, out_effects, outs[:n], meta), outs[n:]
 
 
@@ -239,8 +239,8 @@ def _custom_vjp_rule(ctx, error, *args, call_jaxpr, fwd, num_consts):
                  in_tree=_errors_first(fwd.in_tree, n), out_tree=_errors_and(fwd.out_tree, n),
                  what=fwd.what)
     rule.__name__ = fwd.__name__
-    outs = custom_vjp_call_p.bind(*args[:num_consts], *leaves, *args[num_consts:],
-                                  call_jaxpr=checked, fwd=rule, num_consts=num_consts)
+    outs = custom_vjp_call_p.bind_all(*args[:num_consts], *leaves, *args[num_consts:],
+                                      call_jaxpr=checked, fwd=rule, num_consts=num_consts)
     return _out_error(error, out_effects, outs[:n], meta), outs[n:]
 
 

@@ -60,7 +60,7 @@ def checkify_jaxpr(jaxpr, enabled: frozenset, error, *args):
             invals = [read(x) for x in eqn.inputs]
             rule = checkify_rules.get(eqn.prim)
             if rule is None:
-                outs = eqn.prim.bind(*invals, **eqn.params)
+                outs = eqn.prim.bind_all(*invals, **eqn.params)
             else:
                 error, outs = rule(RuleContext(enabled, eqn.source), error, *invals,
                                    **eqn.params)
@@ -92,7 +92,7 @@ def _any(mask):
 
 def _nan_rule(prim):
     def rule(ctx, error, *args, **params):
-        outs = prim.bind(*args, **params)
+        outs = prim.bind_all(*args, **params)
         return check_nans(ctx, prim, error, outs), outs
     return rule
 
@@ -153,12 +153,12 @@ def _start_indices_oob(ctx, error, name, operand, starts, sizes):
 
 
 def _dynamic_slice_rule(ctx, error, operand, *starts, slice_sizes):
-    out = P.dynamic_slice_p.bind(operand, *starts, slice_sizes=slice_sizes)
+    out = P.dynamic_slice_p.bind_all(operand, *starts, slice_sizes=slice_sizes)
     return _start_indices_oob(ctx, error, "dynamic_slice", operand, starts, slice_sizes), out
 
 
 def _dynamic_update_slice_rule(ctx, error, operand, update, *starts):
-    out = P.dynamic_update_slice_p.bind(operand, update, *starts)
+    out = P.dynamic_update_slice_p.bind_all(operand, update, *starts)
     error = _start_indices_oob(ctx, error, "dynamic_update_slice", operand, starts,
                                get_aval(update).shape)
     return error, out
@@ -179,13 +179,13 @@ def _indices_oob(ctx, error, name, operand, indices, axes):
 
 
 def _gather_rule(ctx, error, operand, *indices, axes, mode, fill_value):
-    out = P.gather_p.bind(operand, *indices, axes=axes, mode=mode, fill_value=fill_value)
+    out = P.gather_p.bind_all(operand, *indices, axes=axes, mode=mode, fill_value=fill_value)
     return _indices_oob(ctx, error, "gather", operand, indices, axes), out
 
 
 def _scatter_rule(prim):
     def rule(ctx, error, operand, updates, *indices, axes, mode):
-        out = prim.bind(operand, updates, *indices, axes=axes, mode=mode)
+        out = prim.bind_all(operand, updates, *indices, axes=axes, mode=mode)
         if OOBError not in ctx.enabled:
             return error, out  # as in JAX: scatters are only checked with index checks on
         error = _indices_oob(ctx, error, prim.name, operand, indices, axes)

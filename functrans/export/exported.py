@@ -186,7 +186,7 @@ class Exported:
             # read-only views, a different Numba signature and a second compilation).
             outs = executable_for(jaxpr, self.fun_name)(*leaves)
         else:
-            outs = jit_p.bind(*leaves, jaxpr=jaxpr, name=self.fun_name)
+            outs = jit_p.bind_all(*leaves, jaxpr=jaxpr, name=self.fun_name)
         return tree_unflatten(self.out_tree, outs)
 
     def _check_args(self, args, kwargs) -> list:

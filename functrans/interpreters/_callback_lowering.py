@@ -104,7 +104,7 @@ class CallbackLowering(InlineLowering):
 
     def trace(self, prim, in_avals, params):
         with set_current_trace(EVAL_TRACE):
-            out_avals = trace_to_jaxpr(lambda *xs: prim.bind(*xs, **params),
+            out_avals = trace_to_jaxpr(lambda *xs: prim.bind_all(*xs, **params),
                                        list(in_avals)).out_avals
         ctx = _Context(in_avals, out_avals)
         try:
@@ -126,10 +126,10 @@ class CallbackLowering(InlineLowering):
                 out_tree = tree_flatten([0] * len(avals))[1]
                 fn = _as_list(callback)
                 if effect:
-                    outs = io_callback_p.bind(*args, ordered=False, callback=_HostCallback(
+                    outs = io_callback_p.bind_all(*args, ordered=False, callback=_HostCallback(
                         fn, in_tree, out_tree, avals, _name(callback)))
                 else:
-                    outs = pure_callback_p.bind(*args, vmap_method=None, callback=PureCallback(
+                    outs = pure_callback_p.bind_all(*args, vmap_method=None, callback=PureCallback(
                         fn, in_tree, out_tree, avals, _name(callback)))
                 values.update({(k, j): v for j, v in enumerate(outs)})
             return [values[(r.k, r.j)] for r in results]

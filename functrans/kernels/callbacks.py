@@ -79,7 +79,7 @@ def _bind(api, prim, wrapper, callback, result_shape_dtypes, args, kwargs, shard
     out_avals, out_tree = result_avals(api, result_shape_dtypes)
     flat, in_tree = tree_flatten((args, kwargs))
     cb = wrapper(callback, in_tree, out_tree, out_avals)
-    return tree_unflatten(out_tree, prim.bind(*flat, callback=cb, **params))
+    return tree_unflatten(out_tree, prim.bind_all(*flat, callback=cb, **params))
 
 
 def result_avals(api, result_shape_dtypes):

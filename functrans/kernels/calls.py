@@ -174,9 +174,9 @@ def numba_call(kernel, result_shape_dtypes, *operands, vmap_method=None, batched
         return tree_unflatten(out_tree, outs)
     if code.launch is None:
         code.typed([get_aval(a) for a in args], out_avals, _where)
-    outs = numba_call_p.bind(*args, kernel=code, out_avals=tuple(out_avals),
-                             vmap_method=vmap_method, loops=(),
-                             looped=tuple(() for _ in args), batched_kernel=batched)
+    outs = numba_call_p.bind_all(*args, kernel=code, out_avals=tuple(out_avals),
+                                 vmap_method=vmap_method, loops=(),
+                                 looped=tuple(() for _ in args), batched_kernel=batched)
     return tree_unflatten(out_tree, outs)
 
 

@@ -180,7 +180,7 @@ def switch(index, branches, *operands):
 
 def _switch(index, fns, operands, what, labels):
     branch_jaxprs, consts, leaves, out_tree = _unify_branches(fns, operands, what, labels)
-    outs = P.cond_p.bind(index, *consts, *leaves, branches=branch_jaxprs)
+    outs = P.cond_p.bind_all(index, *consts, *leaves, branches=branch_jaxprs)
     return tree_unflatten(out_tree, outs)
 
 
@@ -230,8 +230,8 @@ def while_loop(cond_fun, body_fun, init_val):
     if len(outs) != 1 or outs[0].shape != () or dtypes.kind(outs[0].dtype) != "b":
         raise TypeError(f"while_loop: cond_fun must return a boolean scalar, got "
                         f"[{_types_str(outs)}]")
-    result = P.while_p.bind(*c_consts, *b_consts, *leaves, cond_jaxpr=cond_j, body_jaxpr=body,
-                            cond_nconsts=len(c_consts), body_nconsts=len(b_consts))
+    result = P.while_p.bind_all(*c_consts, *b_consts, *leaves, cond_jaxpr=cond_j, body_jaxpr=body,
+                                cond_nconsts=len(c_consts), body_nconsts=len(b_consts))
     return tree_unflatten(tree, result)
 
 
@@ -323,8 +323,8 @@ def _scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpo
             break
         c_leaves = promoted
     _check_carry("scan", c_tree, carry_tree, c_avals, body.out_avals[:n_c], "f")
-    outs = P.scan_p.bind(*consts, *c_leaves, *x_leaves, jaxpr=body, length=length,
-                         reverse=bool(reverse), num_consts=len(consts), num_carry=n_c)
+    outs = P.scan_p.bind_all(*consts, *c_leaves, *x_leaves, jaxpr=body, length=length,
+                             reverse=bool(reverse), num_consts=len(consts), num_carry=n_c)
     return tree_unflatten(c_tree, outs[:n_c]), tree_unflatten(y_tree, outs[n_c:])
 
 

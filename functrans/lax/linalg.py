@@ -108,7 +108,7 @@ def lu(x):
     >>> perm
     Array([1, 0], dtype=int32)
     """
-    return tuple(P.lu_p.bind(_arr(x)))
+    return tuple(P.lu_p.bind_all(_arr(x)))
 
 
 def lu_pivots_to_permutation(pivots, permutation_size: int):
@@ -153,7 +153,7 @@ def qr(x, *, full_matrices: bool = True):
     >>> r.shape
     (2, 2)
     """
-    return tuple(P.qr_p.bind(_arr(x), full_matrices=full_matrices))
+    return tuple(P.qr_p.bind_all(_arr(x), full_matrices=full_matrices))
 
 
 def eigh(x, *, lower: bool = True, symmetrize_input: bool = True, sort_eigenvalues=True):
@@ -169,7 +169,7 @@ def eigh(x, *, lower: bool = True, symmetrize_input: bool = True, sort_eigenvalu
     if symmetrize_input:
         _check_square("eigh", x)
         x = symmetrize(x)
-    v, w = P.eigh_p.bind(x, lower=lower)
+    v, w = P.eigh_p.bind_all(x, lower=lower)
     return v, w
 
 
@@ -180,7 +180,7 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True):
     >>> lax.linalg.svd(fnp.array([[3.0, 0.0], [0.0, -4.0]]), compute_uv=False)
     Array([4., 3.], dtype=float64)
     """
-    outs = P.svd_p.bind(_arr(x), full_matrices=full_matrices, compute_uv=compute_uv)
+    outs = P.svd_p.bind_all(_arr(x), full_matrices=full_matrices, compute_uv=compute_uv)
     if not compute_uv:
         return outs[0]
     s, u, vt = outs
@@ -199,8 +199,8 @@ def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors
     >>> w
     Array([0.+1.j, 0.-1.j], dtype=complex128)
     """
-    return list(P.eig_p.bind(_arr(x), compute_left_eigenvectors=compute_left_eigenvectors,
-                             compute_right_eigenvectors=compute_right_eigenvectors))
+    return list(P.eig_p.bind_all(_arr(x), compute_left_eigenvectors=compute_left_eigenvectors,
+                                 compute_right_eigenvectors=compute_right_eigenvectors))
 
 
 def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):

@@ -49,7 +49,7 @@ def psum(x, axis_name, *, axis_index_groups=None):
     sums = [None if type(v) in (int, float, complex) else v for v in leaves]
     arrays = [v for v in sums if v is not None]
     # One psum for all arrays of the pytree: on devices, one exchange between the shards.
-    summed = iter(P.psum_p.bind(*map(_array, arrays), axis_name=names) if arrays else ())
+    summed = iter(P.psum_p.bind_all(*map(_array, arrays), axis_name=names) if arrays else ())
     size = None
     out = []
     for v, s in zip(leaves, sums):

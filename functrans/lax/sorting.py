@@ -23,8 +23,8 @@ def sort(operand, dimension=-1, is_stable=True, num_keys=1):
     single = not isinstance(operand, (list, tuple))
     ops = [operand] if single else list(operand)
     ndim = get_aval(ops[0]).ndim
-    outs = P.sort_p.bind(*ops, dimension=_axis(dimension, ndim), is_stable=bool(is_stable),
-                         num_keys=int(num_keys))
+    outs = P.sort_p.bind_all(*ops, dimension=_axis(dimension, ndim), is_stable=bool(is_stable),
+                             num_keys=int(num_keys))
     return outs[0] if single else tuple(outs)
 
 

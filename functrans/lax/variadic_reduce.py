@@ -114,5 +114,5 @@ def reduce(operands, init_values, computation, dimensions, out_sharding=None):
             return tree_unflatten(tree, [out])
     init_avals = [get_aval(v).update(weak_type=False) for v in init_leaves]
     jaxpr = _reducer_jaxpr(computation, init_tree, init_avals)
-    out = reduce_p.bind(*leaves, *init_leaves, jaxpr=jaxpr, dimensions=dimensions)
+    out = reduce_p.bind_all(*leaves, *init_leaves, jaxpr=jaxpr, dimensions=dimensions)
     return tree_unflatten(tree, out)

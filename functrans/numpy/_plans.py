@@ -97,7 +97,7 @@ def _replay(jaxpr):
             and jaxpr.eqns[0].inputs == jaxpr.invars and jaxpr.outvars == jaxpr.eqns[0].outputs):
         eqn = jaxpr.eqns[0]  # the common case: one primitive on the arguments as they are
         prim, params = eqn.prim, eqn.params
-        return lambda xs: prim.bind(*xs, **params)[0]
+        return lambda xs: prim.bind_all(*xs, **params)[0]
     if jaxpr.outvars[0] in jaxpr.invars:
         return None
     return lambda xs: eval_jaxpr(jaxpr, *xs)[0]

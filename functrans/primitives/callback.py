@@ -69,7 +69,7 @@ debug_callback_p.host_only = True
 
 
 def _jvp(primals, tangents, *, callback):
-    debug_callback_p.bind(*primals, callback=callback)
+    debug_callback_p.bind_all(*primals, callback=callback)
     return [], []
 
 
@@ -88,7 +88,7 @@ def _batch(axis, vals, dims, *, callback):
             piece = S.slice_p.bind1(v, start_indices=tuple(start), limit_indices=tuple(limit),
                                     strides=None)
             row.append(S.squeeze_p.bind1(piece, dimensions=(d,)))
-        debug_callback_p.bind(*row, callback=callback)
+        debug_callback_p.bind_all(*row, callback=callback)
     return [], []
 
 

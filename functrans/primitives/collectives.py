@@ -260,7 +260,7 @@ batching_rules[all_to_all_p] = _all_to_all_rule
 # ---- differentiation ---------------------------------------------------------------------------
 def _psum_transpose(cts, *xs, axis_name):
     live = [ct for ct in cts if not is_zero(ct)]
-    sums = iter(psum_p.bind(*live, axis_name=axis_name) if live else [])
+    sums = iter(psum_p.bind_all(*live, axis_name=axis_name) if live else [])
     return [Zero(x.aval) if is_zero(ct) else next(sums) for ct, x in zip(cts, xs)]
 
 

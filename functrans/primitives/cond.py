@@ -52,8 +52,8 @@ def _cond_jvp(primals, tangents, *, branches):
     for b in branches:
         out_nz = [a or c for a, c in zip(out_nz, jvp_jaxpr(b, nonzeros)[1])]
     jvp_branches = tuple(jvp_jaxpr(b, nonzeros, out_nz)[0] for b in branches)
-    outs = cond_p.bind(index, *operands, *[t for t in tangents[1:] if not is_zero(t)],
-                       branches=jvp_branches)
+    outs = cond_p.bind_all(index, *operands, *[t for t in tangents[1:] if not is_zero(t)],
+                           branches=jvp_branches)
     n = len(branches[0].outvars)
     it = iter(outs[n:])
     t_out = [next(it) if nz else Zero(a.strip_weak_type())
@@ -106,7 +106,7 @@ def _cond_partial_eval(trace, prim, args, params):
                              for i, (_, ju, _, _) in enumerate(splits))
     known_ops = [x for x, u in zip(operands, unknowns) if not u]
     with set_current_trace(trace.parent):
-        known_outs = cond_p.bind(index, *known_ops, branches=known_branches)
+        known_outs = cond_p.bind_all(index, *known_ops, branches=known_branches)
     residuals = known_outs[n_known:]
     unknown_ops = [x for x, u in zip(operands, unknowns) if u]
     staged = trace.stage(cond_p, [index, *residuals, *unknown_ops],
@@ -125,7 +125,7 @@ def _cond_transpose(cts, index, *operands, branches):
     linear = [is_undefined(x) for x in operands]
     t_branches = tuple(transpose_jaxpr(b, linear) for b in branches)
     nonlin = [x for x in operands if not is_undefined(x)]
-    ct_in = cond_p.bind(index, *nonlin, *[instantiate(ct) for ct in cts], branches=t_branches)
+    ct_in = cond_p.bind_all(index, *nonlin, *[instantiate(ct) for ct in cts], branches=t_branches)
     it = iter(ct_in)
     return [None] + [next(it) if lin else None for lin in linear]
 
@@ -142,7 +142,7 @@ def _cond_batch(axis, vals, dims, *, branches):
         want = [0 if any(bd[k] is not None for bd in batched) else None
                 for k in range(len(branches[0].outvars))]
         new = tuple(batch_jaxpr(b, axis, op_dims, want)[0] for b in branches)
-        return cond_p.bind(index, *operands, branches=new), want
+        return cond_p.bind_all(index, *operands, branches=new), want
     # A batched index: every branch runs on the whole batch, then each lane picks its result.
     from .elementwise import convert_element_type_p, max_p, min_p, select_n_p
     n = len(branches)

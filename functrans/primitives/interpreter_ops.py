@@ -53,7 +53,7 @@ def _array(x):
 
 
 def psum(xs, axes):
-    return psum_p.bind(*map(_array, xs), axis_name=axes) if xs else []
+    return psum_p.bind_all(*map(_array, xs), axis_name=axes) if xs else []
 
 
 def psum_scatter(x, axes, dimension):

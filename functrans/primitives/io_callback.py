@@ -10,7 +10,7 @@ in turn (as JAX's ``lax.map``), and an ordered one raises; differentiating it ra
     >>> def log(x):
     ...     calls.append(float(x))
     ...     return np.float32(x) * 2
-    >>> f = ft.jit(lambda x: io_callback_p.bind(x, callback=IOCallback(
+    >>> f = ft.jit(lambda x: io_callback_p.bind_all(x, callback=IOCallback(
     ...     log, tree_flatten(((0,), {}))[1], tree_flatten(0)[1],
     ...     [ShapedArray((), np.float32)]), ordered=False)[0])
     >>> f(fnp.float32(1.5)), calls
@@ -68,7 +68,7 @@ def _jvp(primals, tangents, *, callback, ordered):
     # Zero tangents (the callback's inputs do not depend on what is differentiated) are fine:
     # JAX's JVP binds such a primitive without calling its rule.
     if all(is_zero(t) for t in tangents):
-        outs = io_callback_p.bind(*primals, callback=callback, ordered=ordered)
+        outs = io_callback_p.bind_all(*primals, callback=callback, ordered=ordered)
         return outs, [Zero(get_aval(o)) for o in outs]
     raise ValueError(f"io_callback ({callback.name}) does not support differentiation (JVP or "
                      "grad): IO callbacks do not support JVP")
@@ -85,7 +85,7 @@ def _batch(axis, vals, dims, *, callback, ordered):
     in_tree = tree_flatten((tuple(range(len(args))), {}))[1]
     looped = _BatchedIOCallback(fn, in_tree, tree_flatten([0] * len(out_avals))[1], out_avals,
                                 fn.__name__)
-    outs = io_callback_p.bind(*args, callback=looped, ordered=False)
+    outs = io_callback_p.bind_all(*args, callback=looped, ordered=False)
     return outs, [0] * len(outs)
 
 

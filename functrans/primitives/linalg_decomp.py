@@ -7,7 +7,7 @@ expose, through :mod:`.lapack`); jit runs them as host steps between compiled se
 Their JVP and transpose rules are in :mod:`.linalg_rules`; batching moves the batch
 dimension to the front.
 
-    >>> [x.tolist() for x in eigh_p.bind(np.array([[2.0, 1.0], [1.0, 2.0]]), lower=True)][1]
+    >>> [x.tolist() for x in eigh_p.bind_all(np.array([[2.0, 1.0], [1.0, 2.0]]), lower=True)][1]
     [1.0, 3.0]
 """
 from __future__ import annotations
@@ -277,7 +277,7 @@ from ..transforms.batching import batching_rules, bdim_at_front  # noqa: E402
 def _batch_front(prim):
     def rule(axis, vals, dims, **params):
         xs = [bdim_at_front(x, d, axis.size) for x, d in zip(vals, dims)]
-        outs = prim.bind(*xs, **params)
+        outs = prim.bind_all(*xs, **params)
         return outs, [0] * len(outs)
     batching_rules[prim] = rule
 

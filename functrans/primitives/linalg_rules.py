@@ -196,7 +196,7 @@ def _pad_last2(x, rows, cols):
 
 def _lu_jvp(primals, tangents):
     (a,), (t,) = primals, tangents
-    lu, pivots, perm = lu_p.bind(a)
+    lu, pivots, perm = lu_p.bind_all(a)
     zeros = [Zero(get_aval(pivots)), Zero(get_aval(perm))]
     if is_zero(t):
         return [lu, pivots, perm], [Zero(get_aval(lu))] + zeros
@@ -228,7 +228,7 @@ def _qr_jvp(primals, tangents, *, full_matrices):
             f"qr: derivatives are implemented for reduced decompositions of matrices with at "
             f"least as many rows as columns (full_matrices=False, m >= n), got shape "
             f"{get_aval(a).shape} with full_matrices={full_matrices}")
-    q, r = qr_p.bind(a, full_matrices=full_matrices)
+    q, r = qr_p.bind_all(a, full_matrices=full_matrices)
     if is_zero(t):
         return [q, r], [Zero(get_aval(q)), Zero(get_aval(r))]
     dx_rinv = _solve(r, t, left_side=False, lower=False, transpose_a=False, unit_diagonal=False)
@@ -246,7 +246,7 @@ jvp_rules[qr_p] = _qr_jvp
 # ---- eigh ----------------------------------------------------------------------------------------
 def _eigh_jvp(primals, tangents, *, lower):
     (a,), (t,) = primals, tangents
-    v, w = eigh_p.bind(a, lower=lower)
+    v, w = eigh_p.bind_all(a, lower=lower)
     if is_zero(t):
         return [v, w], [Zero(get_aval(v)), Zero(get_aval(w))]
     aval = get_aval(a)
@@ -273,8 +273,8 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
         raise NotImplementedError(
             f"svd: derivatives of full_matrices=True decompositions are only defined for square "
             f"matrices (the extra singular vectors are not unique), got shape {aval.shape}")
-    s, u, vt = svd_p.bind(a, full_matrices=False, compute_uv=True)
-    outs = svd_p.bind(a, full_matrices=full_matrices, compute_uv=compute_uv) \
+    s, u, vt = svd_p.bind_all(a, full_matrices=False, compute_uv=True)
+    outs = svd_p.bind_all(a, full_matrices=full_matrices, compute_uv=compute_uv) \
         if (full_matrices and compute_uv) else ([s, u, vt] if compute_uv else [s])
     if is_zero(t):
         return outs, [Zero(get_aval(o)) for o in outs]
@@ -331,11 +331,11 @@ def _keep_normalized(v, dv):
 
 def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eigenvectors):
     (a,), (t,) = primals, tangents
-    outs = eig_p.bind(a, compute_left_eigenvectors=compute_left_eigenvectors,
-                      compute_right_eigenvectors=compute_right_eigenvectors)
+    outs = eig_p.bind_all(a, compute_left_eigenvectors=compute_left_eigenvectors,
+                          compute_right_eigenvectors=compute_right_eigenvectors)
     if is_zero(t):
         return outs, [Zero(get_aval(o)) for o in outs]
-    w, u, v = eig_p.bind(a, compute_left_eigenvectors=True, compute_right_eigenvectors=True)
+    w, u, v = eig_p.bind_all(a, compute_left_eigenvectors=True, compute_right_eigenvectors=True)
     c = get_aval(w).dtype
     n = get_aval(a).shape[-1]
     t = E.convert_element_type_p.bind1(t, new_dtype=c, weak_type=False)

@@ -71,9 +71,9 @@ def linear_solve_flat(matvec, b, solve, transpose_solve=None) -> list:
     s, sc = _trace(solve, avals, "custom_linear_solve_solve")
     t, tc = (None, []) if transpose_solve is None else \
         _trace(transpose_solve, avals, "custom_linear_solve_transpose_solve")
-    return linear_solve_p.bind(*mvc, *sc, *tc, *b, matvec=mv, solve=s, transpose_solve=t,
-                               nconsts=(len(mvc), len(sc), len(tc)),
-                               num_aux=len(s.out_avals) - len(b))
+    return linear_solve_p.bind_all(*mvc, *sc, *tc, *b, matvec=mv, solve=s, transpose_solve=t,
+                                   nconsts=(len(mvc), len(sc), len(tc)),
+                                   num_aux=len(s.out_avals) - len(b))
 
 
 # ---- JVP ----------------------------------------------------------------------------------
@@ -81,7 +81,7 @@ def _jvp(primals, tangents, **params):
     nconsts, num_aux = params["nconsts"], params["num_aux"]
     mvc, _, _, b = _split(primals, nconsts)
     mvc_t, _, _, b_t = _split(tangents, nconsts)
-    outs = linear_solve_p.bind(*primals, **params)
+    outs = linear_solve_p.bind_all(*primals, **params)
     n = len(b)
     x = outs[:n]
     aux_t = [Zero(get_aval(a).strip_weak_type()) for a in outs[n:]]
@@ -96,7 +96,7 @@ def _jvp(primals, tangents, **params):
                for r, d in zip(rhs, dax)]
     rhs = [instantiate(Zero(get_aval(v).strip_weak_type())) if r is None else r
            for r, v in zip(rhs, x)]
-    sol = linear_solve_p.bind(*primals[:sum(nconsts)], *rhs, **params)
+    sol = linear_solve_p.bind_all(*primals[:sum(nconsts)], *rhs, **params)
     return outs, list(sol[:n]) + aux_t
 
 
@@ -118,9 +118,9 @@ def _transpose(cts, *args, matvec, solve, transpose_solve, nconsts, num_aux):
     x_avals = solve.out_avals[:n]
     ct_x = [instantiate(Zero(a)) if is_zero(c) else c for c, a in zip(cts[:n], x_avals)]
     vecmat = transpose_jaxpr(matvec, [False] * len(mvc) + [True] * n)
-    ct_b = linear_solve_p.bind(*mvc, *tc, *sc, *ct_x, matvec=vecmat, solve=transpose_solve,
-                               transpose_solve=solve,
-                               nconsts=(len(mvc), len(tc), len(sc)), num_aux=num_aux)
+    ct_b = linear_solve_p.bind_all(*mvc, *tc, *sc, *ct_x, matvec=vecmat, solve=transpose_solve,
+                                   transpose_solve=solve,
+                                   nconsts=(len(mvc), len(tc), len(sc)), num_aux=num_aux)
     return [None] * (len(mvc) + len(sc) + len(tc)) + list(ct_b[:n])
 
 
@@ -137,8 +137,8 @@ def _batch(axis, vals, dims, *, matvec, solve, transpose_solve, nconsts, num_aux
     s_b, _ = batch_jaxpr(solve, axis, ds + [0] * n, [0] * (n + num_aux))
     t_b = None if transpose_solve is None else \
         batch_jaxpr(transpose_solve, axis, dt + [0] * n, [0] * (n + num_aux))[0]
-    outs = linear_solve_p.bind(*mvc, *sc, *tc, *b, matvec=mv_b, solve=s_b, transpose_solve=t_b,
-                               nconsts=nconsts, num_aux=num_aux)
+    outs = linear_solve_p.bind_all(*mvc, *sc, *tc, *b, matvec=mv_b, solve=s_b, transpose_solve=t_b,
+                                   nconsts=nconsts, num_aux=num_aux)
     return outs, [0] * len(outs)
 
 

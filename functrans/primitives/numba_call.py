@@ -18,7 +18,7 @@ its leading dimensions), ``batched_kernel`` (the user's batched form, or None).
     ...         out[i] = 2 * x[i]
     >>> code = KernelCode(double)
     >>> f32 = ShapedArray((3,), np.dtype("float32"))
-    >>> numba_call_p.bind(np.ones(3, "float32"), kernel=code, out_avals=(f32,),
+    >>> numba_call_p.bind_all(np.ones(3, "float32"), kernel=code, out_avals=(f32,),
     ...                   vmap_method=None, loops=(), looped=((),), batched_kernel=None)
     [Array([2., 2., 2.], dtype=float32)]
 """
@@ -108,7 +108,7 @@ numba_call_p = Primitive("numba_call", impl=_impl, abstract_eval=_abstract_eval,
 
 
 def _jvp(primals, tangents, **params):
-    outs = numba_call_p.bind(*primals, **params)
+    outs = numba_call_p.bind_all(*primals, **params)
     if all(is_zero(t) for t in tangents):
         return outs, [Zero(get_aval(o)) for o in outs]
     name = params["kernel"].name
@@ -127,9 +127,9 @@ def _batch(axis, vals, dims, *, kernel, out_avals, vmap_method, loops, looped,
         args = [bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
         new_out = tuple(ShapedArray((size,) + a.shape, a.dtype) for a in out_avals)
         _check_kernel_types(batched_kernel, args, new_out)
-        outs = numba_call_p.bind(*args, kernel=batched_kernel, out_avals=new_out,
-                                 vmap_method="sequential", loops=(),
-                                 looped=tuple(() for _ in args), batched_kernel=None)
+        outs = numba_call_p.bind_all(*args, kernel=batched_kernel, out_avals=new_out,
+                                     vmap_method="sequential", loops=(),
+                                     looped=tuple(() for _ in args), batched_kernel=None)
         return outs, [0] * len(outs)
     if vmap_method not in VMAP_METHODS:
         raise NotImplementedError(
@@ -142,15 +142,15 @@ def _batch(axis, vals, dims, *, kernel, out_avals, vmap_method, loops, looped,
         # outermost loop, carried by the batched operands only.
         args = [moveaxis(v, d, 0) if d is not None else v for v, d in zip(vals, dims)]
         new_looped = tuple((d is not None,) + tuple(lv) for d, lv in zip(dims, looped))
-        outs = numba_call_p.bind(*args, kernel=kernel, out_avals=new_out,
-                                 vmap_method=vmap_method, loops=(size,) + tuple(loops),
-                                 looped=new_looped, batched_kernel=batched_kernel)
+        outs = numba_call_p.bind_all(*args, kernel=kernel, out_avals=new_out,
+                                     vmap_method=vmap_method, loops=(size,) + tuple(loops),
+                                     looped=new_looped, batched_kernel=batched_kernel)
         return outs, [0] * len(outs)
     args = batched_operands(vmap_method, vals, dims, size)
     _check_kernel_types(kernel, args, new_out)
-    outs = numba_call_p.bind(*args, kernel=kernel, out_avals=new_out, vmap_method=vmap_method,
-                             loops=(), looped=tuple(() for _ in args),
-                             batched_kernel=batched_kernel)
+    outs = numba_call_p.bind_all(*args, kernel=kernel, out_avals=new_out, vmap_method=vmap_method,
+                                 loops=(), looped=tuple(() for _ in args),
+                                 batched_kernel=batched_kernel)
     return outs, [0] * len(outs)
 
 

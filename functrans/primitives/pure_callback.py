@@ -87,7 +87,7 @@ pure_callback_p.host_only = True  # Python code: runs between compiled kernels
 
 
 def _jvp(primals, tangents, *, callback, vmap_method):
-    outs = pure_callback_p.bind(*primals, callback=callback, vmap_method=vmap_method)
+    outs = pure_callback_p.bind_all(*primals, callback=callback, vmap_method=vmap_method)
     if all(is_zero(t) for t in tangents):
         return outs, [Zero(get_aval(o)) for o in outs]
     raise ValueError(f"pure_callback ({callback.name}) does not support differentiation (JVP or "
@@ -145,7 +145,7 @@ def _batch(axis, vals, dims, *, callback, vmap_method):
     else:  # the user's function itself, now returning batched results
         new_cb = PureCallback(callback.fn, callback.in_tree, callback.out_tree, out_avals,
                               f"vmap({callback.name})")
-    outs = pure_callback_p.bind(*args, callback=new_cb, vmap_method=vmap_method)
+    outs = pure_callback_p.bind_all(*args, callback=new_cb, vmap_method=vmap_method)
     return outs, [0] * len(outs)
 
 

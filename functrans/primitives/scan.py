@@ -113,9 +113,9 @@ def _scan_jvp(primals, tangents, *, jaxpr, length, reverse, num_consts, num_carr
     avals = jvp_j.in_avals
     body = _reorder_jaxpr(jvp_j, [avals[k] for k in old], old, out_perm, name="scan_jvp")
     init_t = [instantiate(t) for t, nz in zip(it, carry_nz) if nz]
-    outs = scan_p.bind(*consts, *[t for t, nz in zip(ct, c_nz) if nz], *init, *init_t, *xs,
-                       *[t for t, nz in zip(xt, x_nz) if nz], jaxpr=body, length=length,
-                       reverse=reverse, num_consts=nc + nct, num_carry=nk + nkt)
+    outs = scan_p.bind_all(*consts, *[t for t, nz in zip(ct, c_nz) if nz], *init, *init_t, *xs,
+                           *[t for t, nz in zip(xt, x_nz) if nz], jaxpr=body, length=length,
+                           reverse=reverse, num_consts=nc + nct, num_carry=nk + nkt)
     carry_out, carry_t = outs[:nk], iter(outs[nk:nk + nkt])
     ys, ys_t = outs[nk + nkt:nk + nkt + n_ys], iter(outs[nk + nkt + n_ys:])
     t_carry = [next(carry_t) if nz else Zero(a.strip_weak_type())
@@ -160,9 +160,9 @@ def _scan_partial_eval(trace, prim, args, params):
     stepwise = [k for k in range(num_res) if k not in invariant]
     jk_stacked = jk.replace(outvars=jk.outvars[:n_kc + n_ky] + [res_vars[k] for k in stepwise])
     with set_current_trace(trace.parent):
-        known = scan_p.bind(*k_consts, *k_init, *k_xs, jaxpr=jk_stacked, length=length,
-                            reverse=params["reverse"], num_consts=len(k_consts),
-                            num_carry=n_kc)
+        known = scan_p.bind_all(*k_consts, *k_init, *k_xs, jaxpr=jk_stacked, length=length,
+                                reverse=params["reverse"], num_consts=len(k_consts),
+                                num_carry=n_kc)
     k_carry_out, k_ys, res = known[:n_kc], known[n_kc:n_kc + n_ky], known[n_kc + n_ky:]
     inv_values = [k_consts[const_pos[res_vars[k]]] for k in invariant]
     # Unknown scan body ju: (residuals, unknown consts, unknown carry, unknown xs); as a scan
@@ -225,8 +225,8 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry):
     ct_k0 = [instantiate(c) if not is_zero(c) else ops.zeros(a.strip_weak_type())
              for c, a in zip(ct_carry, carry_avals)]
     ct_y = [instantiate(c) for c in ct_ys]
-    outs = scan_p.bind(*nl_c, *acc0, *ct_k0, *nl_x, *ct_y, jaxpr=body_t, length=length,
-                       reverse=not reverse, num_consts=n_nlc, num_carry=n_lc + n_k)
+    outs = scan_p.bind_all(*nl_c, *acc0, *ct_k0, *nl_x, *ct_y, jaxpr=body_t, length=length,
+                           reverse=not reverse, num_consts=n_nlc, num_carry=n_lc + n_k)
     ct_lc, ct_init, ct_lx = iter(outs[:n_lc]), outs[n_lc:n_lc + n_k], iter(outs[n_lc + n_k:])
     return ([next(ct_lc) if lin else None for lin in lin_c]
             + [ct if is_undefined(c) else None for ct, c in zip(ct_init, init)]
@@ -256,8 +256,8 @@ def _scan_batch(axis, vals, dims, *, jaxpr, length, reverse, num_consts, num_car
     y_dims = [None if d is None else 0 for d in out_d[num_carry:]]
     body_b, _ = batch_jaxpr(jaxpr, axis, c_dims + carry_dims + x_dims, carry_dims + y_dims)
     init = [bdim_at_front(x, d, axis.size) if b else x for x, d, b in zip(init, d_i, carry_b)]
-    outs = scan_p.bind(*consts, *init, *xs, jaxpr=body_b, length=length, reverse=reverse,
-                       num_consts=num_consts, num_carry=num_carry)
+    outs = scan_p.bind_all(*consts, *init, *xs, jaxpr=body_b, length=length, reverse=reverse,
+                           num_consts=num_consts, num_carry=num_carry)
     return outs, carry_dims + [None if d is None else 1 for d in y_dims]
 
 

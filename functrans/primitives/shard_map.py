@@ -152,8 +152,8 @@ shard_map_p.sub_axes = _sub_axes
 
 
 def bind_shard_map(args, *, jaxpr, mesh, in_specs, out_specs, name, local_io=False):
-    return shard_map_p.bind(*args, jaxpr=jaxpr, mesh=mesh, in_specs=tuple(in_specs),
-                            out_specs=tuple(out_specs), name=name, local_io=local_io)
+    return shard_map_p.bind_all(*args, jaxpr=jaxpr, mesh=mesh, in_specs=tuple(in_specs),
+                                out_specs=tuple(out_specs), name=name, local_io=local_io)
 
 
 # ---- the rules (transforms/autodiff/call_rules.py), with shard_map's own specs ---------------------------

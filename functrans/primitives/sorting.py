@@ -1,7 +1,7 @@
 """sort: sort several operands together along one dimension by their first ``num_keys``
 operands (lexicographically), NaNs last, as NumPy and JAX do::
 
-    >>> [v.tolist() for v in sort_p.bind(np.array([3, 1, 2]), np.array([0, 1, 2]), dimension=0,
+    >>> [v.tolist() for v in sort_p.bind_all(np.array([3, 1, 2]), np.array([0, 1, 2]), dimension=0,
     ...                                  is_stable=True, num_keys=1)]
     [[1, 2, 3], [1, 2, 0]]
 """
@@ -64,8 +64,8 @@ def take_permutation(x, perm, dimension):
 def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
     shape = get_aval(primals[0]).shape
     iota = iota_p.bind1(dtype=np.dtype(np.int64), shape=shape, dimension=dimension)
-    *outs, perm = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable,
-                              num_keys=num_keys)
+    *outs, perm = sort_p.bind_all(*primals, iota, dimension=dimension, is_stable=is_stable,
+                                  num_keys=num_keys)
     t_out = [Zero(get_aval(o)) if is_zero(t) else take_permutation(t, perm, dimension)
              for o, t in zip(outs, tangents)]
     return outs, t_out
@@ -80,7 +80,7 @@ from ..transforms.batching import batching_rules, bdim_at_front  # noqa: E402
 
 def _sort_batch(axis, vals, dims, *, dimension, is_stable, num_keys):
     xs = [bdim_at_front(x, d, axis.size) for x, d in zip(vals, dims)]
-    outs = sort_p.bind(*xs, dimension=dimension + 1, is_stable=is_stable, num_keys=num_keys)
+    outs = sort_p.bind_all(*xs, dimension=dimension + 1, is_stable=is_stable, num_keys=num_keys)
     return outs, [0] * len(outs)
 
 

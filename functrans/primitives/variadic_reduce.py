@@ -86,8 +86,8 @@ def fold(operands, starts, jaxpr, dimensions) -> list:
         new_sizes=(m,)) for s in starts]
     k = len(operands)
     body, _ = batch_jaxpr(jaxpr, AxisData(None, m), [0] * (2 * k), [0] * k)
-    outs = scan_p.bind(*carry, *xs, jaxpr=body, length=n, reverse=False, num_consts=0,
-                       num_carry=k)
+    outs = scan_p.bind_all(*carry, *xs, jaxpr=body, length=n, reverse=False, num_consts=0,
+                           num_carry=k)
     return [reshape_p.bind1(o, new_sizes=kept_shape) for o in outs]
 
 
@@ -103,7 +103,7 @@ lowering_rules[reduce_p] = {None: InlineLowering(_impl, True)}
 def _jvp(primals, tangents, *, jaxpr, dimensions):
     n = len(primals) // 2
     if all(is_zero(t) for t in tangents):
-        outs = reduce_p.bind(*primals, jaxpr=jaxpr, dimensions=dimensions)
+        outs = reduce_p.bind_all(*primals, jaxpr=jaxpr, dimensions=dimensions)
         return outs, [Zero(get_aval(o).strip_weak_type()) for o in outs]
     return jvp_flat(lambda *a: fold(a[:n], a[n:], jaxpr, dimensions), list(primals),
                     list(tangents), name="reduce")
@@ -117,7 +117,7 @@ def _batch(axis, vals, dims, *, jaxpr, dimensions):
     operands = [bdim_at_front(x, d, axis.size) for x, d in zip(vals[:n], dims[:n])]
     shifted = tuple(d + 1 for d in dimensions)
     if all(d is None for d in dims[n:]):
-        return reduce_p.bind(*operands, *vals[n:], jaxpr=jaxpr, dimensions=shifted), [0] * n
+        return reduce_p.bind_all(*operands, *vals[n:], jaxpr=jaxpr, dimensions=shifted), [0] * n
     starts = [bdim_at_front(s, d, axis.size) for s, d in zip(vals[n:], dims[n:])]
     return fold(operands, starts, jaxpr, shifted), [0] * n
 

@@ -78,9 +78,9 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
                             + carry_t_avals, name="while_jvp_cond")
     init_tangents = [t if not is_zero(t) else ops.zeros(t.aval)
                      for t, nz in zip(init_t, carry_nz) if nz]
-    outs = while_p.bind(*cconsts, *bconsts, *[t for t, nz in zip(bc_t, bc_nz) if nz], *init,
-                        *init_tangents, cond_jaxpr=cond_j, body_jaxpr=body_j,
-                        cond_nconsts=cond_nconsts, body_nconsts=n_bc + nz_bc)
+    outs = while_p.bind_all(*cconsts, *bconsts, *[t for t, nz in zip(bc_t, bc_nz) if nz], *init,
+                            *init_tangents, cond_jaxpr=cond_j, body_jaxpr=body_j,
+                            cond_nconsts=cond_nconsts, body_nconsts=n_bc + nz_bc)
     p_out, t_iter = outs[:n_c], iter(outs[n_c:])
     t_out = [next(t_iter) if nz else Zero(get_aval(p).strip_weak_type())
              for p, nz in zip(p_out, carry_nz)]
@@ -112,9 +112,9 @@ def _while_partial_eval(trace, prim, args, params):
     known_body = _restrict(body, bn, keep, keep)
     known_cond = _restrict(params["cond_jaxpr"], cn, keep, None)
     with set_current_trace(trace.parent):
-        known = while_p.bind(*cconsts, *bconsts, *[x for x, k in zip(init, keep) if k],
-                             cond_jaxpr=known_cond, body_jaxpr=known_body, cond_nconsts=cn,
-                             body_nconsts=bn)
+        known = while_p.bind_all(*cconsts, *bconsts, *[x for x, k in zip(init, keep) if k],
+                                 cond_jaxpr=known_cond, body_jaxpr=known_body, cond_nconsts=cn,
+                                 body_nconsts=bn)
     # The unknown carries need the known ones at every step: stage the whole loop.
     staged = trace.stage(prim, args, params)
     k = iter(known)
@@ -170,8 +170,8 @@ def _while_batch(axis, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body
     if pred_d[0] is None:
         body_b, _ = batch_jaxpr(body_jaxpr, axis, list(d_b) + carry_dims, carry_dims)
         cond_b, _ = batch_jaxpr(cond_jaxpr, axis, list(d_c) + carry_dims, [None])
-        outs = while_p.bind(*cconsts, *bconsts, *init, cond_jaxpr=cond_b, body_jaxpr=body_b,
-                            cond_nconsts=cn, body_nconsts=bn)
+        outs = while_p.bind_all(*cconsts, *bconsts, *init, cond_jaxpr=cond_b, body_jaxpr=body_b,
+                                cond_nconsts=cn, body_nconsts=bn)
         return outs, carry_dims
     # A batched predicate: every carry is batched; loop while any lane runs, and lanes whose
     # predicate is false keep their values (select).
@@ -201,8 +201,8 @@ def _while_batch(axis, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body
     carry_avals = [get_aval(x) for x in init]
     cond_any = trace_to_jaxpr(any_cond, c_avals + carry_avals, name="while_any")
     body_m = trace_to_jaxpr(masked_body, c_avals + b_avals + carry_avals, name="while_masked")
-    outs = while_p.bind(*cconsts, *cconsts, *bconsts, *init, cond_jaxpr=cond_any,
-                        body_jaxpr=body_m, cond_nconsts=n_cc, body_nconsts=n_cc + len(bconsts))
+    outs = while_p.bind_all(*cconsts, *cconsts, *bconsts, *init, cond_jaxpr=cond_any,
+                            body_jaxpr=body_m, cond_nconsts=n_cc, body_nconsts=n_cc + len(bconsts))
     return outs, all_dims
 
 

@@ -123,8 +123,8 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
                 and len(leaves) == len(args) and len(fast) < config.jit_cache_size):
             key = _fast_key(args)
             if key is not None:
-                fast[key] = lambda a: finish(shard_map_p.bind(*a, **params))
-        return finish(shard_map_p.bind(*consts, *xs, **params))
+                fast[key] = lambda a: finish(shard_map_p.bind_all(*a, **params))
+        return finish(shard_map_p.bind_all(*consts, *xs, **params))
 
     return pmapped
 

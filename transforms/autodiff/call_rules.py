@@ -48,8 +48,8 @@ class CallRules:
         nonzeros = [not is_zero(t) for t in tangents]
         with self.retrace(params):
             jvp_j, out_nz = jvp_jaxpr(params["jaxpr"], nonzeros)
-        outs = self.prim.bind(*primals, *[t for t in tangents if not is_zero(t)],
-                              **self.jvp_params(params, jvp_j, nonzeros, out_nz))
+        outs = self.prim.bind_all(*primals, *[t for t in tangents if not is_zero(t)],
+                                  **self.jvp_params(params, jvp_j, nonzeros, out_nz))
         n = len(out_nz)
         it = iter(outs[n:])
         return outs[:n], [next(it) if nz else Zero(tangent_aval(get_aval(p)))
@@ -60,15 +60,15 @@ class CallRules:
         with self.retrace(params):
             t_jaxpr = transpose_jaxpr(params["jaxpr"], linear)
         nonlin = [x for x in args if not is_undefined(x)]
-        ct_in = self.prim.bind(*nonlin, *[instantiate(ct) for ct in cts],
-                               **self.transpose_params(params, t_jaxpr, linear))
+        ct_in = self.prim.bind_all(*nonlin, *[instantiate(ct) for ct in cts],
+                                   **self.transpose_params(params, t_jaxpr, linear))
         it = iter(ct_in)
         return [next(it) if lin else None for lin in linear]
 
     def batch(self, axis, vals, dims, **params):
         with self.retrace(params):
             batched, out_dims = batch_jaxpr(params["jaxpr"], axis, dims)
-        return self.prim.bind(*vals, **self.batch_params(params, batched)), list(out_dims)
+        return self.prim.bind_all(*vals, **self.batch_params(params, batched)), list(out_dims)
 
     def partial_eval(self, trace, prim, args, params):
         return call_partial_eval(trace, prim, args, params)

@@ -169,9 +169,9 @@ class custom_jvp:
                                               in_tree, what)
         rule = _Rule(self.jvp, nondiff=nondiff, nondiff_argnums=self.nondiff_argnums,
                      in_tree=in_tree, out_tree=out_tree, what=what)
-        outs = custom_jvp_call_p.bind(*consts, *leaves, call_jaxpr=jaxpr, jvp=rule,
-                                      num_consts=len(consts),
-                                      symbolic_zeros=self.symbolic_zeros)
+        outs = custom_jvp_call_p.bind_all(*consts, *leaves, call_jaxpr=jaxpr, jvp=rule,
+                                          num_consts=len(consts),
+                                          symbolic_zeros=self.symbolic_zeros)
         return tree_unflatten(out_tree, outs)
 
 
@@ -280,8 +280,8 @@ class custom_vjp:
         rule = _Rule(self.fwd, bwd=self.bwd, nondiff=nondiff,
                      nondiff_argnums=self.nondiff_argnums, in_tree=in_tree, out_tree=out_tree,
                      what=what, symbolic_zeros=self.symbolic_zeros)
-        outs = custom_vjp_call_p.bind(*consts, *leaves, call_jaxpr=jaxpr, fwd=rule,
-                                      num_consts=len(consts))
+        outs = custom_vjp_call_p.bind_all(*consts, *leaves, call_jaxpr=jaxpr, fwd=rule,
+                                          num_consts=len(consts))
         return tree_unflatten(out_tree, outs)
 
 
@@ -357,9 +357,10 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, num_consts):
     lin = _Rule(fwd.bwd, res_tree=res_tree, in_tree=fwd.in_tree, out_tree=fwd.out_tree,
                 nondiff=fwd.nondiff, what=fwd.what, symbolic_zeros=symbolic,
                 in_avals=[get_aval(a) for a in args], python_res=python_res)
-    t_out = custom_lin_p.bind(*res_leaves, *[instantiate(t) for t in targs],
-                              num_res=len(res_leaves), bwd=lin,
-                              out_avals=tuple(a.strip_weak_type() for a in call_jaxpr.out_avals))
+    t_out = custom_lin_p.bind_all(*res_leaves, *[instantiate(t) for t in targs],
+                                  num_res=len(res_leaves), bwd=lin,
+                                  out_avals=tuple(a.strip_weak_type()
+                                                  for a in call_jaxpr.out_avals))
     return out, t_out
 
 
@@ -446,8 +447,8 @@ def _batch_custom_jvp_call(axis, vals, dims, *, call_jaxpr, jvp, num_consts, sym
 
     rule = _Rule(batched_rule, nondiff=jvp.nondiff, nondiff_argnums=jvp.nondiff_argnums,
                  in_tree=jvp.in_tree, out_tree=jvp.out_tree, what=jvp.what)
-    outs = custom_jvp_call_p.bind(*vals, call_jaxpr=batched, jvp=rule, num_consts=num_consts,
-                                  symbolic_zeros=symbolic_zeros)
+    outs = custom_jvp_call_p.bind_all(*vals, call_jaxpr=batched, jvp=rule, num_consts=num_consts,
+                                      symbolic_zeros=symbolic_zeros)
     return outs, list(out_dims)
 
 
@@ -504,7 +505,7 @@ def _batch_custom_vjp_call(axis, vals, dims, *, call_jaxpr, fwd, num_consts):
     rule = _Rule(batched_fwd, bwd=batched_bwd, nondiff=fwd.nondiff,
                  nondiff_argnums=fwd.nondiff_argnums, in_tree=fwd.in_tree,
                  out_tree=fwd.out_tree, what=fwd.what, symbolic_zeros=symbolic)
-    outs = custom_vjp_call_p.bind(*vals, call_jaxpr=batched, fwd=rule, num_consts=num_consts)
+    outs = custom_vjp_call_p.bind_all(*vals, call_jaxpr=batched, fwd=rule, num_consts=num_consts)
     return outs, list(out_dims)
 
 

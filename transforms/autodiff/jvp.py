@@ -152,7 +152,7 @@ class JVPTrace(Trace):
         _state.trace = self.parent  # rules bind on the parent trace
         try:
             if not nonzero:
-                return prim.bind(*primals, **params)
+                return prim.bind_all(*primals, **params)
             rule = jvp_rules.get(prim)
             if rule is None:
                 raise NotImplementedError(

@@ -137,7 +137,7 @@ def call_partial_eval(trace: PartialEvalTrace, prim, args, params, *, jaxpr_para
     jaxpr_k, jaxpr_u, out_unknowns, num_res = partial_eval_jaxpr(jaxpr, unknowns)
     known_args = [x for x, u in zip(args, unknowns) if not u]
     with set_current_trace(trace.parent):
-        known_outs = prim.bind(*known_args, **make_params(params, jaxpr_k))
+        known_outs = prim.bind_all(*known_args, **make_params(params, jaxpr_k))
     n_known = len(known_outs) - num_res
     residuals = known_outs[n_known:]
     unknown_args = [x for x, u in zip(args, unknowns) if u]

@@ -71,8 +71,8 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
         jaxpr = trace_to_jaxpr(flat, [get_aval(x) for x in leaves],
                                name=f"checkpoint({fun_name(fun)})")
         jaxpr, consts = hoist_tracer_consts(jaxpr)
-        outs = remat_p.bind(*consts, *leaves, jaxpr=jaxpr, prevent_cse=prevent_cse,
-                            differentiated=False)
+        outs = remat_p.bind_all(*consts, *leaves, jaxpr=jaxpr, prevent_cse=prevent_cse,
+                                differentiated=False)
         return tree_unflatten(store["tree"], outs)
 
     return remat_fun
@@ -121,7 +121,7 @@ def _inline_checkpoints(jaxpr):
             if eqn.prim is remat_p:
                 outs = eval_jaxpr(_inline_checkpoints(eqn.params["jaxpr"]), *ins)
             else:
-                outs = eqn.prim.bind(*ins, **eqn.params)
+                outs = eqn.prim.bind_all(*ins, **eqn.params)
             env.update(zip(eqn.outputs, outs))
         return [read(v) for v in jaxpr.outvars]
 

@@ -58,7 +58,7 @@ def _shape(x):
 def defjvp_zero(prim):
     """The outputs have zero derivative (rounding, comparisons, integer results)."""
     def rule(primals, tangents, **params):
-        outs = prim.bind(*primals, **params)
+        outs = prim.bind_all(*primals, **params)
         return outs, [Zero(get_aval(o)) for o in outs]
     jvp_rules[prim] = rule
 
@@ -67,8 +67,8 @@ def deflinear(prim, transpose):
     """A primitive linear in all its array inputs: its JVP applies it to the tangents, and
     ``transpose(cts, *args, **params)`` is its transpose."""
     def rule(primals, tangents, **params):
-        outs = prim.bind(*primals, **params)
-        return outs, prim.bind(*[instantiate(t) for t in tangents], **params)
+        outs = prim.bind_all(*primals, **params)
+        return outs, prim.bind_all(*[instantiate(t) for t in tangents], **params)
     jvp_rules[prim] = rule
     transpose_rules[prim] = transpose
 
@@ -79,10 +79,10 @@ def deflinear_in(prim, linear_argnums, transpose):
     linear_argnums = tuple(linear_argnums)
 
     def rule(primals, tangents, **params):
-        outs = prim.bind(*primals, **params)
+        outs = prim.bind_all(*primals, **params)
         args = [(instantiate(t) if i in linear_argnums else p)
                 for i, (p, t) in enumerate(zip(primals, tangents))]
-        return outs, prim.bind(*args, **params)
+        return outs, prim.bind_all(*args, **params)
     jvp_rules[prim] = rule
     transpose_rules[prim] = transpose
 

@@ -149,7 +149,7 @@ def _linearize_on(primal, prim, primals, tracked, params):
     with new_trace(pe):
         tangents = [pe.new_arg(tangent_aval(get_aval(p))) if t else
                     Zero(tangent_aval(get_aval(p))) for p, t in zip(primals, tracked)]
-        p_out, t_out = jvp_flat(lambda *xs: prim.bind(*xs, **params), primals, tangents)
+        p_out, t_out = jvp_flat(lambda *xs: prim.bind_all(*xs, **params), primals, tangents)
         if any(pe.is_unknown(p) for p in p_out):
             raise AssertionError(f"linearizing {prim}: a primal output depends on tangents")
         out_tracked = [pe.is_unknown(t) for t in t_out]

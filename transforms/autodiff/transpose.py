@@ -71,7 +71,7 @@ def backward_pass(jaxpr: Jaxpr, linear_in, args, cts_out) -> list:
                 linear_vars.update(eqn.outputs)
                 break
         else:
-            outs = eqn.prim.bind(*[read_primal(x) for x in eqn.inputs], **eqn.params)
+            outs = eqn.prim.bind_all(*[read_primal(x) for x in eqn.inputs], **eqn.params)
             primal_env.update(zip(eqn.outputs, outs))
 
     ct_env: dict = {}  # linear var -> its (nonzero) cotangent so far

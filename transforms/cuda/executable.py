@@ -185,7 +185,7 @@ def runs_on_device(prim) -> bool:
 def _on_host(eqn, vals):
     host = [to_host(v, x.aval) for v, x in zip(vals, eqn.inputs)]
     with set_current_trace(EVAL_TRACE):  # collectives and callbacks need their bind
-        outs = eqn.prim.bind(*host, **eqn.params)
+        outs = eqn.prim.bind_all(*host, **eqn.params)
     return [to_device(np.asarray(o), v.aval) for o, v in zip(outs, eqn.outputs)]
 
 

@@ -144,7 +144,7 @@ class Jitted:
         elif self.inline and _state.trace is not EVAL_TRACE:
             outs = eval_jaxpr(entry.jaxpr, *entry.consts, *leaves)
         else:
-            outs = jit_p.bind(*entry.consts, *leaves, jaxpr=entry.jaxpr, name=self.name)
+            outs = jit_p.bind_all(*entry.consts, *leaves, jaxpr=entry.jaxpr, name=self.name)
         return tree_unflatten(entry.out_tree, outs)
 
     def _key(self, args, kwargs):

@@ -54,7 +54,7 @@ def locate_nan(jaxpr, args, name):
         else:
             # Primitives evaluated inside this one (control-flow bodies) report its line.
             with nan_source(eqn.source, f" inside jit({name})"):
-                outs = eqn.prim.bind(*ins, **eqn.params)
+                outs = eqn.prim.bind_all(*ins, **eqn.params)
                 if any(has_nan(o) for o in outs):
                     raise nan_error(eqn.prim)
         env.update(zip(eqn.outputs, outs))

@@ -100,6 +100,6 @@ class Segmented:
                     kernel, ins, outs = step
                     env.update(zip(outs, kernel(*map(read, ins))))
                 else:
-                    outs = step.prim.bind(*map(read, step.inputs), **step.params)
+                    outs = step.prim.bind_all(*map(read, step.inputs), **step.params)
                     env.update(zip(step.outputs, outs))
         return host_outputs([read(x) for x in self.jaxpr.outvars], self.jaxpr)

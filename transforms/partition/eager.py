@@ -36,7 +36,7 @@ def apply_on_shards(prim, args, params, optional: bool = False) -> list | None:
         key = None
     jaxpr = _programs.get(key) if key is not None else None
     if jaxpr is None:
-        jaxpr = trace_to_jaxpr(lambda *xs: prim.bind(*xs, **params), list(avals),
+        jaxpr = trace_to_jaxpr(lambda *xs: prim.bind_all(*xs, **params), list(avals),
                                name=prim.name)
         if transposed is not None:  # (a transpose rule's: the partitioner reads the mark)
             for e in jaxpr.eqns:

@@ -188,7 +188,7 @@ class _ShardProgram:
             ins = [local_shape(x.aval.shape, n, sizes) for x, n in zip(eqn.inputs, plan.need)]
             outs = [local_shape(o.aval.shape, s, sizes) for o, s in zip(eqn.outputs, plan.out)]
             params = plan.localize(params, ins, outs)
-        results = eqn.prim.bind(*vals, **params)
+        results = eqn.prim.bind_all(*vals, **params)
         order = list(sizes)
         for k, (o, v) in enumerate(zip(eqn.outputs, results)):
             partial = set(keep) | set((plan.partial or [None] * len(results))[k] or ())

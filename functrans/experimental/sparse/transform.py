@@ -171,7 +171,7 @@ def sparsify(f):
                     raise _no_rule(eqn.prim.name)
                 outs = [rule(ins, **eqn.params)]
             else:
-                outs = eqn.prim.bind(*ins, **eqn.params)
+                outs = eqn.prim.bind_all(*ins, **eqn.params)
             env.update(zip(eqn.outputs, outs))
         return tree_unflatten(store["tree"], [read(v) for v in jaxpr.outvars])
 

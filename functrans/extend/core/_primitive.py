@@ -78,7 +78,7 @@ class Primitive:
     def bind(self, *args, **params):
         """Apply the primitive in the current transformation: one output, or a list of them
         when ``multiple_results``."""
-        outs = self._core.bind(*args, **params)
+        outs = self._core.bind_all(*args, **params)
         return outs if self.multiple_results else outs[0]
 
     def def_impl(self, impl):
@@ -120,7 +120,7 @@ class LibraryPrimitive(CorePrimitive):
         >>> p = Primitive("neg_it")
         >>> _ = p.def_impl(lambda x: -x)
         >>> _ = p.def_abstract_eval(lambda a: a)
-        >>> p._core.bind(1.0)
+        >>> p._core.bind_all(1.0)
         [Array(-1., dtype=float64, weak_type=True)]
     """
 
@@ -134,13 +134,13 @@ class LibraryPrimitive(CorePrimitive):
     def effectful(self) -> bool:
         return self._effectful
 
-    def bind(self, *args, **params) -> list:
+    def bind_all(self, *args, **params) -> list:
         if current_trace() is EVAL_TRACE and not _has_abstract_eval(self.facade):
             # As in JAX, evaluating needs only the impl: the outputs are what it computes.
             outs = self._impl(*args, **params)
             return [Array._wrap(np.asarray(o, dtypes.canonicalize_dtype(np.asarray(o).dtype)))
                     for o in outs]
-        return super().bind(*args, **params)
+        return super().bind_all(*args, **params)
 
     @property
     def host_only(self) -> bool:
@@ -242,5 +242,5 @@ def jax_bind(p, *args, **params):
     """
     if isinstance(p, Primitive):
         return p.bind(*args, **params)
-    outs = p.bind(*args, **params)
+    outs = p.bind_all(*args, **params)
     return outs if multiple_results(p) else outs[0]
