@@ -276,6 +276,20 @@ def test_lowering_errors_name_the_primitive():
         mlir.lower_fun(3)
 
 
+def test_a_lowering_may_apply_its_primitive_with_other_params():
+    # lineax's GMRES solve lowers to a program holding a QR solve: the same primitive with
+    # other params. Only the equation being expanded itself would recurse forever.
+    p = xcore.Primitive("halve_times")
+    p.def_impl(lambda x, times: np.asarray(x) / 2.0 ** times)
+    p.def_abstract_eval(lambda a, times: a)
+    mlir.register_lowering(p, mlir.lower_fun(
+        lambda x, times: x if times == 0 else p.bind(x / 2.0, times=times - 1), False))
+    x = np.arange(4.0)
+    f = ft.jit(lambda x: p.bind(x, times=3))
+    np.testing.assert_array_equal(f(x), x / 8.0)  # exact: division by powers of two
+    assert "halve_times[" not in str(expand_lowerings(ft.make_jaxpr(f)(x)))  # all inlined
+
+
 # ---- Primitive's own errors and effects ------------------------------------------------------
 def test_primitive_errors_name_what_is_missing_or_wrong():
     with pytest.raises(TypeError, match="name must be a str"):

@@ -34,7 +34,7 @@ from ..inline_lowerings import InlineLowering, lowering_for, lowering_rules  # n
 from .call import jit_p
 
 
-def expand_lowerings(jaxpr: Jaxpr, platform="cpu", _inside=frozenset()) -> Jaxpr:
+def expand_lowerings(jaxpr: Jaxpr, platform="cpu", _inside=()) -> Jaxpr:
     """``jaxpr`` with every equation of a primitive that has a registered lowering replaced
     by a ``jit`` call of its inlined program (recursively, also inside control flow). Returns
     ``jaxpr`` itself when there is none (see the module's example).
@@ -53,10 +53,33 @@ def expand_lowerings(jaxpr: Jaxpr, platform="cpu", _inside=frozenset()) -> Jaxpr
     return jaxpr.replace(eqns=eqns) if changed else jaxpr
 
 
+def _same_value(a, b) -> bool:
+    if a is b:
+        return True
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 -- arrays and other values without a truth: not the same
+        return False
+
+
+def _same_params(p, q) -> bool:
+    return p.keys() == q.keys() and all(_same_value(p[k], q[k]) for k in p)
+
+
+def _applies_itself(eqn, inside) -> bool:
+    """Whether ``eqn`` is one of the equations whose lowerings are being expanded: the same
+    primitive on the same types with the same params. Only that one recurses forever; the
+    same primitive with other params (a solve whose lowering runs another, smaller solve) is
+    expanded like any other."""
+    avals = [x.aval for x in eqn.inputs]
+    return any(prim is eqn.prim and in_avals == avals and _same_params(params, eqn.params)
+               for prim, in_avals, params in inside)
+
+
 def _expand_eqn(eqn, platform, inside):
     prim = eqn.prim
     rule = lowering_for(prim, platform)
-    if prim in inside:
+    if rule is not None and _applies_itself(eqn, inside):
         if all_primitives().get(prim.name) is not prim:  # a library primitive: no other way
             raise RecursionError(f"the lowering of '{prim.name}' applies '{prim.name}' itself")
         rule = None  # functrans's own: its native lowering takes over
@@ -78,7 +101,8 @@ def _expand_eqn(eqn, platform, inside):
     if len(body.outvars) != len(eqn.outputs):
         raise TypeError(f"the lowering of '{prim.name}' returned {len(body.outvars)} outputs, "
                         f"but its abstract evaluation says {len(eqn.outputs)}")
-    body = expand_lowerings(body, platform, inside | {prim})
+    body = expand_lowerings(body, platform,
+                            inside + ((prim, [x.aval for x in eqn.inputs], eqn.params),))
     return Eqn(jit_p, eqn.inputs, eqn.outputs, {"jaxpr": body, "name": prim.name}, eqn.source)
 
 
