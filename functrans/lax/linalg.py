@@ -1,6 +1,6 @@
 """``functrans.lax.linalg``: the decomposition primitives with JAX's ``jax.lax.linalg`` names
-and conventions. Leading dimensions are batch dimensions; operands are float32 or float64
-(``eig`` also takes complex64/complex128).
+and conventions. Leading dimensions are batch dimensions; operands are float32, float64,
+complex64 or complex128 (``tridiagonal_solve``: float32 or float64).
 
     >>> v, w = lax.linalg.eigh(fnp.array([[2.0, 1.0], [1.0, 2.0]]))
     >>> w
@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import primitives as P
 from ..core.trace import get_aval
-from ..primitives.linalg_rules import mT
+from ..primitives.linalg_rules import conj, mH
 from functrans.core.dtypes import kind as dtype_kind
 
 from .linalg_householder import householder_product, ormqr  # noqa: F401
@@ -30,19 +30,19 @@ def _arr(x):
 
 
 def symmetrize(x):
-    """``(x + x^T) / 2`` over the last two axes.
+    """``(x + x^H) / 2`` over the last two axes (the Hermitian part; ``x^T`` for real ``x``).
 
     >>> lax.linalg.symmetrize(fnp.array([[1.0, 2.0], [0.0, 1.0]]))
     Array([[1., 1.],
            [1., 1.]], dtype=float64)
     """
     x = _arr(x)
-    return P.mul_p.bind1(P.add_p.bind1(x, mT(x)), np.array(0.5, get_aval(x).dtype))
+    return P.mul_p.bind1(P.add_p.bind1(x, mH(x)), np.array(0.5, get_aval(x).dtype))
 
 
 def cholesky(x, *, symmetrize_input: bool = True):
-    """Lower Cholesky factor ``L`` (``L @ L.T == x``) of symmetric positive-definite
-    matrices; NaN where ``x`` is not positive definite.
+    """Lower Cholesky factor ``L`` (``L @ L.T == x``; ``L @ L^H`` for complex) of symmetric
+    (Hermitian) positive-definite matrices; NaN where ``x`` is not positive definite.
 
     >>> lax.linalg.cholesky(fnp.array([[4.0, 2.0], [2.0, 5.0]]))
     Array([[2., 0.],
@@ -66,16 +66,18 @@ def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
                      transpose_a: bool = False, conjugate_a: bool = False,
                      unit_diagonal: bool = False):
     """``op(a)^-1 b`` (left_side) or ``b op(a)^-1`` for triangular ``a``, reading only its
-    ``lower`` or upper triangle; ``op`` transposes when ``transpose_a``. Batch dimensions of
-    ``a`` and ``b`` broadcast.
+    ``lower`` or upper triangle; ``op`` transposes when ``transpose_a`` and conjugates when
+    ``conjugate_a`` (both: the conjugate transpose). Batch dimensions of ``a`` and ``b``
+    broadcast.
 
     >>> lax.linalg.triangular_solve(fnp.array([[2.0, 0.0], [1.0, 1.0]]),
     ...                             fnp.array([[2.0], [3.0]]), left_side=True, lower=True)
     Array([[1.],
            [2.]], dtype=float64)
     """
-    del conjugate_a  # real dtypes only: conjugation is the identity
     a, b = _arr(a), _arr(b)
+    if conjugate_a:  # the primitive's transpose_a is plain: conj(a)^T is a^H (real a: a)
+        a = conj(a)
     sa, sb = get_aval(a).shape, get_aval(b).shape
     if len(sa) < 2 or len(sb) < 2:
         raise ValueError(f"lax.linalg.triangular_solve: a and b must be (batches of) matrices, "
@@ -157,8 +159,8 @@ def qr(x, *, full_matrices: bool = True):
 
 
 def eigh(x, *, lower: bool = True, symmetrize_input: bool = True, sort_eigenvalues=True):
-    """Eigenvectors and eigenvalues ``(v, w)`` of symmetric matrices, ``w`` ascending and
-    ``x @ v == v * w``.
+    """Eigenvectors and eigenvalues ``(v, w)`` of symmetric (Hermitian) matrices, ``w``
+    ascending and real, and ``x @ v == v * w``.
 
     >>> v, w = lax.linalg.eigh(fnp.array([[2.0, 0.0], [0.0, 1.0]]))
     >>> w

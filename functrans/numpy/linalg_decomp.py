@@ -1,7 +1,9 @@
 """``fnp.linalg``'s decompositions and what is built on them (det, slogdet, inv, solve, pinv,
 lstsq, matrix_rank, cond, tensorsolve, tensorinv), composed from the primitives of
 ``lax.linalg`` so that every transformation applies. NumPy's conventions: leading batch
-dimensions, integer inputs computed in float64, result namedtuples.
+dimensions, integer inputs computed in float64, complex64/complex128 inputs as they are
+(Hermitian where NumPy says symmetric; conjugate transposes where it transposes), result
+namedtuples.
 
     >>> det(fnp.array([[1.0, 2.0], [3.0, 4.0]]))
     Array(-2., dtype=float64)
@@ -57,19 +59,25 @@ class SlogdetResult(NamedTuple):
 
 
 def _as_float(name, x, dtype=None):
-    """``x`` in the float dtype LAPACK computes it in (integers and bools as float64)."""
+    """``x`` in the inexact dtype LAPACK computes it in (integers and bools as float64;
+    float32, float64, complex64 and complex128 as they are)."""
     d = get_aval(x).dtype if dtype is None else dtype
     if dtypes.kind(d) in "biu":
         return convert(x, dtypes.default_float_dtype())
-    if d == np.float16 or dtypes.kind(d) != "f":
-        raise TypeError(f"fnp.linalg.{name}: array type {d} is unsupported in linalg (float32 "
-                        "and float64 are)")
+    if d not in (np.float32, np.float64, np.complex64, np.complex128):
+        raise TypeError(f"fnp.linalg.{name}: array type {d} is unsupported in linalg (float32, "
+                        "float64, complex64 and complex128 are)")
     return convert(x, d)
 
 
-def _matrix(name, a, square=False, complex_ok=False):
-    """``a`` as a (batch of) matrices in the dtype LAPACK computes it in; complex operands
-    pass as they are where ``complex_ok``."""
+def _mH(x):
+    """Conjugate transpose of the last two axes (the transpose for real ``x``)."""
+    return fnp.conj(fnp.matrix_transpose(x)) if dtypes.kind(get_aval(x).dtype) == "c" \
+        else fnp.matrix_transpose(x)
+
+
+def _matrix(name, a, square=False):
+    """``a`` as a (batch of) matrices in the dtype LAPACK computes it in."""
     a = asarray(a)
     s = get_aval(a).shape
     if len(s) < 2:
@@ -78,8 +86,6 @@ def _matrix(name, a, square=False, complex_ok=False):
     if square and s[-1] != s[-2]:
         raise LinAlgError(f"fnp.linalg.{name}: last 2 dimensions of the array must be square, "
                           f"got shape {s}")
-    if complex_ok and dtypes.kind(get_aval(a).dtype) == "c":
-        return a
     return _as_float(name, a)
 
 
@@ -88,8 +94,9 @@ def _diag(x):
 
 
 def cholesky(a, /, *, upper=False, symmetrize_input=True):
-    """Cholesky factor of symmetric positive-definite matrices: lower ``L`` with
-    ``L @ L.T == a`` (or upper ``L.T`` with ``upper=True``); NaN if not positive definite.
+    """Cholesky factor of symmetric (Hermitian) positive-definite matrices: lower ``L`` with
+    ``L @ L.T == a`` (complex: ``L @ L^H``; or upper ``L^H`` with ``upper=True``); NaN if not
+    positive definite.
 
     >>> cholesky(fnp.array([[4.0, 2.0], [2.0, 5.0]]))
     Array([[2., 0.],
@@ -98,7 +105,7 @@ def cholesky(a, /, *, upper=False, symmetrize_input=True):
     check_arraylike("linalg.cholesky", a)
     a = _matrix("cholesky", a, square=True)
     L = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
-    return fnp.matrix_transpose(L) if upper else L
+    return _mH(L) if upper else L
 
 
 def qr(a, mode="reduced"):
@@ -154,7 +161,7 @@ def eig(a):
     Array([2.+0.j, 3.+0.j], dtype=complex128)
     """
     check_arraylike("linalg.eig", a)
-    w, v = lax_linalg.eig(_matrix("eig", a, square=True, complex_ok=True),
+    w, v = lax_linalg.eig(_matrix("eig", a, square=True),
                           compute_left_eigenvectors=False)
     return EigResult(w, v)
 
@@ -166,7 +173,7 @@ def eigvals(a):
     Array([0.+1.41421356j, 0.-1.41421356j], dtype=complex128)
     """
     check_arraylike("linalg.eigvals", a)
-    w, = lax_linalg.eig(_matrix("eigvals", a, square=True, complex_ok=True),
+    w, = lax_linalg.eig(_matrix("eigvals", a, square=True),
                         compute_left_eigenvectors=False, compute_right_eigenvectors=False)
     return w
 
@@ -235,8 +242,13 @@ def slogdet(a):
     check_arraylike("linalg.slogdet", a)
     _, lu, _, parity = _lu_square("slogdet", a)
     d = _diag(lu)
-    sign = parity * fnp.prod(fnp.sign(d), axis=-1)
-    return SlogdetResult(sign, fnp.sum(fnp.log(fnp.abs(d)), axis=-1))
+    mag = fnp.abs(d)
+    if dtypes.kind(get_aval(d).dtype) == "c":  # the phase d/|d|, 0 for a zero pivot
+        unit = fnp.where(mag == 0, 0, d / fnp.where(mag == 0, 1, mag).astype(get_aval(d).dtype))
+    else:
+        unit = fnp.sign(d)
+    sign = parity * fnp.prod(unit, axis=-1)
+    return SlogdetResult(sign, fnp.sum(fnp.log(mag), axis=-1))
 
 
 def _lu_solve(lu, perm, b):
@@ -321,7 +333,7 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
     m, n = s_shape[-2:]
     if m == 0 or n == 0:
         return fnp.zeros(s_shape[:-2] + (n, m), get_aval(a).dtype)
-    return _pinv(a, asarray(rcond, get_aval(a).dtype))
+    return _pinv(a, asarray(rcond, np.finfo(get_aval(a).dtype).dtype))  # real: compares s
 
 
 def _pinv_from_svd(a, rcond):
@@ -329,17 +341,18 @@ def _pinv_from_svd(a, rcond):
     cutoff = rcond[..., None] * fnp.max(s, axis=-1, keepdims=True)
     large = s > cutoff
     s_inv = fnp.where(large, 1 / fnp.where(large, s, 1), 0)
-    return fnp.matmul(fnp.matrix_transpose(vt), s_inv[..., :, None] * fnp.matrix_transpose(u))
+    s_inv = s_inv.astype(get_aval(a).dtype)
+    return fnp.matmul(_mH(vt), s_inv[..., :, None] * _mH(u))
 
 
 def _pinv_jvp(primals, tangents):
     """Golub and Pereyra's derivative of the pseudo-inverse, exact wherever the rank is locally
     constant, including rank-deficient matrices (where the SVD's derivative divides by the
     differences of equal singular values):
-    dP = -P dA P + (I - P A) dA^T P^T P + P P^T dA^T (I - A P)."""
+    dP = -P dA P + (I - P A) dA^H P^H P + P P^H dA^H (I - A P)."""
     (a, rcond), (da, _) = primals, tangents
     p = _pinv(a, rcond)
-    mt = fnp.matrix_transpose
+    mt = _mH
     *_, m, n = get_aval(a).shape
     eye_m, eye_n = fnp.eye(m, dtype=get_aval(a).dtype), fnp.eye(n, dtype=get_aval(a).dtype)
     dat, pt = mt(da), mt(p)
@@ -383,18 +396,18 @@ def lstsq(a, b, rcond=None):
         rcond = np.finfo(dt).eps * max(m, n)
     u, s, vt = lax_linalg.svd(a, full_matrices=False)
     if min(m, n):
-        mask = s >= asarray(rcond, dt) * s[0]
+        mask = s >= asarray(rcond, get_aval(s).dtype) * s[0]
     else:
         mask = s > 0
     rank = fnp.sum(mask).astype(dtypes.default_int_dtype())
-    s_inv = fnp.where(mask, 1 / fnp.where(mask, s, 1), 0)[:, None]
-    x = fnp.matmul(vt.T, s_inv * fnp.matmul(u.T, b))
+    s_inv = fnp.where(mask, 1 / fnp.where(mask, s, 1), 0)[:, None].astype(dt)
+    x = fnp.matmul(_mH(vt), s_inv * fnp.matmul(_mH(u), b))
     k = get_aval(b).shape[-1]
     known_rank = rank._value if type(rank) is Array else None  # eager: NumPy's rule
     if m <= n or (known_rank is not None and int(known_rank) < n):
-        resid = fnp.zeros((0,), dt)
+        resid = fnp.zeros((0,), get_aval(s).dtype)
     else:
-        resid = fnp.sum((b - a @ x) ** 2, axis=0)
+        resid = fnp.sum(fnp.abs(b - a @ x) ** 2, axis=0)
         if vector:
             resid = resid.reshape((1,)) if k == 1 else resid
     return (x[:, 0] if vector else x), resid, rank, s

@@ -1,5 +1,6 @@
 """The LAPACK routines NumPy's ``np.linalg`` does not expose: ``?getrf`` (LU with partial
-pivoting), ``?trsm`` (triangular solve) and ``?gtsv`` (tridiagonal solve), called through ctypes from the library jit's
+pivoting), ``?trsm`` (triangular solve) and ``?gtsv`` (tridiagonal solve), in their real
+(s, d) and complex (c, z) variants, called through ctypes from the library jit's
 kernels call: NumPy's bundled OpenBLAS (its symbols carry a ``scipy_`` prefix and a ``64_``
 suffix for 64-bit integers) or jit's copy of it, or a system LAPACK. Each matrix is copied to
 Fortran order, so the routines see it as written.
@@ -49,10 +50,23 @@ def _ptr(x):
     return x.ctypes.data_as(ctypes.c_void_p)
 
 
+_PREFIX = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
+           np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
+
+
+def _typed_routine(name, dtype):
+    """LAPACK's ``name`` (without its type letter) for ``dtype``: s/d/c/z."""
+    prefix = _PREFIX.get(np.dtype(dtype))
+    if prefix is None:
+        raise TypeError(f"LAPACK's ?{name} has no variant for {np.dtype(dtype)} (float32, "
+                        "float64, complex64 and complex128 have one)")
+    return _routine(prefix + name)
+
+
 def getrf(a):
     """LU factorization of one matrix ``a`` (m, n): ``(lu, pivots)``, LAPACK's packed result
     with 0-based pivots (row i was swapped with row ``pivots[i]``)."""
-    fn, int_t = _routine("dgetrf" if a.dtype == np.float64 else "sgetrf")
+    fn, int_t = _typed_routine("getrf", a.dtype)
     m, n = a.shape
     lu = np.array(a, order="F", copy=True)
     k = min(m, n)
@@ -66,20 +80,26 @@ def getrf(a):
     return np.ascontiguousarray(lu), (ipiv[:k] - 1).astype(np.int32)
 
 
-def trsm(a, b, *, left_side, lower, transpose_a, unit_diagonal):
-    """``op(a)^-1 b`` (left_side) or ``b op(a)^-1`` for triangular ``a``; one matrix each."""
-    fn, int_t = _routine("dtrsm" if a.dtype == np.float64 else "strsm")
+def trsm(a, b, *, left_side, lower, transpose_a, unit_diagonal, conjugate_a=False):
+    """``op(a)^-1 b`` (left_side) or ``b op(a)^-1`` for triangular ``a``; one matrix each.
+    ``op`` transposes when ``transpose_a``, conjugating too when ``conjugate_a`` (LAPACK's
+    'C'; ``conjugate_a`` without ``transpose_a`` is not one of its operations)."""
+    if conjugate_a and not transpose_a:
+        raise ValueError("trsm: conjugate_a needs transpose_a (LAPACK solves with a, a^T or "
+                         "a^H)")
+    fn, int_t = _typed_routine("trsm", a.dtype)
     af = np.array(a, order="F", copy=True)
     x = np.array(b, order="F", copy=True)
     m, n = x.shape
     if m == 0 or n == 0:
         return np.ascontiguousarray(x)
-    alpha = (ctypes.c_double if a.dtype == np.float64 else ctypes.c_float)(1.0)
+    alpha = np.ones(1, a.dtype)
+    trans = (b"C" if conjugate_a and a.dtype.kind == "c" else b"T") if transpose_a else b"N"
     chars = [ctypes.c_char_p(c) for c in (b"L" if left_side else b"R", b"L" if lower else b"U",
-                                          b"T" if transpose_a else b"N",
+                                          trans,
                                           b"U" if unit_diagonal else b"N")]
     ones = [ctypes.c_size_t(1)] * 4  # Fortran's hidden lengths of the character arguments
-    fn(*chars, ctypes.byref(int_t(m)), ctypes.byref(int_t(n)), ctypes.byref(alpha), _ptr(af),
+    fn(*chars, ctypes.byref(int_t(m)), ctypes.byref(int_t(n)), _ptr(alpha), _ptr(af),
        ctypes.byref(int_t(max(af.shape[0], 1))), _ptr(x), ctypes.byref(int_t(max(m, 1))), *ones)
     return np.ascontiguousarray(x)
 
@@ -89,7 +109,7 @@ def gtsv(dl, d, du, b):
     (n), ``du`` (n-1) for the columns of ``b`` (n, k), by Gaussian elimination with partial
     pivoting (LAPACK's ``?gtsv``, which JAX calls on CPU). Returns ``(x, info)``: ``info > 0``
     when a pivot is exactly zero (the system is singular; ``x`` is then not a solution)."""
-    fn, int_t = _routine("dgtsv" if b.dtype == np.float64 else "sgtsv")
+    fn, int_t = _typed_routine("gtsv", b.dtype)
     n, k = b.shape
     bands = [np.array(v, dtype=b.dtype, copy=True) for v in (dl, d, du)]
     x = np.array(b, order="F", copy=True)

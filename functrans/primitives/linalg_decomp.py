@@ -1,7 +1,10 @@
 """Matrix decompositions and triangular solves, as in JAX's ``lax.linalg``: ``cholesky``,
 ``triangular_solve``, ``lu``, ``qr``, ``eigh``, ``svd`` and ``eig``. Every one takes leading
-batch dimensions (the matrices are the last two axes) and real float32/float64 operands
-(``eig`` also complex ones; its results are always complex). The impls
+batch dimensions (the matrices are the last two axes) and float32, float64, complex64 or
+complex128 operands (``eig``'s results are always complex; ``eigh``'s eigenvalues and
+``svd``'s singular values are real: float32 for complex64). Complex ``cholesky`` and ``eigh``
+read a Hermitian matrix from one triangle (``L @ L^H == a``), and ``triangular_solve``'s
+``transpose_a`` is the plain transpose (``lax.linalg`` conjugates for ``conjugate_a``). The impls
 call LAPACK through ``np.linalg`` (or, for LU and triangular solves, which NumPy does not
 expose, through :mod:`.lapack`); jit runs them as host steps between compiled segments.
 Their JVP and transpose rules are in :mod:`.linalg_rules`; batching moves the batch
@@ -22,9 +25,15 @@ __all__ = ["cholesky_p", "triangular_solve_p", "lu_p", "qr_p", "eigh_p", "svd_p"
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _COMPLEX = (np.dtype(np.complex64), np.dtype(np.complex128))
+_INEXACT = _FLOATS + _COMPLEX
 
 
-def _check_matrix(name, x, square=False, dtypes_ok=_FLOATS):
+def _real_dtype(dtype):
+    """The dtype of the real and imaginary parts (itself for a real dtype)."""
+    return np.empty(0, dtype).real.dtype
+
+
+def _check_matrix(name, x, square=False, dtypes_ok=_INEXACT):
     if x.ndim < 2:
         raise ValueError(f"{name}: expected a matrix or a batch of matrices (at least 2 "
                          f"dimensions), got {x.str_short()}")
@@ -166,7 +175,7 @@ qr_p = Primitive("qr", impl=_qr_impl, abstract_eval=_qr_abstract_eval)
 # ---- eigh ----------------------------------------------------------------------------------------
 def _eigh_abstract_eval(a, *, lower):
     _check_matrix("eigh", a, square=True)
-    return [ShapedArray(a.shape, a.dtype), ShapedArray(a.shape[:-1], a.dtype)]
+    return [ShapedArray(a.shape, a.dtype), ShapedArray(a.shape[:-1], _real_dtype(a.dtype))]
 
 
 def _eigh_impl(a, *, lower):
@@ -187,7 +196,7 @@ def _svd_abstract_eval(a, *, full_matrices, compute_uv):
     _check_matrix("svd", a)
     *batch, m, n = a.shape
     k = min(m, n)
-    s = ShapedArray((*batch, k), a.dtype)
+    s = ShapedArray((*batch, k), _real_dtype(a.dtype))
     if not compute_uv:
         return [s]
     mu, nv = (m, n) if full_matrices else (k, k)
@@ -211,7 +220,7 @@ def _eig_dtype(dtype):
 
 
 def _eig_abstract_eval(a, *, compute_left_eigenvectors, compute_right_eigenvectors):
-    _check_matrix("eig", a, square=True, dtypes_ok=_FLOATS + _COMPLEX)
+    _check_matrix("eig", a, square=True)
     c = _eig_dtype(a.dtype)
     n_vectors = int(compute_left_eigenvectors) + int(compute_right_eigenvectors)
     return [ShapedArray(a.shape[:-1], c)] + [ShapedArray(a.shape, c)] * n_vectors

@@ -15,7 +15,11 @@ with primitives only so that they differentiate again. The formulas are the stan
   real); left eigenvectors are the right ones of ``A^H``.
 
 Where a primitive reads one triangle of its operand (cholesky, eigh), the rules differentiate
-the symmetric matrix that triangle defines, so they are exact for the primitive itself.
+the symmetric (complex: Hermitian, with the real part of the diagonal, as LAPACK reads it)
+matrix that triangle defines, so they are exact for the primitive itself. Complex operands
+follow JAX's rules: transposes above become conjugate transposes (``mH``), tangents are
+complex-linear, and the real results (eigh's eigenvalues, svd's singular values) take the
+real part of their complex tangents.
 
     >>> from functrans.primitives.linalg_decomp import cholesky_p
     >>> import functrans as ft
@@ -47,6 +51,31 @@ def _c(v, x):
 def mT(x):
     nd = get_aval(x).ndim
     return S.transpose_p.bind1(x, permutation=tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+def _is_complex(x):
+    return get_aval(x).dtype.kind == "c"
+
+
+def conj(x):
+    """Complex conjugate; the identity for real operands."""
+    return C.conj_p.bind1(x) if _is_complex(x) else x
+
+
+def mH(x):
+    """Conjugate transpose over the last two axes (the transpose for real operands)."""
+    return conj(mT(x))
+
+
+def _as_dtype(x, dtype):
+    """``x`` converted to ``dtype`` (real values into a complex dtype)."""
+    if get_aval(x).dtype == np.dtype(dtype):
+        return x
+    return E.convert_element_type_p.bind1(x, new_dtype=np.dtype(dtype), weak_type=False)
+
+
+def _real(x):
+    return C.real_p.bind1(x) if _is_complex(x) else x
 
 
 def mm(a, b):
@@ -115,10 +144,16 @@ def as_col(v, n_cols):
 
 
 def _symmetric_tangent(t, lower):
-    """The tangent of the symmetric matrix a primitive reads from one triangle of its input."""
-    if lower:
-        return E.add_p.bind1(tril(t), mT(tril(t, -1)))
-    return E.add_p.bind1(triu(t), mT(triu(t, 1)))
+    """The tangent of the symmetric (Hermitian) matrix a primitive reads from one triangle of
+    its input; a complex diagonal's imaginary part is not read."""
+    if not _is_complex(t):
+        if lower:
+            return E.add_p.bind1(tril(t), mT(tril(t, -1)))
+        return E.add_p.bind1(triu(t), mT(triu(t, 1)))
+    off = tril(t, -1) if lower else triu(t, 1)
+    aval = get_aval(t)
+    diag = E.mul_p.bind1(_as_dtype(C.real_p.bind1(t), aval.dtype), eye_like(aval.shape, aval.dtype))
+    return E.add_p.bind1(E.add_p.bind1(off, mH(off)), diag)
 
 
 def _solve(a, b, **kw):
@@ -132,7 +167,8 @@ def _cholesky_jvp(primals, tangents):
     if is_zero(t):
         return [L], [Zero(get_aval(L))]
     t = _symmetric_tangent(t, True)
-    tmp = _solve(L, t, left_side=False, lower=True, transpose_a=True, unit_diagonal=False)
+    # t L^-H: the primitive's transpose_a is the plain transpose, so conjugate L first
+    tmp = _solve(conj(L), t, left_side=False, lower=True, transpose_a=True, unit_diagonal=False)
     inner = _solve(L, tmp, left_side=True, lower=True, transpose_a=False, unit_diagonal=False)
     aval = get_aval(a)
     half_diag = E.mul_p.bind1(inner, E.sub_p.bind1(_c(1, a), E.mul_p.bind1(
@@ -232,9 +268,13 @@ def _qr_jvp(primals, tangents, *, full_matrices):
     if is_zero(t):
         return [q, r], [Zero(get_aval(q)), Zero(get_aval(r))]
     dx_rinv = _solve(r, t, left_side=False, lower=False, transpose_a=False, unit_diagonal=False)
-    qt_dx_rinv = mm(mT(q), dx_rinv)
+    qt_dx_rinv = mm(mH(q), dx_rinv)
     low = tril(qt_dx_rinv, -1)
-    do = E.sub_p.bind1(low, mT(low))  # skew-symmetric
+    do = E.sub_p.bind1(low, mH(low))  # skew-symmetric (skew-Hermitian)
+    if _is_complex(a):  # the diagonal's imaginary part (LAPACK's R has a real diagonal)
+        aval = get_aval(qt_dx_rinv)
+        imag = E.sub_p.bind1(qt_dx_rinv, _as_dtype(C.real_p.bind1(qt_dx_rinv), aval.dtype))
+        do = E.add_p.bind1(do, E.mul_p.bind1(imag, eye_like(aval.shape, aval.dtype)))
     dq = E.add_p.bind1(mm(q, E.sub_p.bind1(do, qt_dx_rinv)), dx_rinv)
     dr = mm(E.sub_p.bind1(qt_dx_rinv, do), r)
     return [q, r], [dq, dr]
@@ -252,13 +292,13 @@ def _eigh_jvp(primals, tangents, *, lower):
     aval = get_aval(a)
     n = aval.shape[-1]
     t = _symmetric_tangent(t, lower)
-    eye = eye_like(aval.shape, aval.dtype)
+    eye = eye_like(aval.shape, get_aval(w).dtype)
     # 1 / (w_j - w_i) off the diagonal, 0 on it, without dividing by zero there.
     diff = E.sub_p.bind1(as_row(w, n), as_col(w, n))
-    f = E.sub_p.bind1(E.div_p.bind1(_c(1, a), E.add_p.bind1(eye, diff)), eye)
-    vt_dot_v = mm(mm(mT(v), t), v)
-    dv = mm(v, E.mul_p.bind1(f, vt_dot_v))
-    return [v, w], [dv, diagonal(vt_dot_v)]
+    f = E.sub_p.bind1(E.div_p.bind1(_c(1, w), E.add_p.bind1(eye, diff)), eye)
+    vt_dot_v = mm(mm(mH(v), t), v)
+    dv = mm(v, E.mul_p.bind1(_as_dtype(f, aval.dtype), vt_dot_v))
+    return [v, w], [dv, _real(diagonal(vt_dot_v))]
 
 
 jvp_rules[eigh_p] = _eigh_jvp
@@ -279,34 +319,37 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
     if is_zero(t):
         return outs, [Zero(get_aval(o)) for o in outs]
     k = min(m, n)
-    v = mT(vt)
-    ds_mat = mm(mm(mT(u), t), v)  # U^T dA V  (k, k)
-    ds = diagonal(ds_mat)
+    dt = aval.dtype
+    v = mH(vt)
+    ds_mat = mm(mm(mH(u), t), v)  # U^H dA V  (k, k)
+    ds = _real(diagonal(ds_mat))
     if not compute_uv:
         return outs, [ds]
     s_row, s_col = as_row(s, k), as_col(s, k)
-    eye = eye_like((*batch, k, k), aval.dtype)
+    eye = eye_like((*batch, k, k), get_aval(s).dtype)
     s_diffs = E.mul_p.bind1(E.add_p.bind1(s_row, s_col), E.sub_p.bind1(s_row, s_col))
-    f = E.sub_p.bind1(E.div_p.bind1(_c(1, a), E.add_p.bind1(s_diffs, eye)), eye)
-    dss = E.mul_p.bind1(s_row, ds_mat)  # dS diag(s)
-    sds = E.mul_p.bind1(s_col, ds_mat)  # diag(s) dS
-    s_zero = E.convert_element_type_p.bind1(E.eq_p.bind1(s, _c(0, s)), new_dtype=aval.dtype,
-                                            weak_type=False)
-    s_inv = E.sub_p.bind1(E.div_p.bind1(_c(1, a), E.add_p.bind1(s, s_zero)), s_zero)
-    s_inv_mat = E.mul_p.bind1(as_row(s_inv, k), eye)
-    dudv_diag = E.mul_p.bind1(E.mul_p.bind1(E.sub_p.bind1(ds_mat, mT(ds_mat)), _c(0.5, a)),
+    f = E.sub_p.bind1(E.div_p.bind1(_c(1, s), E.add_p.bind1(s_diffs, eye)), eye)
+    f = _as_dtype(f, dt)
+    s_row_c, s_col_c = _as_dtype(s_row, dt), _as_dtype(s_col, dt)
+    dss = E.mul_p.bind1(s_row_c, ds_mat)  # dS diag(s)
+    sds = E.mul_p.bind1(s_col_c, ds_mat)  # diag(s) dS
+    s_zero = E.convert_element_type_p.bind1(E.eq_p.bind1(s, _c(0, s)),
+                                            new_dtype=get_aval(s).dtype, weak_type=False)
+    s_inv = E.sub_p.bind1(E.div_p.bind1(_c(1, s), E.add_p.bind1(s, s_zero)), s_zero)
+    s_inv_mat = _as_dtype(E.mul_p.bind1(as_row(s_inv, k), eye), dt)
+    dudv_diag = E.mul_p.bind1(E.mul_p.bind1(E.sub_p.bind1(ds_mat, mH(ds_mat)), _c(0.5, a)),
                               s_inv_mat)
-    du = mm(u, E.add_p.bind1(E.mul_p.bind1(f, E.add_p.bind1(dss, mT(dss))), dudv_diag))
-    dv = mm(v, E.mul_p.bind1(f, E.add_p.bind1(sds, mT(sds))))
+    du = mm(u, E.add_p.bind1(E.mul_p.bind1(f, E.add_p.bind1(dss, mH(dss))), dudv_diag))
+    dv = mm(v, E.mul_p.bind1(f, E.add_p.bind1(sds, mH(sds))))
     if m > n:
         dav = mm(t, v)
-        du = E.add_p.bind1(du, E.div_p.bind1(E.sub_p.bind1(dav, mm(u, mm(mT(u), dav))),
-                                             as_row(s, m)))
+        du = E.add_p.bind1(du, E.div_p.bind1(E.sub_p.bind1(dav, mm(u, mm(mH(u), dav))),
+                                             _as_dtype(as_row(s, m), dt)))
     if n > m:
-        dahu = mm(mT(t), u)
+        dahu = mm(mH(t), u)
         dv = E.add_p.bind1(dv, E.div_p.bind1(E.sub_p.bind1(dahu, mm(v, mm(vt, dahu))),
-                                             as_row(s, n)))
-    return outs, [ds, du, mT(dv)]
+                                             _as_dtype(as_row(s, n), dt)))
+    return outs, [ds, du, mH(dv)]
 
 
 jvp_rules[svd_p] = _svd_jvp

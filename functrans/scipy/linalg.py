@@ -15,7 +15,7 @@ from .. import numpy as fnp
 from ..core.trace import get_aval
 from ..lax import linalg as lax_linalg
 from ..numpy._core import asarray
-from ..numpy.linalg_decomp import _as_float, _lu_solve, _matrix
+from ..numpy.linalg_decomp import _as_float, _lu_solve, _matrix, _mH
 from functrans.core.dtypes import kind as dtype_kind
 
 __all__ = ["solve_triangular", "cho_factor", "cho_solve", "cholesky", "lu", "lu_factor",
@@ -23,10 +23,13 @@ __all__ = ["solve_triangular", "cho_factor", "cho_solve", "cholesky", "lu", "lu_
 
 
 def _trans(name, trans):
+    """``(transpose, conjugate)`` for SciPy's ``trans`` (2/'C': the conjugate transpose)."""
     if trans in (0, "N"):
-        return False
-    if trans in (1, "T", 2, "C"):  # real dtypes: 'C' is 'T'
-        return True
+        return False, False
+    if trans in (1, "T"):
+        return True, False
+    if trans in (2, "C"):
+        return True, True
     raise ValueError(f"scipy.linalg.{name}: trans must be 0/'N', 1/'T' or 2/'C', got {trans!r}")
 
 
@@ -47,23 +50,23 @@ def _rhs(name, a, b):
 def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
                      debug=None, check_finite=True):
     """``x`` with ``op(a) @ x == b`` for triangular ``a`` (only its ``lower`` or upper
-    triangle is read; ``op`` transposes for trans=1/'T').
+    triangle is read; ``op`` transposes for trans=1/'T', conjugate-transposes for 2/'C').
 
     >>> solve_triangular(fnp.array([[2.0, 0.0], [1.0, 1.0]]), fnp.array([2.0, 3.0]),
     ...                  lower=True)
     Array([1., 2.], dtype=float64)
     """
-    transpose = _trans("solve_triangular", trans)
+    transpose, conjugate = _trans("solve_triangular", trans)
     a = _matrix("solve_triangular", a, square=True)
     b, vector, dtype = _rhs("solve_triangular", a, b)
     a = a.astype(dtype)
     x = lax_linalg.triangular_solve(a, b, left_side=True, lower=lower, transpose_a=transpose,
-                                    unit_diagonal=unit_diagonal)
+                                    conjugate_a=conjugate, unit_diagonal=unit_diagonal)
     return x[..., 0] if vector else x
 
 
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
-    """``(c, lower)``: the Cholesky factor of ``a`` (upper ``c.T @ c == a`` unless
+    """``(c, lower)``: the Cholesky factor of ``a`` (upper ``c^H @ c == a`` unless
     ``lower``), for :func:`cho_solve`. The other triangle is zero.
 
     >>> cho_factor(fnp.array([[4.0, 2.0], [2.0, 5.0]]))[0]
@@ -74,7 +77,8 @@ def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
 
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
-    """Cholesky factor: upper ``U`` with ``U.T @ U == a``, or lower with ``lower=True``.
+    """Cholesky factor: upper ``U`` with ``U^H @ U == a`` (``U.T`` for real ``a``), or lower
+    with ``lower=True``.
 
     >>> cholesky(fnp.array([[4.0, 2.0], [2.0, 5.0]]), lower=True)
     Array([[2., 0.],
@@ -82,7 +86,7 @@ def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
     """
     a = _matrix("cholesky", a, square=True)
     L = lax_linalg.cholesky(a)
-    return L if lower else fnp.matrix_transpose(L)
+    return L if lower else _mH(L)
 
 
 def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
@@ -95,9 +99,11 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     c = _matrix("cho_solve", c, square=True)
     b, vector, dtype = _rhs("cho_solve", c, b)
     c = c.astype(dtype)
-    # a = L L^T: solve L y = b, then L^T x = y (with U = L^T when the factor is upper).
-    y = lax_linalg.triangular_solve(c, b, left_side=True, lower=lower, transpose_a=not lower)
-    x = lax_linalg.triangular_solve(c, y, left_side=True, lower=lower, transpose_a=lower)
+    # a = L L^H: solve L y = b, then L^H x = y (with U = L^H when the factor is upper).
+    y = lax_linalg.triangular_solve(c, b, left_side=True, lower=lower, transpose_a=not lower,
+                                    conjugate_a=not lower)
+    x = lax_linalg.triangular_solve(c, y, left_side=True, lower=lower, transpose_a=lower,
+                                    conjugate_a=lower)
     return x[..., 0] if vector else x
 
 
@@ -142,13 +148,13 @@ def lu_factor(a, overwrite_a=False, check_finite=True):
 
 def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     """``x`` with ``op(a) @ x == b`` given ``lu_factor(a)`` (``op`` transposes for
-    trans=1/'T').
+    trans=1/'T', conjugate-transposes for 2/'C').
 
     >>> lu_solve(lu_factor(fnp.array([[1.0, 2.0], [3.0, 4.0]])), fnp.array([5.0, 11.0]))
     Array([1., 2.], dtype=float64)
     """
     lu_, piv = lu_and_piv
-    transpose = _trans("lu_solve", trans)
+    transpose, conjugate = _trans("lu_solve", trans)
     lu_ = _matrix("lu_solve", lu_, square=True)
     b, vector, dtype = _rhs("lu_solve", lu_, b)
     lu_ = lu_.astype(dtype)
@@ -168,10 +174,12 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     if not transpose:
         x = _lu_solve(lu_, perm, b)
     else:
-        # a[perm] = L U, so a^T = U^T L^T P: solve U^T z = b, L^T y = z, then x[perm] = y.
-        z = lax_linalg.triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True)
+        # a[perm] = L U, so a^T = U^T L^T P: solve U^T z = b, L^T y = z, then x[perm] = y
+        # (conjugate transposes for trans='C').
+        z = lax_linalg.triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True,
+                                        conjugate_a=conjugate)
         y = lax_linalg.triangular_solve(lu_, z, left_side=True, lower=True, transpose_a=True,
-                                        unit_diagonal=True)
+                                        conjugate_a=conjugate, unit_diagonal=True)
         inverse = fnp.argsort(perm, axis=-1)
         x = fnp.take_along_axis(y, fnp.broadcast_to(inverse[..., :, None], get_aval(y).shape),
                                 axis=-2)
@@ -263,7 +271,11 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
     # One triangle is read: symmetrize from it, then factor.
     t = fnp.tril(a) if lower else fnp.triu(a)
     eye = fnp.eye(get_aval(a).shape[-1], dtype=get_aval(a).dtype)
-    sym = t + fnp.matrix_transpose(t) - eye * a
+    # Hermitian for 'pos'/'her' (a real diagonal, as LAPACK reads it), symmetric for 'sym'
+    herm = assume_a not in ("sym", "symmetric")
+    other, diag = (_mH(t), fnp.real(a).astype(get_aval(a).dtype)) if herm else \
+        (fnp.matrix_transpose(t), a)
+    sym = t + other - eye * diag
     if assume_a in ("pos", "positive definite"):
         return cho_solve(cho_factor(sym, lower=True), b)
     return fnp.linalg.solve(sym, b)

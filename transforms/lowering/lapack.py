@@ -1,5 +1,5 @@
 """LAPACK inside generated kernels: Cholesky (``?potrf``), triangular solves (``?trsm``) and LU
-(``?getrf``) called by symbol from the OpenBLAS that NumPy ships (or a system LAPACK), as
+(``?getrf``), real and complex (s, d, c, z), called by symbol from the OpenBLAS that NumPy ships (or a system LAPACK), as
 ``blas.py`` calls ``?gemm``. A host step costs tens of microseconds per call; these cost what
 LAPACK costs. Arrays are C-contiguous batches ``(B, rows, cols)``; a row-major matrix is its
 transpose to Fortran, so Cholesky and triangular solves work in place on the transposed
@@ -35,7 +35,7 @@ class Lapack(NamedTuple):
 
 
 _PATTERNS = (("scipy_{}64_", True), ("{}64_", True), ("scipy_{}", False), ("{}", False))
-_SYMBOLS = [k + r + "_" for r in ("potrf", "trsm", "getrf") for k in "sd"]  # what kernels call
+_SYMBOLS = [k + r + "_" for r in ("potrf", "trsm", "getrf") for k in "sdcz"]  # what kernels call
 
 
 def _with_routines(handle, path):
@@ -91,13 +91,13 @@ if AVAILABLE:
     def _ext(name, *args):
         return types.ExternalFunction(FOUND.pattern.format(name + "_"), types.void(*args))
 
-    _potrf = {k: _ext(k + "potrf", _cp, _ip, _vp, _ip, _ip, _len) for k in "sd"}
+    _potrf = {k: _ext(k + "potrf", _cp, _ip, _vp, _ip, _ip, _len) for k in "sdcz"}
     _trsm = {k: _ext(k + "trsm", _cp, _cp, _cp, _cp, _ip, _ip, _vp, _vp, _ip, _vp, _ip,
-                     _len, _len, _len, _len) for k in "sd"}
-    _getrf = {k: _ext(k + "getrf", _ip, _ip, _vp, _ip, _ip, _ip) for k in "sd"}
-    _spotrf, _dpotrf = _potrf["s"], _potrf["d"]
-    _strsm, _dtrsm = _trsm["s"], _trsm["d"]
-    _sgetrf, _dgetrf = _getrf["s"], _getrf["d"]
+                     _len, _len, _len, _len) for k in "sdcz"}
+    _getrf = {k: _ext(k + "getrf", _ip, _ip, _vp, _ip, _ip, _ip) for k in "sdcz"}
+    _spotrf, _dpotrf, _cpotrf, _zpotrf = (_potrf[k] for k in "sdcz")
+    _strsm, _dtrsm, _ctrsm, _ztrsm = (_trsm[k] for k in "sdcz")
+    _sgetrf, _dgetrf, _cgetrf, _zgetrf = (_getrf[k] for k in "sdcz")
 
     @numba.njit(cache=True)
     def cholesky(a):
@@ -113,7 +113,14 @@ if AVAILABLE:
             m = out[b]
             if n == 0:
                 continue
-            if a.itemsize == 8:
+            # Complex: Fortran sees conj(H) for the Hermitian H our lower triangle defines;
+            # its factor U (conj(H) = U^H U), read row-major, is U^T = L with L L^H = H.
+            if np.iscomplexobj(a):
+                if a.itemsize == 16:
+                    _zpotrf(uplo.ctypes, nn.ctypes, m.ctypes, dims.ctypes, info.ctypes, 1)
+                else:
+                    _cpotrf(uplo.ctypes, nn.ctypes, m.ctypes, dims.ctypes, info.ctypes, 1)
+            elif a.itemsize == 8:
                 _dpotrf(uplo.ctypes, nn.ctypes, m.ctypes, dims.ctypes, info.ctypes, 1)
             else:
                 _spotrf(uplo.ctypes, nn.ctypes, m.ctypes, dims.ctypes, info.ctypes, 1)
@@ -143,7 +150,16 @@ if AVAILABLE:
         lda, ldb = np.full(1, max(k, 1), _INT), np.full(1, max(n, 1), _INT)
         alpha = np.ones(1, a.dtype)
         for q in range(nb):
-            if a.itemsize == 8:
+            if np.iscomplexobj(a):
+                if a.itemsize == 16:
+                    _ztrsm(side.ctypes, uplo.ctypes, trans.ctypes, diag.ctypes, rows.ctypes,
+                           cols.ctypes, alpha.ctypes, a[q].ctypes, lda.ctypes, x[q].ctypes,
+                           ldb.ctypes, 1, 1, 1, 1)
+                else:
+                    _ctrsm(side.ctypes, uplo.ctypes, trans.ctypes, diag.ctypes, rows.ctypes,
+                           cols.ctypes, alpha.ctypes, a[q].ctypes, lda.ctypes, x[q].ctypes,
+                           ldb.ctypes, 1, 1, 1, 1)
+            elif a.itemsize == 8:
                 _dtrsm(side.ctypes, uplo.ctypes, trans.ctypes, diag.ctypes, rows.ctypes,
                        cols.ctypes, alpha.ctypes, a[q].ctypes, lda.ctypes, x[q].ctypes,
                        ldb.ctypes, 1, 1, 1, 1)
@@ -168,7 +184,14 @@ if AVAILABLE:
         for q in range(nb):
             t = np.ascontiguousarray(a[q].T)  # Fortran order of a[q]
             if k:
-                if a.itemsize == 8:
+                if np.iscomplexobj(a):
+                    if a.itemsize == 16:
+                        _zgetrf(mm.ctypes, nn.ctypes, t.ctypes, ld.ctypes, ipiv.ctypes,
+                                info.ctypes)
+                    else:
+                        _cgetrf(mm.ctypes, nn.ctypes, t.ctypes, ld.ctypes, ipiv.ctypes,
+                                info.ctypes)
+                elif a.itemsize == 8:
                     _dgetrf(mm.ctypes, nn.ctypes, t.ctypes, ld.ctypes, ipiv.ctypes, info.ctypes)
                 else:
                     _sgetrf(mm.ctypes, nn.ctypes, t.ctypes, ld.ctypes, ipiv.ctypes, info.ctypes)

@@ -204,7 +204,7 @@ def _indices_in_bounds(em, indices, bidx, axes, shape, mode):
 def _fill_value(dtype, fill):
     if fill is not None:
         return fill
-    if dtype.kind == "f":
+    if dtype.kind in "fc":  # inexact: NaN (complex: NaN + 0j), as JAX's out-of-bounds fill
         return np.nan
     if dtype.kind == "b":
         return True
