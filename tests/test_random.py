@@ -626,6 +626,14 @@ def test_typed_keys_are_chosen_and_compared_as_keys():
         fnp.astype(ks, "uint32")
 
 
+def test_typed_keys_are_neither_complex_nor_real_arrays_of_numbers():
+    # JAX 0.10.2: iscomplexobj(key) is False and isrealobj(key) True, eagerly and under jit
+    # (diffrax asks it of every leaf of a Brownian path, whose key is a leaf).
+    ks = random.split(random.key(3), 2)
+    assert fnp.iscomplexobj(ks[0]) is False and fnp.isrealobj(ks) is True
+    assert ft.jit(lambda k: fnp.zeros(()) if fnp.iscomplexobj(k) else fnp.ones(()))(ks) == 1
+
+
 def test_enable_custom_prng_makes_prngkey_return_typed_keys():
     # JAX's flag: PRNGKey(seed) is then random.key(seed) (dtype key<fry>, the same bits), so
     # samples are unchanged; jit retraces when it flips (it is part of jit's cache key).

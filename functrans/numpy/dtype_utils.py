@@ -40,6 +40,8 @@ def iscomplexobj(x) -> bool:
     if x is None or isinstance(x, (bool, int, float, str, np.generic)):
         return False
     d = getattr(x, "dtype", None)  # arrays, tracers and fnp's scalar types
+    if isinstance(d, _ft_dtypes.KeyDtype):  # typed PRNG keys (no NumPy value to ask)
+        return False
     if not isinstance(d, np.dtype):
         d = get_aval(asarray(x)).dtype
     return dtypes.kind(d) == "c"
