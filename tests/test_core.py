@@ -199,7 +199,7 @@ def test_make_jaxpr_takes_and_returns_pytrees():
         assert none is None
         return {"out": p.x * params.w + params.b, "pair": (p.y, None)}
     jaxpr = ft.make_jaxpr(f)(Point(np.ones(2), np.zeros(3)), Params(np.ones(2), 1.0), None)
-    assert [str(v.aval) for v in jaxpr.invars] == [
+    assert [repr(v.aval) for v in jaxpr.invars] == [
         "ShapedArray(f64[2])", "ShapedArray(f64[3])", "ShapedArray(f64[2])",
         "ShapedArray(f64[], weak_type=True)"]
     assert len(jaxpr.outvars) == 2

@@ -67,6 +67,10 @@ class ShapedArray:
     def str_short(self) -> str:
         return f"{dtypes.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
 
+    def __str__(self):
+        # JAX's: print(jax.typeof(x)) shows float32[2,3]
+        return f"{self.dtype.name}[{','.join(map(str, self.shape))}]"
+
     def __eq__(self, other):
         return (type(other) is ShapedArray and self.shape == other.shape
                 and self.dtype == other.dtype and self.weak_type == other.weak_type)

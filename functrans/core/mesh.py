@@ -503,6 +503,19 @@ class NamedSharding(Sharding):
                                      f"type `Explicit`. Got {what.lower()} axes: {set(axes)} "
                                      f"and mesh: {mesh}")
 
+    def update(self, **kwargs) -> "NamedSharding":
+        """A copy with ``mesh``, ``spec`` or ``memory_kind`` replaced (JAX's).
+
+            >>> NamedSharding(AbstractMesh((2,), ("i",)), P("i")).update(spec=P()).spec
+            PartitionSpec()
+        """
+        unknown = set(kwargs) - {"mesh", "spec", "memory_kind"}
+        if unknown:
+            raise TypeError(f"NamedSharding.update: unexpected arguments {sorted(unknown)} "
+                            "(it takes mesh, spec, memory_kind)")
+        return NamedSharding(kwargs.get("mesh", self.mesh), kwargs.get("spec", self.spec),
+                             memory_kind=kwargs.get("memory_kind"))
+
     @property
     def device_set(self) -> set:
         return set(self._concrete_mesh().devices.flat)

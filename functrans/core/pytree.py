@@ -18,6 +18,9 @@ class _NodeType(NamedTuple):
     to_iterable: Callable  # node -> (children, aux_data)
     from_iterable: Callable  # (aux_data, children) -> node
     to_iterable_with_keys: Callable | None = None  # node -> ([(key, child), ...], aux_data)
+    # The node type structures record (None: the value's own type). High-level values'
+    # classes record HiVal's, so a value and its traced form have one structure.
+    as_type: type | None = None
 
 
 _registry: dict[type, _NodeType] = {}
@@ -317,7 +320,7 @@ def _flatten(x, is_leaf, leaves) -> PyTreeDef:
         leaves.append(x)
         return _LEAF
     children, aux = node.to_iterable(x)
-    t = type(x)
+    t = node.as_type or type(x)
     return PyTreeDef(t, aux, tuple(_flatten(c, is_leaf, leaves) for c in children))
 
 
@@ -354,7 +357,7 @@ def _flatten_with_path(x, is_leaf, path: tuple, pairs: list) -> PyTreeDef:
     keyed, aux = _keyed_children(node, x)
     # A None key adds nothing to the path: a typed key array's data is the key array itself
     # to key paths, as JAX's key arrays are leaves.
-    return PyTreeDef(type(x), aux, tuple(
+    return PyTreeDef(node.as_type or type(x), aux, tuple(
         _flatten_with_path(c, is_leaf, path if k is None else path + (k,), pairs)
         for k, c in keyed))
 
@@ -523,7 +526,7 @@ def _flatten_up_to(td: PyTreeDef, x, out, what, path):
             raise ValueError(f"{where}: expected None, got {type(x).__name__} {x!r:.60}")
         return
     node = _node_type(x)
-    if type(x) is not td.node_type or node is None:
+    if node is None or (node.as_type or type(x)) is not td.node_type:
         raise ValueError(f"{where}: expected a {_type_name(td.node_type)}, got a "
                          f"{_type_name(type(x))}{'' if node else ' (a leaf)'}")
     children, aux = node.to_iterable(x)

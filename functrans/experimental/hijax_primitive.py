@@ -20,7 +20,10 @@ functrans builds one on its custom-derivative primitives: with ``jvp`` (or ``lin
 the call is a ``custom_jvp`` (forward mode uses it; reverse mode transposes it), otherwise with
 ``vjp_fwd`` a ``custom_vjp`` (reverse mode only, as in JAX), otherwise differentiating it
 raises ``NotImplementedError`` as JAX's does. ``vmap`` batches the implementation and the rules
-(``batch_dim_rule`` is not consulted). As in JAX, eager differentiation runs ``expand`` and
+(``batch_dim_rule`` and ``batch`` are not consulted). ``in_avals``/``out_aval`` may name
+high-level types (``hijax.HiType``): inside transformations such an argument is its arrays and
+tangent carrier (``core/hivalues.py``); ``expand`` gets the value's class (``raise_val``), the
+rules get it as a traced value, and a rule's cotangent for it is of its tangent type. As in JAX, eager differentiation runs ``expand`` and
 the rules on the values at hand (Python control flow on them works); under ``jit`` it raises
 ``TracerBoolConversionError``.
 """
@@ -28,11 +31,23 @@ from __future__ import annotations
 
 import numpy as np
 
+from functrans.core.array import Array
+from functrans.core.hivalues import (HiVal, _type_str, as_hival, hi_type_of, is_hi_type,
+                                     is_hi_value, tangent_carrier_aval)
+from functrans.core.pytree import flatten_up_to
 from functrans.core.tree import tree_flatten, tree_map, tree_unflatten
-from functrans.core.trace import EvalTrace, current_trace
+from functrans.core.trace import EvalTrace, current_trace, get_aval
 from functrans.custom_derivatives import SymbolicZero, custom_jvp, custom_vjp
 
 __all__ = ["GradAccum", "NullAccum", "ValAccum", "VJPHiPrimitive"]
+
+
+def _zeros(aval):
+    return Array._wrap(np.zeros(aval.shape, aval.dtype))
+
+
+def _aval_of(x):
+    return get_aval(x)
 
 
 class GradAccum:
@@ -113,31 +128,105 @@ class VJPHiPrimitive:
         """Optional checks of the argument types (a subclass's)."""
 
     def __call__(self, *args):
-        leaves, tree = tree_flatten(tuple(args))
+        leaves, tree = tree_flatten(tuple(args), is_leaf=is_hi_value)
         if tree != self.in_tree:
             raise TypeError(f"{self!r}: called with arguments of structure {tree}, made for "
                             f"{self.in_tree}")
-        if isinstance(current_trace(), EvalTrace):
+        items = [self._item(a, x, i) for i, (a, x) in enumerate(zip(self.in_avals_flat, leaves))]
+        if isinstance(current_trace(), EvalTrace) and not any(type(x) is HiVal
+                                                              for x in leaves):
             return self.expand(*args)
-        return self._rule_function()(*args)
+        return self._unpack_out(self._rule_function()(*items))
+
+    # Inside transformations the rules below run on *items*, one per argument leaf: an array,
+    # or for a high-level value the pair (its arrays, its tangent carrier): see
+    # core/hivalues.py. Rules see high-level arguments as HiVals, expand sees the values'
+    # class (raise_val of the arrays).
+
+    def _item(self, aval, x, i):
+        if is_hi_type(aval):
+            if not is_hi_value(x):
+                raise TypeError(f"{self!r}: argument {i} should be a value of type "
+                                f"{_type_str(aval)}, got {type(x).__name__}")
+            if type(x) is not HiVal and isinstance(current_trace(), EvalTrace):
+                return x  # (run eagerly: expand takes it as it is)
+            h = as_hival(x)
+            return (tuple(h.lo), h.carrier)
+        if is_hi_value(x):
+            raise TypeError(f"{self!r}: argument {i} should be an array of type "
+                            f"{_type_str(aval)}, got a value of type "
+                            f"{_type_str(hi_type_of(x))}")
+        return x
+
+    def _args(self, items, value=lambda v: v):
+        """The arguments (a tree like in_avals) the items stand for, high-level ones as
+        HiVals (``value`` takes each leaf's value: CustomVJPPrimal's)."""
+        args = []
+        for a, it in zip(self.in_avals_flat, items):
+            if is_hi_type(a):
+                car = it[1]
+                args.append(HiVal(a, [value(v) for v in it[0]],
+                                  None if car is None else value(car)))
+            else:
+                args.append(value(it))
+        return tree_unflatten(self.in_tree, args)
+
+    def _primal(self, *items):
+        args = [a.raise_val(*it[0]) if is_hi_type(a) else it
+                for a, it in zip(self.in_avals_flat, items)]
+        return self._pack_out(self.expand(*tree_unflatten(self.in_tree, args)))
+
+    def _pack_out(self, out) -> list:
+        outs = flatten_up_to(self.out_tree, out, f"{self!r} output")
+        items = []
+        for a, o in zip(self.out_avals_flat, outs):
+            if not is_hi_type(a):
+                items.append(o)
+                continue
+            if type(o) is HiVal:
+                lo, car = o.lo, o.carrier
+            else:
+                lo, car = a.lower_val(o), None
+            if car is None and tangent_carrier_aval(a) is not None:
+                car = _zeros(tangent_carrier_aval(a))
+            items.append((tuple(lo), car))
+        return items
+
+    def _unpack_out(self, items):
+        return tree_unflatten(self.out_tree, [
+            HiVal(a, it[0], it[1]) if is_hi_type(a) else it
+            for a, it in zip(self.out_avals_flat, items)])
 
     def _rule_function(self):
         cls = type(self)
+        fun = custom_jvp(self._primal) if cls.vjp_fwd is VJPHiPrimitive.vjp_fwd or \
+            cls.jvp is not VJPHiPrimitive.jvp or cls.lin is not VJPHiPrimitive.lin else None
         if cls.jvp is not VJPHiPrimitive.jvp:
-            fun = custom_jvp(self.expand)
-            fun.defjvp(lambda primals, tangents: self.jvp(tuple(primals), tuple(tangents)))
-            return fun
-        if cls.lin is not VJPHiPrimitive.lin:
-            fun = custom_jvp(self.expand)
-            fun.defjvp(self._jvp_from_lin)
-            return fun
-        if cls.vjp_fwd is VJPHiPrimitive.vjp_fwd:
-            fun = custom_jvp(self.expand)
+            fun.defjvp(lambda ps, ts: self._jvp_items(ps, ts, self.jvp))
+        elif cls.lin is not VJPHiPrimitive.lin:
+            fun.defjvp(lambda ps, ts: self._jvp_items(ps, ts, self._jvp_from_lin))
+        elif fun is not None:
             fun.defjvp(self._no_rule)
-            return fun
-        fun = custom_vjp(self.expand)
-        fun.defvjp(self._fwd, self._bwd, symbolic_zeros=True)
+        else:
+            fun = custom_vjp(self._primal)
+            fun.defvjp(self._fwd, self._bwd, symbolic_zeros=True)
         return fun
+
+    def _jvp_items(self, primals, tangents, rule):
+        args = tuple(self._args(primals))
+        tans = tuple(tree_unflatten(self.in_tree, [
+            (it[1] if it[1] is not None else _zeros(tangent_carrier_aval(a)))
+            if is_hi_type(a) else it for a, it in zip(self.in_avals_flat, tangents)]))
+        out, t_out = rule(args, tans)
+        t_leaves = flatten_up_to(self.out_tree, t_out, f"{self!r} output tangent")
+        t_items = []
+        for a, o, t in zip(self.out_avals_flat, self._pack_out(out), t_leaves):
+            if is_hi_type(a):
+                t_items.append((tuple(_zeros(_aval_of(v)) for v in o[0]),
+                                None if o[1] is None else t))
+            else:
+                t_items.append(t)
+        return self._pack_out(out), t_items
 
     def _jvp_from_lin(self, primals, tangents):
         # lin gives the output and the residuals; linearized maps tangents with them.
@@ -148,23 +237,43 @@ class VJPHiPrimitive:
         raise NotImplementedError(f"for differentiation, subclass {type(self)} must implement "
                                   "`jvp`, or `vjp_fwd` and `vjp_bwd_retval` (or `vjp_bwd`)")
 
-    def _fwd(self, *args):
-        leaves, tree = tree_flatten(args)
-        nzs = tree_unflatten(tree, [p.perturbed for p in leaves])
-        values = tree_unflatten(tree, [p.value for p in leaves])
-        out = self.vjp_fwd(nzs, *values)
-        return out[0], out[1]  # (a third entry, the outputs' nonzero flags, is not needed)
+    def _fwd(self, *items):
+        nzs = []
+        for a, it in zip(self.in_avals_flat, items):
+            if is_hi_type(a):
+                nzs.append(bool(it[1] is not None and it[1].perturbed))
+            else:
+                nzs.append(bool(it.perturbed))
+        args = self._args(items, lambda p: p.value)
+        out = self.vjp_fwd(tree_unflatten(self.in_tree, nzs), *args)
+        return self._pack_out(out[0]), out[1]  # (a third entry, the outputs' nonzero flags,
+        # is not needed)
 
-    def _bwd(self, res, g):
-        g = tree_map(lambda t: np.zeros(t.aval.shape, t.aval.dtype)
-                     if isinstance(t, SymbolicZero) else t, g,
-                     is_leaf=lambda t: isinstance(t, SymbolicZero))
+    def _bwd(self, res, g_items):
+        gs = []
+        for a, g in zip(self.out_avals_flat, g_items):
+            if is_hi_type(a):
+                g, t = g[1], tangent_carrier_aval(a)
+                gs.append(_zeros(t) if g is None or isinstance(g, SymbolicZero) else g)
+            else:
+                gs.append(_zeros(g.aval) if isinstance(g, SymbolicZero) else g)
+        g = tree_unflatten(self.out_tree, gs)
         if type(self).vjp_bwd_retval is not VJPHiPrimitive.vjp_bwd_retval:
-            return tuple(self.vjp_bwd_retval(res, g))
-        accums = tree_map(lambda _: ValAccum(), tuple(self.in_avals))
-        self.vjp_bwd(res, g, *accums)
-        return tuple(tree_map(lambda a: a.value, accums,
-                              is_leaf=lambda a: isinstance(a, GradAccum)))
+            cts = tuple(self.vjp_bwd_retval(res, g))
+        else:
+            accums = tree_map(lambda _: ValAccum(), tuple(self.in_avals))
+            self.vjp_bwd(res, g, *accums)
+            cts = tuple(tree_map(lambda a: a.value, accums,
+                                 is_leaf=lambda a: isinstance(a, GradAccum)))
+        cts = flatten_up_to(self.in_tree, cts, f"{self!r} cotangents")
+        out = []
+        for a, c in zip(self.in_avals_flat, cts):
+            if is_hi_type(a):
+                lo = tuple(None for _ in a.lo_ty())
+                out.append((lo, c if tangent_carrier_aval(a) is not None else None))
+            else:
+                out.append(c)
+        return tuple(out)
 
     def __repr__(self):
         return f"{type(self).__name__}[{self.params}]"

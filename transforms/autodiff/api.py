@@ -17,6 +17,7 @@ import numpy as np
 from functrans.core.api_util import fun_name, normalize_argnums
 from functrans.core.array import Array
 from functrans.core.eval import eval_jaxpr
+from functrans.core.hivalues import tangent_view
 from functrans.core.ir import Jaxpr
 from functrans.core.mesh import NamedSharding
 from functrans.core.config import config
@@ -28,7 +29,7 @@ from .jvp import Zero, instantiate, jvp_flat, tangent_aval
 from .partial_eval import PartialEvalTrace
 from .tape import vjp_on_tape
 from .transpose import backward_pass
-from .vjp_function import VJP
+from .vjp_function import VJP, NotNeeded
 from functrans.core.dtypes import kind as dtype_kind
 
 
@@ -101,6 +102,9 @@ def jvp(fun, primals, tangents, has_aux=False):
     what = f"jvp({fun_name(fun)})"
     _check_tuple(what, primals, "primals")
     _check_tuple(what, tangents, "tangents")
+    primals, rebuild = tangent_view(tuple(primals))  # a high-level value's tangent: its
+    if rebuild is not None:  # tangent type's, through its carrier
+        fun = _on_rebuilt(fun, rebuild)
     p_flat, in_tree = tree_flatten(tuple(primals))
     t_flat, t_tree = tree_flatten(tuple(tangents))
     if in_tree != t_tree:
@@ -181,11 +185,15 @@ def vjp(fun, *primals, has_aux=False):
     (Array(1., dtype=float64, weak_type=True),)
     """
     what = f"vjp({fun_name(fun)})"
+    primals, rebuild = tangent_view(primals)  # high-level values: by their tangent carriers
+    if rebuild is not None:
+        fun = _on_rebuilt(fun, rebuild)
     p_flat, in_tree = tree_flatten(primals)
+    p_flat, _ = _float_primals(p_flat)
     p_out, out_tree, backward, aux = _vjp_flat(fun, p_flat, in_tree, has_aux, what)
     out_avals = [get_aval(p) for p in p_out]
 
-    def apply(residuals, ct):
+    def apply(residuals, args, ct):
         ct_flat, ct_tree = tree_flatten(ct)
         if ct_tree != out_tree:
             raise TypeError(f"{what}: the cotangent passed to f_vjp has tree structure "
@@ -195,11 +203,51 @@ def vjp(fun, *primals, has_aux=False):
             if ca.shape != a.shape or (_is_float(a) and ca.dtype != a.dtype):
                 raise TypeError(f"{what}: cotangent {ca.str_short()} at output leaf {i} does "
                                 f"not match the primal output type {a.str_short()}")
+        if backward.residuals is None and any(a is not p for a, p in zip(args, p_flat)
+                                               if not isinstance(a, NotNeeded)):
+            # The tape holds the arguments it read: with others put in their place, the
+            # backward pass is traced from the primals and reads those.
+            res, transpose = backward.traced(p_flat)
+            swap = {id(p): a for a, p in zip(args, p_flat) if not isinstance(a, NotNeeded)}
+            res = [swap.get(id(r), r) for r in res]
+            return tree_unflatten(in_tree, backward(ct_flat, res, transpose))
         return tree_unflatten(in_tree, backward(ct_flat, residuals))
 
-    f_vjp = VJP(backward.residuals, apply)
+    f_vjp = _make_vjp(primals, p_flat, backward, apply)
     out = tree_unflatten(out_tree, p_out)
     return (out, f_vjp, aux) if has_aux else (out, f_vjp)
+
+
+_PYTHON_SCALARS = (bool, int, float, complex)
+
+
+def _make_vjp(primals, p_flat, backward, apply) -> VJP:
+    """The :class:`VJP` of ``backward``: the residuals that are arguments (the very values
+    passed) go to ``args_res``, the others to ``opaque_residuals``."""
+    # Python scalars are constants of the backward pass, as in JAX: never in args_res.
+    index = {id(p): i for i, p in enumerate(p_flat) if type(p) not in _PYTHON_SCALARS}
+    if backward.residuals is None:  # on the tape: the arguments it read
+        needed, layout, opaque = set(backward.args_read()) & set(index.values()), (), []
+    else:
+        needed, layout, opaque = set(), [], []
+        for r in backward.residuals:
+            i = index.get(id(r))
+            if i is not None and r is p_flat[i]:
+                needed.add(i)
+                layout.append(("arg", i))
+            else:
+                layout.append(("opaque", len(opaque)))
+                opaque.append(r)
+        layout = tuple(layout)
+    arg_trees, args_res, start = [], [], 0
+    for arg in primals:
+        tree = tree_structure(arg)
+        n = tree.num_leaves
+        args_res.append(tree_unflatten(tree, [p_flat[i] if i in needed else NotNeeded()
+                                              for i in range(start, start + n)]))
+        arg_trees.append(tree)
+        start += n
+    return VJP(args_res, opaque, apply, layout, tuple(arg_trees))
 
 
 def _spread(values) -> bool:
@@ -226,23 +274,18 @@ def _vjp_flat(fun, p_flat, in_tree, has_aux, what):
         # so do arrays spread over processes, whose values the tape cannot hold).
         p_flat, mask = _float_primals(p_flat)
         p_out, on_tape = vjp_on_tape(flat, p_flat, mask)
-        residuals = []  # (held by the tape)
+        residuals = None  # (held by the tape)
+        positions = [i for i, m in enumerate(mask) if m]
 
         def transpose(cts, _):
             return on_tape(cts)
     else:
-        p_out, jaxpr, mask = linearize_flat(flat, p_flat)
-        n = len(jaxpr.invars)
-        residuals = list(jaxpr.consts)
-
-        def transpose(cts, res):
-            linear = jaxpr if res is None else Jaxpr(jaxpr.constvars, res, jaxpr.invars,
-                                                      jaxpr.outvars, jaxpr.eqns)
-            return backward_pass(linear, [True] * n, [None] * n, cts)
+        p_out, residuals, transpose = _traced_backward(flat, p_flat)
+        mask = _float_primals(p_flat)[1]
     out_avals = [get_aval(p) for p in p_out]
     in_avals = [get_aval(p) for p in p_flat]
 
-    def backward(ct_flat, res=None):
+    def backward(ct_flat, res=None, transpose=transpose):
         cts = transpose([c if _is_float(a) else Zero(a) for c, a in zip(ct_flat, out_avals)],
                         res)
         it = iter(cts)
@@ -254,7 +297,27 @@ def _vjp_flat(fun, p_flat, in_tree, has_aux, what):
                 for c, a in zip(flat_cts, in_avals)]
 
     backward.residuals = residuals
+    if residuals is None:
+        backward.args_read = lambda: [positions[i] for i in on_tape.inputs_read()]
+
+        def traced(primals):
+            again, _ = _flatten_fun(fun, in_tree, has_aux, what)
+            return _traced_backward(again, primals)[1:]
+        backward.traced = traced
     return p_out, store["tree"], backward, store.get("aux")
+
+
+def _traced_backward(flat, p_flat):
+    """``(primals_out, residuals, transpose)`` of flat ``fun`` linearized by tracing;
+    ``transpose(cts, res)`` runs the backward pass on residuals ``res`` (None: its own)."""
+    p_out, jaxpr, _ = linearize_flat(flat, p_flat)
+    n = len(jaxpr.invars)
+
+    def transpose(cts, res):
+        linear = jaxpr if res is None else Jaxpr(jaxpr.constvars, res, jaxpr.invars,
+                                                  jaxpr.outvars, jaxpr.eqns)
+        return backward_pass(linear, [True] * n, [None] * n, cts)
+    return p_out, list(jaxpr.consts), transpose
 
 
 def _zeros(aval):
@@ -264,6 +327,16 @@ def _zeros(aval):
 def _ones_like(x):
     a = get_aval(x)
     return Array._wrap(np.ones(a.shape, a.dtype), a.weak_type)
+
+
+def _on_rebuilt(fun, rebuild):
+    """``fun`` of the tangent view of its arguments (``core.hivalues.tangent_view``): a
+    high-level value is differentiated through its tangent carrier, so its derivative has its
+    type's tangent type."""
+    @functools.wraps(fun)
+    def on_values(*view):
+        return fun(*rebuild(view))
+    return on_values
 
 
 def _with_args_at(fun, args, kwargs, nums):
@@ -288,7 +361,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     @functools.wraps(fun)
     def value_and_grad_fun(*args, **kwargs):
         nums = normalize_argnums(argnums, len(args), what)
-        dyn = tuple(args[i] for i in nums)
+        dyn, rebuild = tangent_view(tuple(args[i] for i in nums))
         p_flat, in_tree = tree_flatten(dyn)
         for leaf in p_flat:
             a = get_aval(leaf)
@@ -300,6 +373,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         _check_holomorphic_inputs(what, p_flat, holomorphic)
 
         partial_fun = _with_args_at(fun, args, kwargs, nums)
+        if rebuild is not None:
+            partial_fun = _on_rebuilt(partial_fun, rebuild)
         p_out, out_tree, backward, aux = _vjp_flat(
             partial_fun, p_flat, in_tree, has_aux, f"vjp({fun_name(partial_fun)})")
         if len(p_out) != 1 or out_tree.num_nodes != 1:

@@ -1,0 +1,258 @@
+"""High-level (hijax) types: JAX's quantized-array example through jit, grad, vjp, vmap and
+scan, against the same computation on plain arrays (the oracle), and the errors."""
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+import functrans as ft
+import functrans.numpy as fnp
+from functrans.core.mesh import NamedSharding
+from functrans.experimental.hijax import HiType, ShapedArray, VJPHiPrimitive, register_hitype
+from functrans.tree_util import tree_leaves
+
+
+@dataclass(frozen=True)
+class QArray:
+    qvalue: object  # int8[*leading, n]
+    scale: object   # f32[*leading]
+
+
+@dataclass(frozen=True)
+class QArrayTy(HiType):
+    shape: tuple
+
+    def lo_ty(self):
+        return [ShapedArray(self.shape, np.int8), ShapedArray(self.shape[:-1], np.float32)]
+
+    def lower_val(self, q):
+        return [q.qvalue, q.scale]
+
+    def raise_val(self, qvalue, scale):
+        return QArray(qvalue, scale)
+
+    def to_tangent_aval(self):
+        return ShapedArray(self.shape, np.float32)
+
+    def str_short(self, short_dtypes=False, mesh_axis_types=False):
+        return f"q8[{','.join(map(str, self.shape))}]"
+
+    __repr__ = str_short
+
+
+register_hitype(QArray, lambda q: QArrayTy(tuple(q.qvalue.shape)))
+
+
+def _quantize_arrays(x):
+    scale = fnp.max(fnp.abs(x), axis=-1) / 127.0
+    return fnp.round(x / scale[..., None]).astype(fnp.int8), scale
+
+
+class Quantize(VJPHiPrimitive):
+    def __init__(self, x_aval):
+        if x_aval.dtype != np.float32:
+            raise TypeError(f"quantize takes float32, got {x_aval.dtype}")
+        self.in_avals, self.out_aval, self.params = (x_aval,), QArrayTy(x_aval.shape), {}
+        super().__init__()
+
+    def expand(self, x):
+        return QArray(*_quantize_arrays(x))
+
+    def vjp_fwd(self, nzs_in, x):  # straight-through estimator
+        return self(x), None
+
+    def vjp_bwd_retval(self, _res, g):
+        return (g,)
+
+
+class Dequantize(VJPHiPrimitive):
+    def __init__(self, q_aval):
+        self.in_avals = (q_aval,)
+        self.out_aval, self.params = ShapedArray(q_aval.shape, np.float32), {}
+        super().__init__()
+
+    def expand(self, q):
+        return q.qvalue.astype(fnp.float32) * q.scale[..., None]
+
+    def vjp_fwd(self, nzs_in, q):
+        return self(q), None
+
+    def vjp_bwd_retval(self, _res, g):
+        return (g,)
+
+
+class MatmulQ(VJPHiPrimitive):
+    def __init__(self, x_aval, q_aval):
+        self.in_avals = (x_aval, q_aval)
+        self.out_aval = ShapedArray((x_aval.shape[0], q_aval.shape[1]), np.float32)
+        self.params = {}
+        super().__init__()
+
+    def expand(self, x, q):
+        return (x * q.scale) @ q.qvalue.astype(fnp.float32)
+
+    def vjp_fwd(self, nzs_in, x, q):
+        return self(x, q), (x, q)
+
+    def vjp_bwd_retval(self, res, g):
+        x, q = res
+        w = dequantize(q)  # rules are traced code: primitives, not attributes
+        return g @ w.T, x.T @ g
+
+
+def quantize(x):
+    return Quantize(ft.typeof(x))(x)
+
+
+def dequantize(q):
+    return Dequantize(ft.typeof(q))(q)
+
+
+def matmul_q(x, q):
+    return MatmulQ(ft.typeof(x), ft.typeof(q))(x, q)
+
+
+def _oracle_roundtrip(x):
+    """Quantize then dequantize on plain NumPy arrays."""
+    x = np.asarray(x, np.float32)
+    scale = np.max(np.abs(x), axis=-1) / np.float32(127.0)
+    return np.round(x / scale[..., None]).astype(np.int8).astype(np.float32) * scale[..., None]
+
+
+X = np.array([[1., 2., 3.], [4., -5., 6.]], np.float32)
+W = (np.arange(12., dtype=np.float32).reshape(3, 4) / 12.)
+
+# Values are exact: every operation is float32 on both sides, done in the same order.
+EXACT = dict(rtol=0, atol=0)
+
+
+def test_eager_values_and_type():
+    q = quantize(fnp.asarray(X))
+    assert type(q) is QArray and str(ft.typeof(q)) == "q8[2,3]"
+    np.testing.assert_array_equal(np.asarray(q.qvalue), [[42, 85, 127], [85, -106, 127]])
+    np.testing.assert_allclose(np.asarray(dequantize(q)), _oracle_roundtrip(X), **EXACT)
+    # a high-level value is one leaf to users' tree functions, as in JAX
+    assert tree_leaves({"q": q}) == [q]
+
+
+def test_jit_takes_returns_and_carries_high_level_values():
+    x = fnp.asarray(X)
+    q = ft.jit(quantize)(x)
+    assert type(q) is QArray and str(ft.typeof(q)) == "q8[2,3]"
+    np.testing.assert_allclose(np.asarray(ft.jit(dequantize)(q)), _oracle_roundtrip(X), **EXACT)
+    np.testing.assert_allclose(np.asarray(ft.jit(lambda x: dequantize(quantize(x)))(x)),
+                               _oracle_roundtrip(X), **EXACT)
+    seen = []
+    ft.jit(lambda q: seen.append(str(ft.typeof(q))) or dequantize(q))(q)
+    assert seen == ["q8[2,3]"]
+
+
+def test_matmul_against_dequantized_oracle():
+    x, qw = fnp.asarray(X), quantize(fnp.asarray(W))
+    w = _oracle_roundtrip(W)
+    # float32 products summed in a different order than x @ w: a few ulps
+    np.testing.assert_allclose(np.asarray(matmul_q(x, qw)), X @ w, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(ft.jit(matmul_q)(x, qw)), X @ w, rtol=1e-6)
+
+
+def test_grad_through_straight_through_estimator():
+    x = fnp.asarray(X)
+    g = ft.grad(lambda x: fnp.sum(dequantize(quantize(x))))(x)
+    np.testing.assert_array_equal(np.asarray(g), np.ones((2, 3), np.float32))
+    g = ft.jit(ft.grad(lambda x: fnp.sum(dequantize(quantize(x)) ** 2)))(x)
+    np.testing.assert_allclose(np.asarray(g), 2 * _oracle_roundtrip(X), rtol=1e-6)
+
+
+def test_grad_with_respect_to_a_high_level_value_has_its_tangent_type():
+    q = quantize(fnp.asarray(X))
+    loss = lambda q: fnp.sum(dequantize(q) ** 2)  # noqa: E731
+    for g in (ft.grad(loss)(q), ft.jit(ft.grad(loss))(q), ft.grad(ft.jit(loss))(q)):
+        assert str(ft.typeof(g)) == "float32[2,3]"
+        np.testing.assert_allclose(np.asarray(g), 2 * _oracle_roundtrip(X), rtol=1e-6)
+    out, f_vjp = ft.vjp(dequantize, q)
+    (ct,) = f_vjp(fnp.ones((2, 3), fnp.float32))
+    assert str(ft.typeof(ct)) == "float32[2,3]"
+
+
+def test_grad_of_mixed_operands():
+    x, qw = fnp.asarray(X), quantize(fnp.asarray(W))
+    gx, gw = ft.grad(lambda x, q: fnp.sum(matmul_q(x, q) ** 2), argnums=(0, 1))(x, qw)
+    w = _oracle_roundtrip(W)
+    y = X @ w
+    # oracle: d sum((x w)^2) = 2 (x w) w^T, 2 x^T (x w)
+    np.testing.assert_allclose(np.asarray(gx), 2 * y @ w.T, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(gw), 2 * X.T @ y, rtol=1e-5)
+
+
+def test_vmap_stacks_high_level_values_against_a_loop():
+    xs = np.arange(24., dtype=np.float32).reshape(4, 2, 3) + 1
+    qs = ft.vmap(quantize)(fnp.asarray(xs))
+    assert str(ft.typeof(qs)) == "q8[4,2,3]"
+    back = ft.vmap(dequantize)(qs)
+    np.testing.assert_allclose(np.asarray(back),
+                               np.stack([_oracle_roundtrip(x) for x in xs]), **EXACT)
+    g = ft.vmap(ft.grad(lambda x: fnp.sum(dequantize(quantize(x)) ** 2)))(fnp.asarray(xs))
+    np.testing.assert_allclose(np.asarray(g), np.stack([2 * _oracle_roundtrip(x) for x in xs]),
+                               rtol=1e-6)
+
+
+def test_scan_carries_and_stacks_high_level_values():
+    xs = np.arange(24., dtype=np.float32).reshape(4, 2, 3)
+
+    def step(qtotal, x):
+        return quantize(dequantize(qtotal) + x), quantize(2 * x + 1)
+
+    qzero = quantize(fnp.zeros((2, 3), fnp.float32) + 1)
+    qtotal, qys = ft.lax.scan(step, qzero, fnp.asarray(xs))
+    assert str(ft.typeof(qtotal)) == "q8[2,3]" and str(ft.typeof(qys)) == "q8[4,2,3]"
+    total = _oracle_roundtrip(np.ones((2, 3), np.float32))  # the same loop on plain arrays
+    for x in xs:
+        total = _oracle_roundtrip(total + x)
+    np.testing.assert_allclose(np.asarray(dequantize(qtotal)), total, **EXACT)
+    np.testing.assert_allclose(np.asarray(ft.vmap(dequantize)(qys)),
+                               np.stack([_oracle_roundtrip(2 * x + 1) for x in xs]), **EXACT)
+    # scanning over a stack of them: the body sees one q8[2,3] per step
+    tot, _ = ft.lax.scan(lambda c, q: (c + fnp.sum(dequantize(q)), None), 0.0, qys)
+    np.testing.assert_allclose(float(tot), sum(_oracle_roundtrip(2 * x + 1).sum() for x in xs),
+                               rtol=1e-6)
+
+
+def test_traced_value_hides_its_class_attributes():
+    q = quantize(fnp.asarray(X))
+    with pytest.raises(AttributeError, match="q8.2,3. has no attribute 'qvalue'"):
+        ft.jit(lambda q: q.qvalue)(q)
+
+
+def test_class_built_from_traced_arrays_is_refused():
+    def bad_quantize(x):
+        return QArray(*_quantize_arrays(x))
+    with pytest.raises(TypeError, match="QArray holding traced arrays"):
+        ft.jit(bad_quantize)(fnp.asarray(X))
+
+
+def test_primitive_argument_kind_is_checked():
+    with pytest.raises(TypeError, match="should be a value of type q8"):
+        Dequantize(QArrayTy((2, 3)))(fnp.asarray(X))
+    q = quantize(fnp.asarray(X))
+    with pytest.raises(TypeError, match="should be an array of type"):
+        ft.jit(lambda q: Quantize(ShapedArray((2, 3), np.float32))(q))(q)
+
+
+def test_register_hitype_checks_its_arguments():
+    with pytest.raises(TypeError, match="must be a class"):
+        register_hitype("QArray", lambda q: None)
+    with pytest.raises(TypeError, match="must be a function"):
+        register_hitype(QArray, "QArrayTy")
+
+
+def test_shaped_array_sharding_keyword():
+    from functrans.core.mesh import AbstractMesh, AxisType, P
+    mesh = AbstractMesh((4,), ("i",), (AxisType.Explicit,))
+    s = NamedSharding(mesh, P("i"))
+    assert str(ShapedArray((8, 3), np.float32, sharding=s)) == "float32[8@i,3]"
+    assert ShapedArray((8,), np.float32, sharding=s.update(spec=P())) == \
+        ShapedArray((8,), np.float32)
+    with pytest.raises(ValueError, match="does not divide"):
+        ShapedArray((6, 3), np.float32, sharding=s)
+    with pytest.raises(TypeError, match="unexpected arguments"):
+        s.update(specs=P())
