@@ -31,6 +31,22 @@ def test_custom_jvp_is_used_by_every_mode():
     assert np.isnan(float(ft.grad(lambda x: fnp.log1p(fnp.exp(x)))(1000.0)))
 
 
+def test_custom_jvp_under_eager_vmap_runs_the_function_itself():
+    # With nothing differentiating above vmap, the batched function runs as is: its values
+    # are the per-example loop's, and an output that is its argument is that very array
+    # (optimistix's inexact_asarray relies on it to avoid copies).
+    ident = ft.custom_jvp(lambda x: fnp.asarray(x, dtype=fnp.float64))
+    ident.defjvp(lambda p, t: (ident(p[0]), t[0]))
+    y = fnp.array([1.0, 2.0])
+    assert ft.vmap(ident)(y) is y
+    x = fnp.array([0.0, 2.0, 30.0])
+    loop = np.array([float(log1pexp(v)) for v in x])
+    np.testing.assert_array_equal(ft.vmap(log1pexp)(x), loop)  # same operations per element
+    # under a JVP the rule still runs batched
+    _, t = ft.jvp(ft.vmap(log1pexp), (x,), (fnp.ones(3),))
+    np.testing.assert_allclose(t, 1 / (1 + np.exp(-np.asarray(x))), rtol=1e-12)
+
+
 def test_custom_jvp_shows_in_jaxpr_and_typechecks():
     jaxpr = ft.make_jaxpr(log1pexp)(1.0)
     assert "custom_jvp_call" in str(jaxpr)

@@ -437,6 +437,10 @@ def _cotangent_leaves(bwd, result) -> list:
 def _batch_custom_jvp_call(axis, vals, dims, *, call_jaxpr, jvp, num_consts, symbolic_zeros):
     from ..batching import batch_jaxpr, vmap
     batched, out_dims = batch_jaxpr(call_jaxpr, axis, dims, 0)
+    if isinstance(current_trace(), EvalTrace):
+        # Nothing above differentiates: run the batched function itself, as an unbatched
+        # call does (an output that is an argument stays that very array, as in JAX).
+        return eval_jaxpr(batched, *vals), list(out_dims)
     arg_dims = dims[num_consts:]
     in_axes = tree_unflatten(jvp.in_tree, list(arg_dims))
 
