@@ -25,6 +25,10 @@ TESTED_ELSEWHERE = {
     # a user's scalar kernel: eager, jit (both code generators, fused), vmap, derivatives
     # through its per-operand partials, its type rule against its impl, in its own module
     "numba_vectorize": "test_numba_vectorize",
+    # only in programs traced with symbolic shapes: jit, vmap, grad of exported programs
+    # that use x.shape[0] as a value in test_shape_poly (an export specialized to concrete
+    # sizes holds a literal instead)
+    "dimension_as_value": "test_shape_poly",
 }
 # vmap replaces collectives by ordinary primitives while tracing; on devices they exchange
 # values between shards: test_vmap and test_spmd (pmap == vmap for each) test them.

@@ -75,7 +75,7 @@ class _Factor:
     def variables(self) -> set:
         if self.var is not None:
             return {self.var}
-        return set().union(*(o.variables() for o in self.operands))
+        return set().union(*(o.variables for o in self.operands))
 
 
 # A term: a tuple of (factor, exponent) pairs sorted by factor key; () is the constant 1.
@@ -475,6 +475,16 @@ def is_constant_dim(d) -> bool:
 def is_symbolic_shape(shape) -> bool:
     """Whether any dimension of ``shape`` is symbolic."""
     return any(type(d) is DimExpr for d in shape)
+
+
+def as_dim(d):
+    """``d`` as a dimension size: a symbolic dimension as it is, anything else through
+    ``operator.index`` (what shape arguments accept).
+
+        >>> as_dim(np.int32(3)), as_dim(symbolic_shape("n")[0])
+        (3, n)
+    """
+    return d if type(d) is DimExpr else operator.index(d)
 
 
 def evaluate_dim(d, env: dict) -> int:

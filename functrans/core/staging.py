@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .avals import ShapedArray
 from .config import config
+from .shape_poly import DimExpr
 from .ir import Eqn, Jaxpr, Literal, Var, replay, source_info
 from .trace import Trace, Tracer, current_trace, get_aval, new_trace, to_numpy, type_rule
 
@@ -102,7 +103,9 @@ def trace_to_jaxpr(fun, in_avals, name="make_jaxpr") -> Jaxpr:
         with new_trace(trace):
             args = [trace.new_arg(a) for a in in_avals]
             outs = fun(*args)
-            jaxpr = trace.to_jaxpr(list(outs))
+            # a symbolic size returned as a result: the program computes its value
+            outs = [o.dimension_as_value() if type(o) is DimExpr else o for o in outs]
+            jaxpr = trace.to_jaxpr(outs)
     finally:
         replay.source = outer
     if config.check_jaxprs:

@@ -21,6 +21,7 @@ from functrans.core.shape_poly import (InconclusiveDimensionOperation, SymbolicS
                                        UnexpectedDimVar, is_symbolic_dim, symbolic_shape)
 from .exported import (DisabledSafetyCheck, Exported, default_export_platform,  # noqa: F401
                        deserialize, export)
+from .shape_poly import symbolic_args_specs  # noqa: F401
 from .serialization import (FORMAT_VERSION, CorruptExportError, ExportError,  # noqa: F401
                             IncompatibleVersionError, NotAnExportError, TruncatedExportError,
                             UnknownPrimitiveError, UnserializableError)

@@ -23,7 +23,7 @@ Nothing may follow. The JSON description is an object::
              "invars": [i, ...], "outvars": [ATOM, ...], "eqns": [EQN, ...]}
     EQN   = {"prim": "mul", "in": [ATOM, ...], "out": [i, ...], "params": {name: VALUE},
              "src": [filename, line, function] or null}
-    AVAL  = [dtype name, [dims], weak_type]
+    AVAL  = [dtype name, [dims], weak_type]   # a dim: an int, or a symbolic size's text
     ATOM  = i (a variable) | ["lit", AVAL, hex of the value's little-endian bytes]
     TREE  = ["*"] (a leaf) | ["None"] | ["tuple", [TREE, ...]] | ["list", [TREE, ...]]
           | ["dict", [VALUE key, ...], [TREE, ...]] | ["OrderedDict", [VALUE key, ...], [TREE, ...]]
@@ -33,6 +33,10 @@ Param values carry explicit type tags, from a closed set::
     ["none"] | ["bool", b] | ["int", n] | ["float", float.hex(x)] | ["str", s]
     | ["tuple", [VALUE, ...]] | ["dtype", name] | ["jaxpr", index into "jaxprs"]
     | ["array", index into "arrays"] | ["scalar", dtype name, hex bytes] | ["aval", AVAL]
+    | ["dim", text of a symbolic size]
+
+An export with symbolic shapes also has ``"dim_constraints": [str, ...]`` (its scope's
+constraints); its symbolic sizes are parsed into one scope made with them.
 
 Reading never unpickles, evaluates or imports anything named by the file: primitive names
 are looked up among the primitives this process has registered (an unknown name is an
@@ -49,6 +53,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
 import zlib
 from collections import OrderedDict
@@ -61,6 +66,8 @@ from functrans.core.avals import ShapedArray
 from functrans.core.check import JaxprTypeError, check_jaxpr
 from functrans.core import dtypes as _core_dtypes
 from functrans.core.ir import Eqn, Jaxpr, Literal, SourceInfo, Var
+from functrans.core.shape_poly import DimExpr, SymbolicScope
+from functrans.core.shape_poly_parse import parse_dims
 from functrans.core.trace import _PRIMITIVES
 from functrans.core.tree import PyTreeDef, tree_structure  # noqa: F401 (doctests)
 
@@ -222,6 +229,8 @@ class _Writer:
             return ["tuple", [self.value(x, where) for x in v]]
         if t is Jaxpr:
             return ["jaxpr", self.jaxpr(v)]
+        if t is DimExpr:
+            return ["dim", str(v)]
         if isinstance(v, np.dtype):
             if _known_dtype(v.name) is None:
                 raise UnserializableError(f"{where}: dtype {v} is not serializable")
@@ -243,7 +252,9 @@ def _le_bytes(x) -> bytes:
 
 
 def encode_aval(a: ShapedArray) -> list:
-    return [a.dtype.name, list(a.shape), bool(a.weak_type)]
+    # A symbolic size is written as its text (JAX's syntax), read back in the export's scope.
+    return [a.dtype.name, [str(d) if type(d) is DimExpr else d for d in a.shape],
+            bool(a.weak_type)]
 
 
 def encode_tree(td: PyTreeDef, where="tree") -> list:
@@ -286,6 +297,10 @@ def serialize_payload(*, fun_name: str, jaxpr: Jaxpr, in_tree: PyTreeDef,
             "out_tree": encode_tree(out_tree, "results"), "jaxprs": w.jaxprs,
             "arrays": w.arrays}
     # Optional fields (absent in older exports, read with their defaults).
+    scope = next((d.scope for v in jaxpr.invars for d in v.aval.shape if type(d) is DimExpr),
+                 None)
+    if scope is not None:
+        desc["dim_constraints"] = list(scope._constraints)
     if nr_devices != 1:
         desc["nr_devices"] = int(nr_devices)
     if in_specs is not None and any(s is not None for s in in_specs):
@@ -353,6 +368,18 @@ class _Reader:
         self.jaxprs: dict = {}
         self.arrays: dict = {}
         self.active: set = set()
+        # Exports with symbolic shapes: their sizes are read into one scope with the
+        # export's constraints.
+        constraints = desc.get("dim_constraints")
+        self.dim_scope = None
+        if constraints is not None:
+            if not isinstance(constraints, list) or not all(isinstance(c, str) and len(c) < 400
+                                                            for c in constraints):
+                raise _corrupt("export", "dim_constraints must be strings")
+            try:
+                self.dim_scope = SymbolicScope(constraints)
+            except (ValueError, NotImplementedError) as e:
+                raise _corrupt("export", f"bad dim_constraints ({e})") from None
 
     def array(self, i, where) -> np.ndarray:
         if type(i) is not int or not 0 <= i < len(self.raw_arrays):
@@ -388,7 +415,7 @@ class _Reader:
     def _jaxpr_body(self, raw, where) -> Jaxpr:
         if not isinstance(raw, dict):
             raise _corrupt(where, "not an object")
-        vs = [Var(decode_aval(a, f"{where}.vars[{k}]"))
+        vs = [Var(decode_aval(a, f"{where}.vars[{k}]", self.dim_scope))
               for k, a in enumerate(_field(raw, "vars", list, where))]
 
         def var(i, w):
@@ -400,7 +427,7 @@ class _Reader:
             if isinstance(x, list) and x and x[0] == "lit":
                 if len(x) != 3 or not isinstance(x[2], str):
                     raise _corrupt(w, "a literal is ['lit', aval, hex]")
-                aval = decode_aval(x[1], w)
+                aval = decode_aval(x[1], w, self.dim_scope)
                 if aval.shape != ():
                     raise _corrupt(w, "literals are scalars")
                 return Literal(_scalar_from_hex(aval.dtype, x[2], w), aval)
@@ -462,14 +489,16 @@ class _Reader:
         if tag == "array":
             return self.array(x, where)
         if tag == "aval":
-            return decode_aval(x, where)
+            return decode_aval(x, where, self.dim_scope)
+        if tag == "dim" and type(x) is str:
+            return _dim(x, self.dim_scope, where)
         if tag == "scalar" and type(x) is str and type(args[1]) is str:
             return _scalar_from_hex(_dtype(x, where), args[1], where)[()]
         raise _corrupt(where, f"malformed {tag!r} value {v!r:.60}")
 
 
 _ARITY = {"none": 0, "bool": 1, "int": 1, "float": 1, "str": 1, "tuple": 1, "dtype": 1,
-          "jaxpr": 1, "array": 1, "aval": 1, "scalar": 2}
+          "jaxpr": 1, "array": 1, "aval": 1, "scalar": 2, "dim": 1}
 
 
 def _corrupt(where, what) -> CorruptExportError:
@@ -494,16 +523,32 @@ def _dtype(name, where) -> np.dtype:
     return d
 
 
-def _shape(dims, where) -> tuple:
-    if not isinstance(dims, list) or not all(type(d) is int and d >= 0 for d in dims):
+def _shape(dims, where, scope=None) -> tuple:
+    if not isinstance(dims, list) or not all(
+            type(d) is int and d >= 0 or scope is not None and type(d) is str for d in dims):
         raise _corrupt(where, f"bad shape {dims!r:.60}")
-    return tuple(dims)
+    return tuple(_dim(d, scope, where) if type(d) is str else d for d in dims)
 
 
-def decode_aval(raw, where) -> ShapedArray:
+_DIM_TEXT = re.compile(r"[A-Za-z0-9_ +\-*^(),]{1,400}")
+
+
+def _dim(text, scope, where):
+    """A symbolic size from its text, in the export's scope (untrusted: short, JAX's syntax,
+    exponents below 100)."""
+    if scope is None or not _DIM_TEXT.fullmatch(text) or re.search(r"\^\s*\d{3}", text):
+        raise _corrupt(where, f"bad symbolic dimension {text!r:.60}")
+    try:
+        d, = parse_dims(text, scope, repr(text))
+    except ValueError as e:
+        raise _corrupt(where, f"bad symbolic dimension {text!r:.60} ({e})") from None
+    return d
+
+
+def decode_aval(raw, where, scope=None) -> ShapedArray:
     if not (isinstance(raw, list) and len(raw) == 3 and type(raw[2]) is bool):
         raise _corrupt(where, f"an aval is [dtype, shape, weak_type], got {raw!r:.60}")
-    return ShapedArray(_shape(raw[1], where), _dtype(raw[0], where), raw[2])
+    return ShapedArray(_shape(raw[1], where, scope), _dtype(raw[0], where), raw[2])
 
 
 def _scalar_from_hex(dtype, text, where) -> np.ndarray:

@@ -229,10 +229,49 @@ def specialize(jaxpr: Jaxpr, env: dict, memo=None) -> Jaxpr:
             new = vars_[v] = type(v)(_spec_aval(v.aval, env))
         return new
 
-    eqns = [e.replace(inputs=[var(x) for x in e.inputs], outputs=[var(x) for x in e.outputs],
-                      params={k: _spec_param(p, env, memo) for k, p in e.params.items()})
-            for e in jaxpr.eqns]
+    eqns = []
+    for e in jaxpr.eqns:
+        if e.prim.name == "dimension_as_value":
+            # a constant once the sizes are known: no backend needs to compile the primitive
+            aval = e.outputs[0].aval
+            vars_[e.outputs[0]] = Literal(evaluate_dim(e.params["dim"], env), aval)
+            continue
+        eqns.append(e.replace(inputs=[var(x) for x in e.inputs],
+                              outputs=[var(x) for x in e.outputs],
+                              params={k: _spec_param(p, env, memo) for k, p in e.params.items()}))
     out = Jaxpr([var(v) for v in jaxpr.constvars], jaxpr.consts,
                 [var(v) for v in jaxpr.invars], [var(v) for v in jaxpr.outvars], eqns)
     memo[id(jaxpr)] = out
     return out
+
+
+def symbolic_args_specs(args, shapes_specs, constraints=(), scope=None):
+    """A pytree of ``ShapeDtypeStruct`` like ``args`` with symbolic shapes (JAX's
+    ``export.symbolic_args_specs``): ``shapes_specs`` is one spec for all arguments or a
+    pytree prefix of ``args`` (None: the argument's own shape); placeholders ``_`` and
+    ``...`` take the arguments' sizes; every spec shares one scope.
+
+        >>> import numpy as np
+        >>> symbolic_args_specs((np.ones((3, 1)), np.ones((3, 4))), "a, ...")
+        (ShapeDtypeStruct(shape=(a, 1), dtype=float64), ShapeDtypeStruct(shape=(a, 4), dtype=float64))
+    """
+    from functrans.core.api_util import ShapeDtypeStruct, abstractify
+    from functrans.core.shape_poly import SymbolicScope, symbolic_shape
+    from functrans.core.tree import broadcast_prefix, tree_flatten, tree_unflatten
+    leaves, tree = tree_flatten(args)
+    if isinstance(args, tuple) and isinstance(shapes_specs, list):
+        shapes_specs = tuple(shapes_specs)  # (JAX accepts a list for a tuple of arguments)
+    specs = broadcast_prefix(shapes_specs, args, what="export.symbolic_args_specs shapes_specs")
+    if scope is None:
+        scope = SymbolicScope(constraints)
+    elif constraints:
+        raise ValueError("Cannot use both `scope` and `constraints`")
+    out = []
+    for x, spec in zip(leaves, specs):
+        if isinstance(x, ShapeDtypeStruct):
+            shape, dtype = x.shape, x.dtype
+        else:
+            aval = abstractify(x, "export.symbolic_args_specs")
+            shape, dtype = aval.shape, aval.dtype
+        out.append(ShapeDtypeStruct(symbolic_shape(spec, like=shape, scope=scope), dtype))
+    return tree_unflatten(tree, out)

@@ -18,6 +18,7 @@ import numpy as np
 from .. import primitives as P
 from ..core import dtypes
 from ..core.array import Array
+from ..core.shape_poly import as_dim
 from ..core.trace import Tracer, get_aval
 
 
@@ -303,7 +304,7 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions):
     >>> lax.broadcast_in_dim(fnp.arange(3), (2, 3), (1,)).shape
     (2, 3)
     """
-    shape = tuple(map(operator.index, shape))
+    shape = tuple(map(as_dim, shape))
     bdims = tuple(map(operator.index, broadcast_dimensions))
     aval = get_aval(operand)
     if aval.shape == shape and bdims == tuple(range(len(shape))):
@@ -319,7 +320,7 @@ def broadcast_shapes(*shapes):
     """
     if not shapes:
         raise ValueError("lax.broadcast_shapes needs at least one shape")
-    shapes = [tuple(map(operator.index, s)) for s in shapes]
+    shapes = [tuple(map(as_dim, s)) for s in shapes]
     for s in shapes:
         if any(d < 0 for d in s):
             raise TypeError("Only non-negative indices are allowed when broadcasting static "
@@ -369,7 +370,7 @@ def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
                                  out_sharding, "reshape")
     if dimensions is not None:
         operand = transpose(operand, dimensions)
-    new_sizes = tuple(map(operator.index, new_sizes))
+    new_sizes = tuple(map(as_dim, new_sizes))
     if get_aval(operand).shape == new_sizes:
         return _unchanged(operand)
     return P.reshape_p.bind1(operand, new_sizes=new_sizes)
@@ -434,7 +435,7 @@ def pad(operand, padding_value, padding_config):
     Array([0., 1., 0., 1.], dtype=float64)
     """
     operand, padding_value = match_weak(operand, padding_value, name="pad")
-    config = tuple(tuple(map(operator.index, c)) for c in padding_config)
+    config = tuple(tuple(map(as_dim, c)) for c in padding_config)
     return P.pad_p.bind1(operand, padding_value, padding_config=config)
 
 
@@ -444,8 +445,8 @@ def slice(operand, start_indices, limit_indices, strides=None):
     >>> lax.slice(fnp.arange(5), (1,), (4,))
     Array([1, 2, 3], dtype=int64)
     """
-    start = tuple(map(operator.index, start_indices))
-    limit = tuple(map(operator.index, limit_indices))
+    start = tuple(map(as_dim, start_indices))
+    limit = tuple(map(as_dim, limit_indices))
     strides = None if strides is None else tuple(map(operator.index, strides))
     if strides is not None and all(s == 1 for s in strides):
         strides = None
@@ -514,7 +515,7 @@ def dynamic_slice(operand, start_indices, slice_sizes):
     Array([3, 4], dtype=int64)
     """
     starts = [_index_scalar(i) for i in start_indices]
-    sizes = tuple(map(operator.index, slice_sizes))
+    sizes = tuple(map(as_dim, slice_sizes))
     return P.dynamic_slice_p.bind1(operand, *starts, slice_sizes=sizes)
 
 
@@ -598,7 +599,7 @@ def broadcasted_iota(dtype, shape, dimension):
            [0, 1, 2]], dtype=int32)
     """
     dtype = dtypes.canonicalize_dtype(dtype, what="iota")
-    shape = tuple(map(operator.index, shape))
+    shape = tuple(map(as_dim, shape))
     return P.iota_p.bind1(dtype=dtype, shape=shape, dimension=_axis(dimension, len(shape)))
 
 
@@ -608,7 +609,7 @@ def full(shape, fill_value, dtype=None):
     >>> lax.full((2,), 7, "int32")
     Array([7, 7], dtype=int32)
     """
-    shape = (operator.index(shape),) if np.ndim(shape) == 0 else tuple(map(operator.index, shape))
+    shape = (as_dim(shape),) if np.ndim(shape) == 0 else tuple(map(as_dim, shape))
     aval = get_aval(fill_value)
     if aval.shape:
         raise TypeError(f"full: fill_value must be a scalar, got {aval.str_short()}")

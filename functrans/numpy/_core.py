@@ -20,6 +20,7 @@ from ..core import dtypes
 from ..core.array import Array
 from ..core.avals import ShapedArray
 from ..core.config import config
+from ..core.shape_poly import DimExpr, is_constant_dim, is_symbolic_shape
 from ..core.trace import Tracer, get_aval
 
 ArrayLike = object  # documentation alias: Array, Tracer, ndarray, Python scalar, nested list
@@ -62,6 +63,8 @@ def asarray(a, dtype=None, order=None, *, copy=None):
         out = _from_sequence(a, dtype)
     elif getattr(a, "_is_key_array", False) and (dtype is None or dtype == a.dtype):
         return a  # typed PRNG keys are arrays of their own dtype
+    elif t is DimExpr:
+        out = a.dimension_as_value()  # a symbolic size, as the program's value
     else:
         try:
             value = np.asarray(a)
@@ -149,7 +152,7 @@ def _from_sequence(seq, dtype=None):
         else:
             leaves.append(s)
     collect(seq)
-    if not any(is_array(x) for x in leaves):
+    if not any(is_array(x) or type(x) is DimExpr for x in leaves):
         # With a dtype, NumPy converts each value directly (out-of-range Python ints raise).
         value = np.asarray(seq) if dtype is None else np.asarray(seq, dtype)
         if value.dtype == object:
@@ -296,12 +299,29 @@ def check_rank_promotion(name: str, shapes) -> None:
 
 
 def broadcast_shapes(name: str, *shapes) -> tuple:
+    if any(is_symbolic_shape(s) for s in shapes):
+        return _broadcast_symbolic(name, shapes)
     try:
         return np.broadcast_shapes(*shapes)
     except ValueError:
         shown = " ".join(str(tuple(s)) for s in shapes)
         raise ValueError(f"fnp.{name}: operands could not be broadcast together with shapes "
                          f"{shown}") from None
+
+
+def _broadcast_symbolic(name, shapes) -> tuple:
+    """NumPy's broadcasting of shapes holding symbolic sizes: a size meets 1 or an equal
+    size (``a`` and ``b`` are not known equal: JAX's TypeError, in its words)."""
+    rank = max(len(s) for s in shapes)
+    out = []
+    for i in range(rank):
+        dims = [s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0]
+        big = next((d for d in dims if not (is_constant_dim(d) and d == 1)), 1)
+        if any(d != big and not (is_constant_dim(d) and d == 1) for d in dims):
+            raise TypeError(f"{name} got incompatible shapes for broadcasting: "
+                            f"{', '.join(str(tuple(s)) for s in shapes)}.")
+        out.append(big)
+    return tuple(out)
 
 
 def broadcast_to_shape(x, shape):

@@ -22,6 +22,7 @@ from .. import lax
 from .. import primitives as P
 from ..core import dtypes
 from ..core.config import config
+from ..core.shape_poly import DimExpr, is_constant_dim, max_dim
 from ..core.array import Array
 from ..core.trace import Tracer, get_aval
 from ._core import check_arraylike, asarray, broadcast_to_shape, convert, normalize_axis
@@ -183,13 +184,35 @@ def _lift_bool_scalars(shape, idx):
 
 
 def _static_int(v, name="slice bound"):
-    if v is None or _is_int_like(v):
+    if v is None or _is_int_like(v) or type(v) is DimExpr:
         return v
     c = _concrete(v) if (type(v) is Array or isinstance(v, Tracer)) else None
     if c is None or c.shape != () or dtypes.kind(c.dtype) not in "iu":
         raise IndexError(f"{name}s must be static integers (got {v!r:.60}); for traced "
                          "offsets use lax.dynamic_slice")
     return int(c)
+
+
+def _symbolic_slice(start, stop, step, n) -> tuple:
+    """``slice(start, stop, step).indices(n)`` and the length, where the size or a bound is
+    symbolic: clamping compares symbolically (JAX's InconclusiveDimensionOperation when the
+    comparison depends on the dimension variables)."""
+    step = 1 if step is None else step
+
+    def clamp(i, lo, hi):
+        if is_constant_dim(i) and i < 0 or type(i) is DimExpr and i < 0:
+            i = i + n
+        return lo if i < lo else hi if i > hi else i
+
+    if step > 0:
+        lo = 0 if start is None else clamp(start, 0, n)
+        hi = n if stop is None else clamp(stop, 0, n)
+        length = max_dim(0, (hi - lo + step - 1) // step)
+    else:
+        lo = n - 1 if start is None else clamp(start, -1, n - 1)
+        hi = -1 if stop is None else clamp(stop, -1, n - 1)
+        length = max_dim(0, (lo - hi - step - 1) // -step)
+    return lo, hi, step, length
 
 
 class _Plan:
@@ -209,12 +232,15 @@ class _Plan:
                                      _static_int(i.step, "slice step"))
                 if step == 0:
                     raise ValueError("slice step cannot be zero")
-                r = range(*slice(start, stop, step).indices(n))
-                entries.append(_Entry("slice", axis, (r.start, r.stop, r.step, len(r))))
+                if type(n) is DimExpr or type(start) is DimExpr or type(stop) is DimExpr:
+                    entries.append(_Entry("slice", axis, _symbolic_slice(start, stop, step, n)))
+                else:
+                    r = range(*slice(start, stop, step).indices(n))
+                    entries.append(_Entry("slice", axis, (r.start, r.stop, r.step, len(r))))
             elif _is_int_like(i):
                 i = int(i)
                 if -n <= i < n:
-                    entries.append(_Entry("int", axis, i % n))
+                    entries.append(_Entry("int", axis, i + n if i < 0 else i))
                 elif strict:
                     raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
                 else:  # left to the update's mode (drop/clip) or get's fill

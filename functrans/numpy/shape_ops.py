@@ -17,6 +17,7 @@ import numpy as np
 from .. import lax
 from .. import primitives as P
 from ..core import dtypes
+from ..core.shape_poly import DimExpr, as_dim
 from ..core.trace import concrete_of, get_aval
 from ._core import (_arraylike, check_arraylike, asarray, broadcast_operands, broadcast_shapes as _bshapes,
                     broadcast_to_shape, convert, normalize_axes, normalize_axis, promote,
@@ -92,14 +93,14 @@ def size(a, axis=None):
 
 
 def _shape_arg(newshape, total):
-    if isinstance(newshape, (int, np.integer)):
+    if isinstance(newshape, (int, np.integer, DimExpr)):
         newshape = (newshape,)
-    newshape = [operator.index(d) for d in newshape]
+    newshape = [as_dim(d) for d in newshape]
     if newshape.count(-1) > 1:
         raise ValueError("can only specify one unknown dimension (-1)")
     if -1 in newshape:
         known = math.prod(d for d in newshape if d != -1)
-        if known == 0 or total % known:
+        if known == 0 or total // known * known != total:
             raise ValueError(f"cannot reshape array of size {total} into shape "
                              f"{tuple(newshape)}")
         newshape[newshape.index(-1)] = total // known

@@ -30,3 +30,4 @@ from .numba_call import numba_call_p  # noqa: F401
 from .numba_elementwise import numba_vectorize_p  # noqa: F401
 from .io_callback import io_callback_p  # noqa: F401
 from .custom_vmap import custom_vmap_call_p  # noqa: F401
+from .shape_poly import dimension_as_value_p  # noqa: F401

@@ -13,11 +13,18 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.avals import ShapedArray
+from ..core.shape_poly import is_symbolic_dim
 from ..core.trace import Primitive
 
 
 def _ints(name, what, xs):
     if not all(isinstance(x, (int, np.integer)) for x in xs):
+        raise TypeError(f"{name}: {what} must be integers, got {xs!r}")
+
+
+def _dims(name, what, xs):
+    """Sizes: integers or symbolic dimensions (shape polymorphism)."""
+    if not all(isinstance(x, (int, np.integer)) or is_symbolic_dim(x) for x in xs):
         raise TypeError(f"{name}: {what} must be integers, got {xs!r}")
 
 
@@ -34,7 +41,7 @@ def _check_axes(name, axes, ndim, what="axes"):
 # ---- broadcast_in_dim -----------------------------------------------------------------------------
 def _broadcast_in_dim_abstract_eval(x, *, shape, broadcast_dimensions):
     name = "broadcast_in_dim"
-    _ints(name, "shape", shape)
+    _dims(name, "shape", shape)
     if any(d < 0 for d in shape):
         raise ValueError(f"{name}: negative dimension in shape {shape}")
     if len(broadcast_dimensions) != x.ndim:
@@ -67,7 +74,7 @@ broadcast_in_dim_p = Primitive(
 
 # ---- reshape --------------------------------------------------------------------------------------
 def _reshape_abstract_eval(x, *, new_sizes):
-    _ints("reshape", "new_sizes", new_sizes)
+    _dims("reshape", "new_sizes", new_sizes)
     if any(d < 0 for d in new_sizes) or math.prod(new_sizes) != x.size:
         raise TypeError(f"reshape: cannot reshape {x.str_short()} ({x.size} elements) to shape "
                         f"{tuple(new_sizes)}")
