@@ -85,6 +85,9 @@ def test_minimize_bfgs_rosenbrock_jit_vmap_and_bad_input():
 
     r = minimize(rosen, np.zeros(4), method="BFGS")
     assert bool(r.success) and int(r.status) == 0
+    # counters and status: weak default ints, as JAX's (its loop starts them from Python ints)
+    for c in (r.status, r.nfev, r.njev, r.nit):
+        assert c.dtype == fnp.int64 and c.weak_type  # the tests run with x64
     # gtol 1e-5 on the gradient: near the minimum the Hessian's smallest eigenvalue is ~0.4,
     # so x is within ~1e-4 of (1, 1, 1, 1)
     np.testing.assert_allclose(r.x, np.ones(4), atol=1e-4)

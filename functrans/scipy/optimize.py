@@ -37,7 +37,7 @@ def minimize(fun, x0, args=(), *, method, tol=None, options=None):
     ``maxiter`` (default ``200 * x0.size``), ``gtol`` and ``norm``.
 
         >>> minimize(lambda x, a: fnp.sum((x - a) ** 2), fnp.zeros(1), (2.0,), method="BFGS").nit
-        Array(1, dtype=int32)
+        Array(1, dtype=int64, weak_type=True)
     """
     if not isinstance(method, str) or method.lower() != "bfgs":
         raise ValueError(f"scipy.optimize.minimize: method must be 'BFGS', got {method!r}")
@@ -80,7 +80,7 @@ def _bfgs(fun, x0, maxiter, gtol, norm, line_search_maxiter):
             ok = fnp.isfinite(f_new) & (f_new <= f + c1 * alpha * slope)
             return (fnp.where(ok, alpha, alpha / 2), f_new, g_new, it + 1, ok)
 
-        init = (fnp.asarray(1.0, x.dtype), f, g, fnp.zeros((), fnp.int32), fnp.asarray(False))
+        init = (fnp.asarray(1.0, x.dtype), f, g, fnp.asarray(0), fnp.asarray(False))
         alpha, f_new, g_new, it, ok = lax.while_loop(cond, body, init)
         ok = ok & (slope < 0)
         return alpha, f_new, g_new, it, ok
@@ -108,13 +108,13 @@ def _bfgs(fun, x0, maxiter, gtol, norm, line_search_maxiter):
                       fnp.where(ok, g_new, g), fnp.where(ok, h_new, h))
         k = k + 1
         status = fnp.where(~ok, 3, fnp.where(gnorm(g) <= gtol, 0,
-                                             fnp.where(k >= maxiter, 1, -1))).astype(fnp.int32)
+                                             fnp.where(k >= maxiter, 1, -1)))
         return x, f, g, h, k, nfev + evals, status
 
-    # counters and status are int32, as JAX's
-    start = fnp.where(gnorm(g0) <= gtol, 0, fnp.where(maxiter <= 0, 1, -1)).astype(fnp.int32)
-    one = fnp.ones((), fnp.int32)
-    init = (x0, f0, g0, eye, 0 * one, one, start)
+    # Counters and status are weakly typed default ints (int64 with x64), as JAX's, whose
+    # loop state starts them from Python ints.
+    start = fnp.where(gnorm(g0) <= gtol, 0, fnp.where(maxiter <= 0, 1, -1))
+    init = (x0, f0, g0, eye, fnp.asarray(0), fnp.asarray(1), start)
     x, f, g, h, k, nfev, status = lax.while_loop(cond, body, init)
     return OptimizeResults(x=x, success=status == 0, status=status, fun=f, jac=g, hess_inv=h,
                            nfev=nfev, njev=nfev, nit=k)
