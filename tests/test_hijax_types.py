@@ -256,3 +256,21 @@ def test_shaped_array_sharding_keyword():
         ShapedArray((6, 3), np.float32, sharding=s)
     with pytest.raises(TypeError, match="unexpected arguments"):
         s.update(specs=P())
+
+
+def test_types_under_a_mesh_name_its_abstract_mesh():
+    # JAX: typeof of an unplaced value under set_mesh is unsplit on the context's abstract
+    # mesh, and a product's out_sharding may be such a type's sharding.
+    from functrans.core.config import config
+    from functrans.core.mesh import P, make_mesh, set_mesh
+    with config.override(num_cpu_devices=4):
+        mesh = make_mesh((4,), ("i",))
+        with set_mesh(mesh):
+            x = fnp.ones((8, 3), fnp.float32)
+            s = ft.typeof(x).sharding
+            assert s.mesh == mesh.abstract_mesh and s.spec == P(None, None)
+            rows = ft.device_put(x, P("i"))
+            want = ft.typeof(rows).sharding
+            y = fnp.matmul(x, fnp.ones((3, 2), fnp.float32), out_sharding=want)
+            assert str(ft.typeof(y)) == "float32[8@i,2]"
+            np.testing.assert_array_equal(np.asarray(y), np.full((8, 2), 3, np.float32))

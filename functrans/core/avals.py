@@ -54,15 +54,15 @@ class ShapedArray:
     @property
     def sharding(self):
         """The value's sharding in the global view (``jax.typeof(x).sharding``): no dimension
-        split, on the empty abstract mesh. Abstract values carry no sharding of their own
-        (placement is the concrete array's ``.sharding``, and a shard_map body sees its own
-        shards as whole values).
+        split, on the context's abstract mesh (``set_mesh``; the empty one outside any), as
+        JAX's. Abstract values carry no sharding of their own (placement is the concrete
+        array's ``.sharding``, and a shard_map body sees its own shards as whole values).
 
             >>> ShapedArray((2, 3), np.float32).sharding.spec
             PartitionSpec(None, None)
         """
-        from .mesh import EMPTY_MESH, NamedSharding, PartitionSpec
-        return NamedSharding(EMPTY_MESH, PartitionSpec(*(None,) * len(self.shape)))
+        from .mesh import NamedSharding, PartitionSpec, get_abstract_mesh
+        return NamedSharding(get_abstract_mesh(), PartitionSpec(*(None,) * len(self.shape)))
 
     def str_short(self) -> str:
         return f"{dtypes.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"

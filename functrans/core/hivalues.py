@@ -38,8 +38,8 @@ from .avals import ShapedArray
 from .pytree import PUBLIC_LEAVES, _NodeType, _registry, tree_flatten, tree_unflatten
 from .trace import Tracer
 
-__all__ = ["HiVal", "hi_type_of", "is_hi_type", "is_hi_value", "register_hi_class",
-           "tangent_view", "tangent_carrier_aval"]
+__all__ = ["HiVal", "hi_type_of", "is_hi_type", "is_hi_value", "lower_specs",
+           "register_hi_class", "tangent_view", "tangent_carrier_aval"]
 
 _classes: dict = {}  # the library's value class -> its typeof function
 
@@ -206,3 +206,38 @@ def tangent_view(tree):
         return tree_unflatten(td, [HiVal(h.aval, h.lo, c) if h is not None else c
                                    for c, h in zip(new, his)])
     return view, rebuild
+
+
+def lower_specs(specs: list, tree) -> list:
+    """Per-leaf partition specs of ``tree`` (``shard_map``'s, matched as a prefix) with each
+    high-level value's spec (a ``hijax.HiPspec``, given to all its leaves) replaced by its
+    arrays' specs (``to_lo()``); its tangent carrier is split like the array of its shape
+    (replicated if none has it).
+
+        >>> lower_specs(["s"], (1.0,))
+        ['s']
+    """
+    if not any(callable(getattr(s, "to_lo", None)) for s in specs):
+        return specs
+    out, i = [], 0
+    for x in tree_flatten(tree, is_leaf=is_hi_value)[0]:
+        if not is_hi_value(x):
+            out.append(specs[i])
+            i += 1
+            continue
+        h = as_hival(x)
+        n = len(h.lo) + (h.carrier is not None)
+        spec = specs[i]
+        i += n
+        if not callable(getattr(spec, "to_lo", None)):
+            out += [spec] * n
+            continue
+        lo = list(spec.to_lo())
+        if len(lo) != len(h.lo):
+            raise ValueError(f"{type(spec).__name__}.to_lo() gave {len(lo)} specs for a value "
+                             f"of type {_type_str(h.aval)} made of {len(h.lo)} arrays")
+        out += lo
+        if h.carrier is not None:
+            shape = np.shape(h.carrier)
+            out.append(next((s for s, v in zip(lo, h.lo) if np.shape(v) == shape), ()))
+    return out

@@ -726,6 +726,21 @@ def argument_sharding(x):
     return traced_sharding(x) if _traced_arguments.by_var else None
 
 
+def on_context_devices(sharding):
+    """``sharding``, or when it names the context mesh's abstract form (a type's
+    ``typeof(x).sharding`` under ``set_mesh``), the same spec on the context mesh's devices.
+
+    >>> on_context_devices(None) is None
+    True
+    """
+    if isinstance(sharding, NamedSharding) and isinstance(sharding.mesh, AbstractMesh) \
+            and not sharding.mesh.empty:
+        mesh = get_mesh()
+        if not mesh.empty and mesh.abstract_mesh == sharding.mesh:
+            return NamedSharding(mesh, sharding.spec)
+    return sharding
+
+
 def context_sharding(spec, what: str, error=ValueError) -> "NamedSharding":
     """``NamedSharding(context mesh, spec)``; ``error`` naming ``what`` and the spec when no
     mesh is set."""

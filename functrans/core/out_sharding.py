@@ -18,18 +18,21 @@ import inspect
 
 
 def is_unsplit(sharding) -> bool:
-    """Whether ``sharding`` is what every functrans value is: None, or nothing split on the
-    empty abstract mesh."""
+    """Whether ``sharding`` is what every functrans value is: None, or nothing split on an
+    abstract mesh (the empty one, or the context's: ``typeof(x).sharding`` of an unplaced
+    value)."""
     from .mesh import AbstractMesh, NamedSharding
     return sharding is None or (
         isinstance(sharding, NamedSharding) and isinstance(sharding.mesh, AbstractMesh)
-        and sharding.mesh.empty and sharding.is_fully_replicated)
+        and sharding.is_fully_replicated)
 
 
 def place(out, sharding, name: str):
     """``out`` with ``sharding`` (the ``out_sharding=`` of function ``name``)."""
     if is_unsplit(sharding):
         return out
+    from .mesh import on_context_devices
+    sharding = on_context_devices(sharding)
     from .array import Array
     from .trace import Tracer
     from .tree import tree_leaves

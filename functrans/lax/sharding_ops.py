@@ -20,7 +20,7 @@ from __future__ import annotations
 from ..core import placement as _placement
 from ..core.devices import Device
 from ..core.mesh import (NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding,
-                         context_sharding)
+                         context_sharding, on_context_devices)
 from ..core.trace import Tracer
 from ..core.placement import device_put
 from ..primitives.sharding_constraint import sharding_constraint_p
@@ -88,6 +88,7 @@ def with_out_sharding(fun, args, out_sharding, name: str):
     elif not isinstance(out_sharding, Sharding):
         raise TypeError(f"{name}: out_sharding must be a PartitionSpec or a Sharding, got "
                         f"{type(out_sharding).__name__}: {out_sharding!r:.60}")
+    out_sharding = on_context_devices(out_sharding)
     leaves = tree_flatten(args)[0]
     if not any(isinstance(x, Tracer) for x in leaves):
         if getattr(getattr(out_sharding, "spec", None), "unreduced", None):

@@ -18,6 +18,7 @@ from functrans.core.array import Array
 from functrans.core.avals import ShapedArray
 from functrans.core.axis_env import _env as _axis_env
 from functrans.core.config import config
+from functrans.core.hivalues import lower_specs
 from functrans.core.mesh import (AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec,
                                  canonical_spec, check_divisible, get_mesh, same_grid,
                                  traced_arguments_placed, traced_sharding,
@@ -105,7 +106,8 @@ def shard_map(f=None, /, *args, out_specs=_NO_OUT_SPECS, in_specs=Infer, mesh=No
         if in_specs is Infer:
             specs = [_inferred_spec(x, full, manual, what) for x in leaves]
         else:
-            specs = list(match_prefix(in_specs, args, what, "in_specs", "arguments"))
+            specs = lower_specs(list(match_prefix(in_specs, args, what, "in_specs",
+                                                  "arguments")), args)
         stacked = set()  # arguments unreduced over some axes: their partial values, stacked
         for k, (x, spec) in enumerate(zip(leaves, specs)):
             names = stack_names(spec, run_mesh.axis_names)
@@ -135,7 +137,8 @@ def shard_map(f=None, /, *args, out_specs=_NO_OUT_SPECS, in_specs=Infer, mesh=No
                     shard_body(bs, canon, run_mesh.axis_names):
                 out = f(*tree_unflatten(in_tree, list(bs)))
             out_leaves, out_store["tree"] = tree_flatten(out)
-            o_specs = list(match_prefix(out_specs, out, what, "out_specs", "outputs"))
+            o_specs = lower_specs(list(match_prefix(out_specs, out, what, "out_specs",
+                                                    "outputs")), out)
             out_store["partial"] = {}
             for i, spec in enumerate(o_specs):
                 names = stack_names(spec, run_mesh.axis_names)
