@@ -5,6 +5,7 @@ import pytest
 
 import functrans as ft
 import functrans.numpy as fnp
+from functrans.transforms.autodiff.vjp_function import NotNeeded
 from functrans.tree_util import tree_flatten, tree_leaves, tree_unflatten
 
 
@@ -93,3 +94,66 @@ def test_with_refs_markers_are_empty_pytrees():
         lambda: f_vjp.with_refs(ft.ad.GradValue(), ft.ad.DontWant())(np.ones(4)))()
     assert len(only_W.outvars) == 1  # W's cotangent; DidntWant() has no leaves
     assert ft.tree_util.tree_leaves(ft.ad.GradRef()) == []
+
+
+# ---- args_res: the residuals that are the arguments themselves (JAX's VJP.args_res) --------
+def layer(W, x):
+    return fnp.tanh(x @ W)
+
+
+def _layer_grads(W, x, ct):
+    """NumPy oracle of layer's VJP."""
+    d = ct * (1 - np.tanh(x @ W) ** 2)
+    return x.T @ d, d @ W.T
+
+
+@pytest.mark.parametrize("jitted", [False, True])
+def test_args_res_holds_the_arguments_the_backward_pass_reads(jitted):
+    W, x = np.ones((3, 3)), np.arange(6.0).reshape(2, 3) / 10
+    vjp = ft.jit(lambda W, x: ft.vjp(layer, W, x)) if jitted else \
+        (lambda W, x: ft.vjp(layer, W, x))
+    _, f_vjp = vjp(W, x)
+    # JAX 0.10.2: [W1, x0] for this layer (dot_general's transpose reads both operands)
+    np.testing.assert_array_equal(f_vjp.args_res[0], W)
+    np.testing.assert_array_equal(f_vjp.args_res[1], x)
+    leaves = tree_leaves(f_vjp)
+    assert len(leaves) == 2 + len(f_vjp.opaque_residuals)
+    ct = np.ones((2, 3))
+    for got, want in zip(f_vjp(ct), _layer_grads(W, x, ct)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)  # float64: rounding only
+
+
+@pytest.mark.parametrize("jitted", [False, True])
+def test_args_res_put_back_are_what_the_backward_pass_reads(jitted):
+    W, x, ct = np.ones((3, 3)), np.arange(6.0).reshape(2, 3) / 10, np.ones((2, 3))
+    vjp = ft.jit(lambda W, x: ft.vjp(layer, W, x)) if jitted else \
+        (lambda W, x: ft.vjp(layer, W, x))
+    _, f_vjp = vjp(W, x)
+    f_vjp.args_res[0] = fnp.asarray(2 * W)
+    # As JAX: the new W with the forward pass's own other residuals (tanh at the old W)
+    d = ct * (1 - np.tanh(x @ W) ** 2)
+    np.testing.assert_allclose(f_vjp(ct)[1], d @ (2 * W).T, rtol=1e-12)
+    f_vjp.args_res[0] = NotNeeded()
+    with pytest.raises(ValueError, match="put the argument back into args_res"):
+        f_vjp(ct)
+    f_vjp.args_res = [W]
+    with pytest.raises(ValueError, match="one entry per argument"):
+        f_vjp(ct)
+    f_vjp.args_res = [W, (x, x)]
+    with pytest.raises(ValueError, match=r"args_res\[1\] must have the structure"):
+        f_vjp(ct)
+
+
+def test_args_res_leaves_unread_arguments_out():
+    # JAX 0.10.2: sin's backward pass reads cos(x), not x; Python scalars are constants
+    _, f_vjp = ft.vjp(fnp.sin, fnp.float32(2.0))
+    assert repr(f_vjp.args_res) == "[NotNeeded()]"
+    _, f_vjp = ft.jit(lambda x: ft.vjp(fnp.sin, x))(fnp.float32(2.0))
+    assert repr(f_vjp.args_res) == "[NotNeeded()]"
+    np.testing.assert_allclose(f_vjp.opaque_residuals[0], np.cos(np.float32(2.0)), rtol=1e-6)
+    _, f_vjp = ft.vjp(lambda d: d["a"] * d["b"], {"a": 1.0, "b": 3.0})
+    assert repr(f_vjp.args_res) == "[{'a': NotNeeded(), 'b': NotNeeded()}]"
+    a = fnp.float32(2.0)
+    for _ in range(2):  # the first call linearizes now, the next ones take the cached rule
+        _, f_vjp = ft.vjp(lambda a: a * a, a)
+        assert f_vjp.args_res[0] is a

@@ -29,7 +29,7 @@ from .jvp import Zero, instantiate, jvp_flat, tangent_aval
 from .partial_eval import PartialEvalTrace
 from .tape import vjp_on_tape
 from .transpose import backward_pass
-from .vjp_function import VJP, NotNeeded
+from .vjp_function import NotNeeded, VJP
 from functrans.core.dtypes import kind as dtype_kind
 
 
@@ -227,7 +227,8 @@ def _make_vjp(primals, p_flat, backward, apply) -> VJP:
     # Python scalars are constants of the backward pass, as in JAX: never in args_res.
     index = {id(p): i for i, p in enumerate(p_flat) if type(p) not in _PYTHON_SCALARS}
     if backward.residuals is None:  # on the tape: the arguments it read
-        needed, layout, opaque = set(backward.args_read()) & set(index.values()), (), []
+        needed, opaque = set(backward.args_read()) & set(index.values()), []
+        layout = tuple(("arg", i) for i in sorted(needed))  # (read from the tape, not these)
     else:
         needed, layout, opaque = set(), [], []
         for r in backward.residuals:

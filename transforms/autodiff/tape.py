@@ -364,6 +364,19 @@ def vjp_on_tape(fun, primals, mask):
         return [Zero(a) if n not in cts else Array._wrap(cts[n]) if lean else cts[n]
                 for n, a in enumerate(in_avals)]
 
+    def inputs_read() -> list[int]:
+        """The differentiated inputs (by position among them) whose values the backward
+        pass reads as residuals (the very buffers passed, as ``VJP.args_res`` shows)."""
+        values = {id(x.value): i for i, x in enumerate(x for x in ins if type(x) is TapeTracer)}
+        read = set()
+        for lin, residuals, _, _ in tape.entries:
+            if type(lin) is LinearizedNow:  # its residuals: its jaxpr's consts and literals
+                residuals = [r._value for r in lin.jaxpr.consts if type(r) is Array] + [
+                    x.val for e in lin.jaxpr.eqns for x in e.inputs if type(x) is Literal]
+            read.update(values[id(r)] for r in residuals if id(r) in values)
+        return sorted(read)
+
+    backward.inputs_read = inputs_read
     return primals_out, backward
 
 

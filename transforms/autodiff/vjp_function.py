@@ -9,13 +9,14 @@ returning it lists what the forward pass saves::
     >>> f_vjp(2.0)
     (Array(1.75516512, dtype=float64, weak_type=True),)
 
-An eager ``vjp`` keeps its residuals on its tape: its ``VJP`` has no leaves.
+An eager ``vjp`` keeps its residuals on its tape: its ``VJP``'s leaves are the arguments
+the backward pass reads (``args_res``).
 """
 from __future__ import annotations
 
-from functrans.core.tree import register_pytree_node
+from functrans.core.tree import register_pytree_node, tree_flatten
 
-__all__ = ["DidntWant", "DontWant", "GradRef", "GradValue", "VJP"]
+__all__ = ["DidntWant", "DontWant", "GradRef", "GradValue", "NotNeeded", "VJP"]
 
 
 class GradValue:
@@ -47,18 +48,68 @@ class GradRef:
         return "GradRef()"
 
 
+class NotNeeded:
+    """In :attr:`VJP.args_res`, an argument leaf the backward pass does not read."""
+
+    def __repr__(self):
+        return "NotNeeded()"
+
+
 class VJP:
-    """``f_vjp(cotangent)``: the inputs' cotangents, computed from the residuals (the
-    pytree's leaves) by the backward pass (its structure's static data)."""
+    """``f_vjp(cotangent)``: the inputs' cotangents, computed by the backward pass (its
+    structure's static data) from its residuals, the pytree's leaves. As JAX's, residuals
+    that are arguments of the function differentiated are in ``args_res`` (one entry per
+    argument: the argument's pytree with :class:`NotNeeded` at leaves the backward pass
+    does not read), so a caller can drop them and put them back later
+    (``f_vjp.args_res[0] = W``); the others are ``opaque_residuals``.
 
-    __slots__ = ("residuals", "_apply")
+        >>> import functrans as ft, functrans.numpy as fnp
+        >>> _, f_vjp = ft.vjp(fnp.sin, fnp.zeros(2))  # it reads cos(x), not x
+        >>> f_vjp.args_res
+        [NotNeeded()]
+        >>> _, f_vjp = ft.vjp(lambda W, x: W @ x, fnp.ones((2, 2)), fnp.ones(2))
+        >>> f_vjp.args_res
+        [Array([[1., 1.],
+               [1., 1.]], dtype=float64), Array([1., 1.], dtype=float64)]
+    """
 
-    def __init__(self, residuals, apply):
-        self.residuals = list(residuals)
+    __slots__ = ("args_res", "opaque_residuals", "_apply", "_layout", "_arg_trees")
+
+    def __init__(self, args_res, opaque_residuals, apply, layout, arg_trees):
+        self.args_res = list(args_res)
+        self.opaque_residuals = list(opaque_residuals)
         self._apply = apply
+        # One entry per residual the backward pass reads: ("arg", flat argument leaf) or
+        # ("opaque", index into opaque_residuals).
+        self._layout = layout
+        self._arg_trees = arg_trees
+
+    def _arg_leaves(self) -> list:
+        if len(self.args_res) != len(self._arg_trees):
+            raise ValueError(f"VJP.args_res must hold one entry per argument "
+                             f"({len(self._arg_trees)}), got {len(self.args_res)}")
+        leaves = []
+        for i, (a, tree) in enumerate(zip(self.args_res, self._arg_trees)):
+            flat, t = tree_flatten(a, is_leaf=lambda v: isinstance(v, NotNeeded))
+            if len(flat) != tree.num_leaves:
+                raise ValueError(f"VJP.args_res[{i}] must have the structure of argument {i} "
+                                 f"({tree}), got {t}")
+            leaves += flat
+        return leaves
 
     def __call__(self, ct):
-        return self._apply(self.residuals, ct)
+        args = self._arg_leaves()
+        residuals = []
+        for kind, k in self._layout:
+            if kind == "opaque":
+                residuals.append(self.opaque_residuals[k])
+                continue
+            if isinstance(args[k], NotNeeded):
+                raise ValueError("the backward pass reads an argument that VJP.args_res holds "
+                                 "as NotNeeded(): put the argument back into args_res before "
+                                 "calling the VJP")
+            residuals.append(args[k])
+        return self._apply(residuals, args, ct)
 
     def with_refs(self, *targets):
         """``f_vjp`` sending each argument's cotangent where its target says: a Ref (added
@@ -95,12 +146,14 @@ class VJP:
         return f_vjp
 
     def __repr__(self):
-        return f"VJP({len(self.residuals)} residuals)"
+        return (f"VJP(args_res={self.args_res!r}, "
+                f"opaque_residuals=<{len(self.opaque_residuals)} arrays>)")
 
 
-register_pytree_node(VJP, lambda f: (f.residuals, f._apply),
-                     lambda apply, residuals: VJP(residuals, apply))
-# What with_refs returns in place of a cotangent holds no value: an empty node, as in JAX
-# (so a function returning them can be traced or jitted).
-for _marker in (DidntWant, GradRef):
+register_pytree_node(
+    VJP, lambda f: ((f.args_res, f.opaque_residuals), (f._apply, f._layout, f._arg_trees)),
+    lambda aux, children: VJP(children[0], children[1], *aux))
+# What with_refs returns in place of a cotangent holds no value, and neither does NotNeeded:
+# empty nodes, as in JAX (so a function returning them can be traced or jitted).
+for _marker in (DidntWant, GradRef, NotNeeded):
     register_pytree_node(_marker, lambda m: ((), None), lambda _, __, cls=_marker: cls())
