@@ -195,7 +195,7 @@ class DimExpr:
                 f"{abs(k)}*{_term_str(t)}"
             parts.append(f"{sign} {body}")
         s = " ".join(parts)
-        return s[2:] if s.startswith("+ ") else "-" + s[2:]
+        return "0" if not s else s[2:] if s.startswith("+ ") else s  # JAX's "- a + 1"
 
     __repr__ = __str__
 
@@ -584,6 +584,27 @@ def _plain_bounds(e):
             iv = _imul(iv, _ipow(_factor_bounds(f, e.scope), x))
         t_lo, t_hi = _imul(iv, (k, k))
         lo, hi = lo + t_lo, hi + t_hi
+    return _refine(e, lo, hi)
+
+
+def _refine(e, lo, hi):
+    """Tighter bounds from one term ``k*max(x, y)``/``k*min(x, y)`` (e equals e with x or
+    with y in its place: the union of their bounds) or ``k*floordiv(x, c)`` with c | k
+    (which is ``(k/c)*(x - mod(x, c))``); both are sound, so the bounds intersect."""
+    for t, k in e.terms:
+        if len(t) != 1 or t[0][1] != 1 or t[0][0].var is not None:
+            continue
+        f = t[0][0]
+        rest = _make({tt: kk for tt, kk in e.terms if tt != t}, e.scope)
+        if f.op in (MAX, MIN):
+            alts = [bounds(rest + k * x) for x in f.operands]
+            return max(lo, min(a[0] for a in alts)), min(hi, max(a[1] for a in alts))
+        c = f.operands[1]
+        if f.op == FLOORDIV and type(c) is DimExpr and len(c.terms) == 1 and \
+                c.terms[0][0] == () and c.terms[0][1] > 0 and k % c.terms[0][1] == 0:
+            x = f.operands[0]
+            a_lo, a_hi = bounds(rest + (k // c.terms[0][1]) * (x - x % c.terms[0][1]))
+            return max(lo, a_lo), min(hi, a_hi)
     return lo, hi
 
 

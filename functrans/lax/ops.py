@@ -18,7 +18,7 @@ import numpy as np
 from .. import primitives as P
 from ..core import dtypes
 from ..core.array import Array
-from ..core.shape_poly import as_dim
+from ..core.shape_poly import DimExpr, as_dim
 from ..core.trace import Tracer, get_aval
 
 
@@ -38,6 +38,8 @@ def _convert_weak(x, dtype):
     """Give a weakly typed value (Python scalar or weak array) the dtype ``dtype``."""
     if type(x) in _PY_SCALAR_TYPES:
         return np.asarray(x, dtype=dtype)[()]
+    if type(x) is DimExpr:
+        x = x.dimension_as_value()
     if get_aval(x).dtype == dtype:
         return x
     return P.convert_element_type_p.bind1(x, new_dtype=dtype, weak_type=False)

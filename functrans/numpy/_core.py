@@ -181,6 +181,8 @@ def reshape_raw(x, shape):
 
 def convert(x, dtype, weak_type=False):
     """Cast an array or Python scalar to ``dtype`` (no-op if it already has it)."""
+    if type(x) is DimExpr:
+        x = x.dimension_as_value()
     if type(x) in _PY_SCALARS:
         return weak_scalar(x, dtype) if weak_type else Array._wrap(np.asarray(x, dtype=dtype))
     aval = get_aval(x)

@@ -14,6 +14,7 @@ import numpy as np
 from .. import lax
 from .. import primitives as P
 from ..core import dtypes
+from ..core.shape_poly import DimExpr, as_dim, is_symbolic_dim, max_dim
 from ..core.trace import Tracer, get_aval
 from ._core import check_arraylike, asarray, broadcast_to_shape, convert, normalize_axis
 from .shape_ops import reshape
@@ -27,9 +28,9 @@ __all__ = ["zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_li
 
 
 def _shape(shape):
-    if isinstance(shape, (int, np.integer)):
-        return (operator.index(shape),)
-    shape = tuple(operator.index(d) for d in shape)
+    if isinstance(shape, (int, np.integer, DimExpr)):
+        return (as_dim(shape),)
+    shape = tuple(as_dim(d) for d in shape)
     if any(d < 0 for d in shape):
         raise ValueError(f"negative dimensions are not allowed, got shape {shape}")
     return shape
@@ -155,12 +156,36 @@ def _static_number(x, name):
     return x if isinstance(x, (int, float, bool)) else np.asarray(x).item()
 
 
+def _arange_symbolic(start, stop, step, dtype):
+    """arange with a symbolic bound (integer start and step): an iota of the symbolic
+    length, scaled and shifted."""
+    start, stop = (0, start) if stop is None else (start, stop)
+    step = 1 if step is None else step
+    if not all(is_symbolic_dim(v) or isinstance(v, (int, np.integer)) for v in
+               (start, stop, step)) or step == 0:
+        raise TypeError(f"fnp.arange: with a symbolic bound, start, stop and step must be "
+                        f"integers or symbolic dimensions and step nonzero, got {start}, "
+                        f"{stop}, {step}")
+    n = max_dim(0, (stop - start + step - 1) // step if step > 0 else
+                (start - stop - step - 1) // -step)
+    d = dtypes.default_int_dtype() if dtype is None else dtypes.canonicalize_dtype(dtype)
+    out = lax.iota(d, n)
+    if step != 1:
+        out = P.mul_p.bind1(out, convert(step, d))
+    if not (isinstance(start, int) and start == 0):
+        out = P.add_p.bind1(out, P.broadcast_in_dim_p.bind1(
+            convert(start, d), shape=(n,), broadcast_dimensions=()))
+    return out
+
+
 def arange(start, stop=None, step=None, dtype=None):
     """Evenly spaced values in ``[start, stop)`` (static bounds), NumPy's dtype rules.
 
     >>> arange(1, 2, 0.25)
     Array([1.  , 1.25, 1.5 , 1.75], dtype=float64)
     """
+    if any(is_symbolic_dim(v) for v in (start, stop, step)):
+        return _arange_symbolic(start, stop, step, dtype)
     start = _static_number(start, "arange")
     stop = None if stop is None else _static_number(stop, "arange")
     step = None if step is None else _static_number(step, "arange")
@@ -295,7 +320,8 @@ def eye(N, M=None, k=0, dtype=None):
     check_arraylike("eye", k)
     M = N if M is None else M
     d = _dtype(dtype, dtypes.default_float_dtype())
-    rows = lax.broadcasted_iota(dtypes.int32 if max(N, M) < 2**31 else dtypes.int64, (N, M), 0)
+    small = not (is_symbolic_dim(N) or is_symbolic_dim(M)) and max(N, M) < 2**31
+    rows = lax.broadcasted_iota(dtypes.int32 if small else dtypes.int64, (N, M), 0)
     cols = lax.broadcasted_iota(get_aval(rows).dtype, (N, M), 1)
     on = P.eq_p.bind1(P.add_p.bind1(rows, lax.ops._convert_weak(k, get_aval(rows).dtype)), cols)
     return convert(on, d)

@@ -273,7 +273,8 @@ class _Plan:
         """An integer array (or scalar) index, negative entries counting from the end, and the
         message for its first out-of-range entry (raised now for 0-d indices if ``strict``;
         for arrays only if anything is read). Without ``strict`` they stay out of range."""
-        c = _concrete(i)
+        # (with a symbolic size, constant indices are normalized in the program)
+        c = _concrete(i) if type(n) is not DimExpr else None
         bad = None
         if c is not None:
             if strict and c.size and (c.min() < -n or c.max() >= n):

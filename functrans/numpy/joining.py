@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import lax
 from ..core import dtypes
+from ..core.shape_poly import as_dim
 from ..core.trace import get_aval
 from ._core import (asarray, check_arraylike, check_sequence_arraylike, convert, normalize_axis,
                     promote)
@@ -234,7 +235,7 @@ def _split(ary, indices_or_sections, axis, strict):
     s = get_aval(a).shape
     axis = normalize_axis(axis, len(s))
     pts = _split_points(s[axis], indices_or_sections, strict)
-    return [lax.slice_in_dim(a, int(lo), int(builtins.max(lo, hi)), 1, axis)
+    return [lax.slice_in_dim(a, as_dim(lo), as_dim(builtins.max(lo, hi)), 1, axis)
             for lo, hi in zip(pts[:-1], pts[1:])]
 
 
