@@ -274,3 +274,43 @@ def test_types_under_a_mesh_name_its_abstract_mesh():
             y = fnp.matmul(x, fnp.ones((3, 2), fnp.float32), out_sharding=want)
             assert str(ft.typeof(y)) == "float32[8@i,2]"
             np.testing.assert_array_equal(np.asarray(y), np.full((8, 2), 3, np.float32))
+
+
+def test_shard_map_with_a_high_level_partition_spec():
+    from functrans.core.config import config
+    from functrans.core.mesh import P, make_mesh, set_mesh
+    from functrans.experimental.hijax import HiPspec
+
+    @dataclass(frozen=True)
+    class QArrayP(HiPspec):
+        spec: object
+
+        def to_lo(self):
+            return (self.spec, self.spec)  # values and scales split together
+
+    xs = np.arange(24., dtype=np.float32).reshape(8, 3) + 1
+    with config.override(num_cpu_devices=4):
+        with set_mesh(make_mesh((4,), ("i",))):
+            rows = ft.device_put(fnp.asarray(xs), P("i"))
+            shapes = []
+
+            def quantize_shard(x):
+                shapes.append(x.shape)
+                return quantize(x)
+
+            def dequantize_shard(q):
+                shapes.append(str(ft.typeof(q)))
+                return dequantize(q)
+
+            for wrap in (lambda f: f, ft.jit):
+                shapes.clear()
+                q = wrap(ft.shard_map(quantize_shard, in_specs=P("i"),
+                                      out_specs=QArrayP(P("i"))))(rows)
+                assert str(ft.typeof(q)) == "q8[8,3]"
+                assert q.qvalue.sharding.spec[0] == q.scale.sharding.spec[0] == "i"
+                back = wrap(ft.shard_map(dequantize_shard, in_specs=QArrayP(P("i")),
+                                         out_specs=P("i")))(q)
+                assert shapes == [(2, 3), "q8[2,3]"]
+                # per-row scales: quantizing shard by shard is quantizing the whole
+                np.testing.assert_allclose(np.asarray(back), _oracle_roundtrip(xs), **EXACT)
+                assert back.sharding.spec[0] == "i"

@@ -37,17 +37,18 @@ from .donation import donation, warn_unusable_donations
 from .executable import executable_for  # noqa: F401  (importing it registers the CPU backend)
 from .fast_path import runner as fast_runner
 from .refs import call_with_closed_refs, call_with_refs, closed_over
-from .shardings import check_shardings, place
+from .shardings import check_shardings, place, shard_map_result_shardings
 from ..partition.partitioner import mesh_and_specs, partitioned
 from .tiered import Tiered
 
 
 class _Entry:
-    __slots__ = ("jaxpr", "out_tree", "consts", "executable")
+    __slots__ = ("jaxpr", "out_tree", "consts", "executable", "result_shardings")
 
     def __init__(self, jaxpr, out_tree, consts):
         self.jaxpr, self.out_tree, self.consts = jaxpr, out_tree, consts
         self.executable = None
+        self.result_shardings = shard_map_result_shardings(jaxpr)
 
 
 class Jitted:
@@ -134,13 +135,16 @@ class Jitted:
                 # While a tiered kernel compiles, calls take this path, so that the fast one
                 # runs the kernel itself (not the tiered wrapper) once it is there.
                 if (self._plain and len(self._fast) < config.jit_cache_size
-                        and type(executable) is not Tiered):
+                        and type(executable) is not Tiered and entry.result_shardings is None):
                     fast = _fast_signature(args, kwargs)
                     if fast is not None and len(fast[1]) == len(leaves):
                         self._fast[fast[0]] = fast_runner(executable, entry.out_tree,
                                                           self.device, fast[1])
             if self.device is not None:
                 outs = [o._with_sharding(SingleDeviceSharding(self.device)) for o in outs]
+            elif entry.result_shardings is not None:  # shard_map's results keep its specs
+                outs = [o if s is None or type(o) is not Array else o._with_sharding(s)
+                        for o, s in zip(outs, entry.result_shardings)]
         elif self.inline and _state.trace is not EVAL_TRACE:
             outs = eval_jaxpr(entry.jaxpr, *entry.consts, *leaves)
         else:

@@ -16,7 +16,7 @@ called) or None (unspecified); a single one applies to all.
 """
 from __future__ import annotations
 
-from functrans.core.mesh import PartitionSpec, Sharding, context_sharding
+from functrans.core.mesh import Mesh, NamedSharding, PartitionSpec, Sharding, context_sharding
 from functrans.core.placement import device_put
 from functrans.core.tree import broadcast_prefix, tree_flatten, tree_unflatten
 
@@ -55,3 +55,25 @@ def _resolved(sharding, what: str):
     if isinstance(sharding, PartitionSpec):
         return context_sharding(sharding, f"jit: {what}", TypeError)
     return sharding
+
+
+def shard_map_result_shardings(jaxpr) -> list | None:
+    """Per result of ``jaxpr``, the sharding a ``shard_map`` at its top level gives it (its
+    ``out_specs`` on its mesh; None for results computed otherwise), or None when there is
+    none: ``jit(shard_map(f, ...))`` returns what ``shard_map`` alone returns, as in JAX.
+
+        >>> shard_map_result_shardings(ft.make_jaxpr(lambda x: x)(1.0)) is None
+        True
+    """
+    made = {}
+    for eqn in jaxpr.eqns:
+        if eqn.prim.name != "shard_map" or not isinstance(eqn.params.get("mesh"), Mesh) \
+                or eqn.params["mesh"].size <= 1:
+            continue
+        for v, spec in zip(eqn.outputs, eqn.params["out_specs"]):
+            if len(spec) == v.aval.ndim:
+                parts = [None if not n else n[0] if len(n) == 1 else tuple(n) for n in spec]
+                made[v] = NamedSharding(eqn.params["mesh"], PartitionSpec(*parts))
+    if not made:
+        return None
+    return [made.get(v) if not hasattr(v, "val") else None for v in jaxpr.outvars]
