@@ -327,6 +327,16 @@ def test_jacobians_of_pytree_arguments_are_nested_as_in_jax():
         np.testing.assert_array_equal(both[0][1], np.full(2, b))
 
 
+def test_jvp_zero_tangents_are_arrays():
+    """An output that does not depend on the inputs gets a zero tangent of its type, an Array
+    as in JAX (libraries compare leaf types, e.g. equinox's tree_equal(typematch=True))."""
+    _, t = ft.jvp(lambda x: fnp.zeros((2, 3), np.float32), (fnp.ones(3),), (fnp.ones(3),))
+    assert type(t) is ft.Array and t.shape == (2, 3) and t.dtype == np.float32
+    np.testing.assert_array_equal(t, np.zeros((2, 3)))
+    _, t = ft.jit(lambda x: ft.jvp(lambda y: fnp.ones(2), (x,), (x,)))(fnp.ones(1))
+    assert type(t) is ft.Array
+    np.testing.assert_array_equal(t, np.zeros(2))
+
 
 def test_every_primitive_has_a_derivative_test():
     programs = list(CASES.values()) + [(_indicator_features, (np.ones(4),))]

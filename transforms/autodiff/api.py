@@ -123,7 +123,10 @@ def jvp(fun, primals, tangents, has_aux=False):
         tangents_in.append(t)
     flat, store = _flatten_fun(fun, in_tree, has_aux, what)
     p_out, t_out = jvp_flat(flat, p_flat, tangents_in)
-    t_out = [instantiate(t) for t in t_out]
+    # A symbolic zero leaves as an Array of its tangent type, as JAX's (not a NumPy zero:
+    # callers compare types, e.g. equinox's tree_equal(typematch=True))
+    t_out = [Array._wrap(np.zeros(t.aval.shape, t.aval.dtype), t.aval.weak_type)
+             if type(t) is Zero else t for t in t_out]
     out = tree_unflatten(store["tree"], p_out), tree_unflatten(store["tree"], t_out)
     return out + (store["aux"],) if has_aux else out
 
