@@ -11,13 +11,13 @@ import contextlib
 import functools
 import operator
 
-from .api_util import (ShapeDtypeStruct, abstractify, fun_name, merge_static,
-                            split_static)
+from .api_util import (ForeignRef, ShapeDtypeStruct, abstractify, fun_name, merge_static,
+                       split_static)
 from .avals import ShapedArray
 from .axis_env import extend_axis_env
 from .dtypes import canonicalize_dtype
 from .staging import trace_to_jaxpr
-from .trace import get_aval
+from .trace import EVAL_TRACE, current_trace, get_aval
 from .tree import tree_flatten, tree_unflatten
 
 
@@ -63,8 +63,36 @@ def _trace(fun, static_argnums, args, kwargs, what, structs=None):
         out_tree.append(tree)
         return out_leaves
 
-    jaxpr = trace_to_jaxpr(flat_fun, avals, name=what)
-    return jaxpr, out_tree[0]
+    refs = []  # references made outside any transformation that ``fun`` reads or writes
+    while True:
+        try:
+            jaxpr = trace_to_jaxpr(_with_closed_refs(flat_fun, refs), avals, name=what)
+            return jaxpr, out_tree[-1]
+        except ForeignRef as e:
+            if (e.ref._trace is not EVAL_TRACE or current_trace() is not EVAL_TRACE
+                    or any(r is e.ref for r in refs)):
+                raise
+            refs.append(e.ref)  # trace again with it bound to the staging trace
+            out_tree.clear()
+
+
+def _with_closed_refs(flat_fun, refs):
+    """``flat_fun`` tracing with ``refs`` (made outside any transformation) usable: each
+    holds its current value, a constant of the program, and its writes stay in the trace (a
+    jaxpr is functional: tracing does not change the references, as JAX's make_jaxpr)."""
+    if not refs:
+        return flat_fun
+
+    def traced(*xs):
+        saved = [(r._value, r._trace) for r in refs]
+        for r in refs:
+            r._trace = current_trace()
+        try:
+            return flat_fun(*xs)
+        finally:
+            for r, (v, t) in zip(refs, saved):
+                r._value, r._trace = v, t
+    return traced
 
 
 def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False):

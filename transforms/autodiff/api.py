@@ -27,6 +27,7 @@ from functrans.core.tree import tree_flatten, tree_map, tree_structure, tree_unf
 from .. import ops
 from .jvp import Zero, instantiate, jvp_flat, tangent_aval
 from .partial_eval import PartialEvalTrace
+from .ref_args import on_ref_values, ref_arguments, write_back
 from .tape import vjp_on_tape
 from .transpose import backward_pass
 from .vjp_function import NotNeeded, VJP
@@ -192,12 +193,20 @@ def vjp(fun, *primals, has_aux=False):
     if rebuild is not None:
         fun = _on_rebuilt(fun, rebuild)
     p_flat, in_tree = tree_flatten(primals)
+    refs = ref_arguments(primals, p_flat, what)
+    if refs:  # differentiated with respect to the values they hold
+        p_flat, fun, ref_out_tree = on_ref_values(fun, p_flat, in_tree, refs, has_aux)
     p_flat, _ = _float_primals(p_flat)
     p_out, out_tree, backward, aux = _vjp_flat(fun, p_flat, in_tree, has_aux, what)
+    finals = []
+    if refs:
+        p_out, out_tree, finals = write_back(refs, p_out, ref_out_tree)
     out_avals = [get_aval(p) for p in p_out]
 
     def apply(residuals, args, ct):
         ct_flat, ct_tree = tree_flatten(ct)
+        # (the references' final values are outputs of the program, without a cotangent)
+        extra = [_zeros(get_aval(v)) for v in finals]
         if ct_tree != out_tree:
             raise TypeError(f"{what}: the cotangent passed to f_vjp has tree structure "
                             f"{ct_tree}, expected the output's structure {out_tree}")
@@ -213,10 +222,10 @@ def vjp(fun, *primals, has_aux=False):
             res, transpose = backward.traced(p_flat)
             swap = {id(p): a for a, p in zip(args, p_flat) if not isinstance(a, NotNeeded)}
             res = [swap.get(id(r), r) for r in res]
-            return tree_unflatten(in_tree, backward(ct_flat, res, transpose))
-        return tree_unflatten(in_tree, backward(ct_flat, residuals))
+            return tree_unflatten(in_tree, backward(ct_flat + extra, res, transpose))
+        return tree_unflatten(in_tree, backward(ct_flat + extra, residuals))
 
-    f_vjp = _make_vjp(primals, p_flat, backward, apply)
+    f_vjp = _make_vjp(primals, p_flat, backward, apply, set(refs))
     out = tree_unflatten(out_tree, p_out)
     return (out, f_vjp, aux) if has_aux else (out, f_vjp)
 
@@ -224,11 +233,14 @@ def vjp(fun, *primals, has_aux=False):
 _PYTHON_SCALARS = (bool, int, float, complex)
 
 
-def _make_vjp(primals, p_flat, backward, apply) -> VJP:
+def _make_vjp(primals, p_flat, backward, apply, ref_leaves=frozenset()) -> VJP:
     """The :class:`VJP` of ``backward``: the residuals that are arguments (the very values
-    passed) go to ``args_res``, the others to ``opaque_residuals``."""
-    # Python scalars are constants of the backward pass, as in JAX: never in args_res.
-    index = {id(p): i for i, p in enumerate(p_flat) if type(p) not in _PYTHON_SCALARS}
+    passed) go to ``args_res``, the others to ``opaque_residuals``; the arguments that are
+    references (flat positions ``ref_leaves``) take their gradients through ``with_refs``."""
+    # Python scalars are constants of the backward pass, as in JAX: never in args_res; nor
+    # are the values of references (the references are the arguments).
+    index = {id(p): i for i, p in enumerate(p_flat)
+             if type(p) not in _PYTHON_SCALARS and i not in ref_leaves}
     if backward.residuals is None:  # on the tape: the arguments it read
         needed, opaque = set(backward.args_read()) & set(index.values()), []
         layout = tuple(("arg", i) for i in sorted(needed))  # (read from the tape, not these)
@@ -243,15 +255,17 @@ def _make_vjp(primals, p_flat, backward, apply) -> VJP:
                 layout.append(("opaque", len(opaque)))
                 opaque.append(r)
         layout = tuple(layout)
-    arg_trees, args_res, start = [], [], 0
-    for arg in primals:
+    arg_trees, args_res, ref_args, start = [], [], [], 0
+    for k, arg in enumerate(primals):
         tree = tree_structure(arg)
         n = tree.num_leaves
         args_res.append(tree_unflatten(tree, [p_flat[i] if i in needed else NotNeeded()
                                               for i in range(start, start + n)]))
         arg_trees.append(tree)
+        if start in ref_leaves:
+            ref_args.append(k)
         start += n
-    return VJP(args_res, opaque, apply, layout, tuple(arg_trees))
+    return VJP(args_res, opaque, apply, layout, tuple(arg_trees), tuple(ref_args))
 
 
 def _spread(values) -> bool:

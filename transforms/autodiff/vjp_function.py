@@ -73,9 +73,10 @@ class VJP:
                [1., 1.]], dtype=float64), Array([1., 1.], dtype=float64)]
     """
 
-    __slots__ = ("args_res", "opaque_residuals", "_apply", "_layout", "_arg_trees")
+    __slots__ = ("args_res", "opaque_residuals", "_apply", "_layout", "_arg_trees",
+                 "_ref_args")
 
-    def __init__(self, args_res, opaque_residuals, apply, layout, arg_trees):
+    def __init__(self, args_res, opaque_residuals, apply, layout, arg_trees, ref_args=()):
         self.args_res = list(args_res)
         self.opaque_residuals = list(opaque_residuals)
         self._apply = apply
@@ -83,6 +84,7 @@ class VJP:
         # ("opaque", index into opaque_residuals).
         self._layout = layout
         self._arg_trees = arg_trees
+        self._ref_args = ref_args  # the arguments that are Refs: gradients via with_refs
 
     def _arg_leaves(self) -> list:
         if len(self.args_res) != len(self._arg_trees):
@@ -98,6 +100,14 @@ class VJP:
         return leaves
 
     def __call__(self, ct):
+        if self._ref_args:
+            k = self._ref_args[0]
+            raise ValueError(f"argument {k} of the function differentiated is a Ref: its "
+                             "gradient must be accumulated into a ref; bind one with "
+                             "f_vjp.with_refs(...) and call that")
+        return self._cotangents(ct)
+
+    def _cotangents(self, ct):
         args = self._arg_leaves()
         residuals = []
         for kind, k in self._layout:
@@ -129,12 +139,15 @@ class VJP:
                                 f"DontWant(), got {type(t).__name__}")
 
         def f_vjp(ct):
-            grads = self(ct)
+            grads = self._cotangents(ct)
             if len(grads) != len(targets):
                 raise TypeError(f"with_refs: got {len(targets)} targets for a function of "
                                 f"{len(grads)} arguments")
             out = []
-            for t, g in zip(targets, grads):
+            for k, (t, g) in enumerate(zip(targets, grads)):
+                if k in self._ref_args and not hasattr(t, "__setitem__"):
+                    raise TypeError(f"with_refs: argument {k} is a Ref, so its gradient must "
+                                    f"be accumulated into a ref; got {t!r} for it")
                 if isinstance(t, GradValue):
                     out.append(g)
                 elif isinstance(t, DontWant):
@@ -151,7 +164,8 @@ class VJP:
 
 
 register_pytree_node(
-    VJP, lambda f: ((f.args_res, f.opaque_residuals), (f._apply, f._layout, f._arg_trees)),
+    VJP, lambda f: ((f.args_res, f.opaque_residuals),
+                    (f._apply, f._layout, f._arg_trees, f._ref_args)),
     lambda aux, children: VJP(children[0], children[1], *aux))
 # What with_refs returns in place of a cotangent holds no value, and neither does NotNeeded:
 # empty nodes, as in JAX (so a function returning them can be traced or jitted).
