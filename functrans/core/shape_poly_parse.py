@@ -1,5 +1,6 @@
-"""Parsing symbolic shapes: ``"(a, 2*b + 1, mod(c, 2), ...)"`` into ints and
-:class:`~functrans.core.shape_poly.DimExpr` (JAX's grammar).
+"""Symbolic scopes (their constraints) and parsing symbolic shapes:
+``"(a, 2*b + 1, mod(c, 2), ...)"`` into ints and :class:`~functrans.core.shape_poly.DimExpr`
+(JAX's grammar).
 
     shape  := '(' shape ')' | dim (',' dim)* [',']
     dim    := expr | '_' | '...'
@@ -163,3 +164,155 @@ def parse_dims(text: str, scope, text_repr: str, like=None) -> tuple:
     if p.peek()[0] != "end":
         raise p.error("unexpected text after the shape")
     return tuple(p.dims)
+
+
+# --------------------------------------------------------------------------------------------
+# Scopes
+
+class SymbolicScope:
+    """Where symbolic expressions that may be combined live, with their constraints
+    (``"e1 >= e2"``, ``"e1 <= e2"``, ``"e1 == e2"``); JAX's ``export.SymbolicScope``.
+    An equality constraint rewrites its left side (a term times a coefficient) into its
+    right side wherever that term appears.
+
+        >>> scope = SymbolicScope(["a >= 8"])
+        >>> a, = symbolic_shape("a", scope=scope)
+        >>> a >= 5
+        True
+    """
+
+    def __init__(self, constraints_str=()):
+        if isinstance(constraints_str, str):
+            raise ValueError("The symbolic constraints should be a sequence of strings. "
+                             f"Got {constraints_str!r}")
+        self._constraints: list = []    # the user's strings, for messages
+        self._checks: list = []         # (string, e1 - e2, is an equality): checked on calls
+        self._geq_diffs: list = []      # expressions known to be >= 0
+        self._var_bounds: dict = {}     # var -> (lo, hi) from var-vs-constant constraints
+        self._rules: dict = {}          # term -> (replacement coefficients, its coefficient)
+        self._bounds_cache: dict = {}
+        self._where = _caller()
+        for c in constraints_str:
+            self._add_constraint(c)
+            self._bounds_cache.clear()
+
+    def __str__(self):
+        out = f"{id(self)} created at {self._where}"
+        if self._constraints:
+            out += " with constraints:\n" + "\n".join(f"  {c}" for c in self._constraints)
+        return out
+
+    __repr__ = __str__
+
+    def check_same(self, other: sp.DimExpr, when: str = ""):
+        if other.scope is not self:
+            raise ValueError(f"Invalid mixing of symbolic scopes {when}.\nExpected scope "
+                             f"{self}\nand found for '{other}' scope {other.scope}")
+
+    def _add_constraint(self, c):
+        if not isinstance(c, str):
+            raise ValueError(f"SymbolicScope constraint must be a string: got {c!r}")
+        for token, kind in (("==", "eq"), (">=", "ge"), ("<=", "le")):
+            pos = c.find(token)
+            if pos >= 0:
+                break
+        else:
+            raise ValueError(f"Constraint parsing error: {c!r} must contain one of '==' or "
+                             "'>=' or '<='")
+        e1, = parse_dims(c[:pos], self, repr(c[:pos]))
+        e2, = parse_dims(c[pos + 2:], self, repr(c[pos + 2:]))
+        if kind == "le":
+            e1, e2 = e2, e1
+        diff = sp._combine_coeffs(e1, e2) if isinstance(e1, sp.DimExpr) or \
+            isinstance(e2, sp.DimExpr) else e1 - e2
+        if not isinstance(diff, sp.DimExpr):
+            if diff < 0 or (kind == "eq" and diff != 0):
+                raise ValueError(f"Unsatisfiable explicit constraint: {c}")
+            return
+        self._constraints.append(c)
+        self._checks.append((c, diff, kind == "eq"))
+        if kind == "eq":
+            if not isinstance(e1, sp.DimExpr) or len(e1.terms) != 1:
+                raise ValueError(f"Invalid equality constraint: {c}. The left-hand-side must "
+                                 "be of the form `term * coefficient`.")
+            (term, k), = e1.terms
+            if term in self._rules:
+                raise NotImplementedError("Found multiple equality constraints with the same "
+                                          f"left-hand-side: {sp._term_str(term)}")
+            self._rules[term] = (e2._coeffs() if isinstance(e2, sp.DimExpr)
+                                 else ({(): e2} if e2 else {}), k)
+            return
+        single = diff._single_var()
+        if single is not None and abs(single[0]) == 1:
+            k, var, c0 = single   # k*var + c0 >= 0
+            lo, hi = self._var_bounds.get(var, (1, sp._INF))
+            if k == 1:
+                lo = max(lo, -c0)
+            else:
+                hi = min(hi, c0)
+            self._var_bounds[var] = (lo, hi)
+        self._geq_diffs.append(diff)
+
+    def _checked_constraints(self) -> list:
+        """``(text, e1 - e2, is_equality)`` per constraint, for checks on concrete shapes."""
+        return list(self._checks)
+
+    def _rewrite(self, coeffs: dict) -> dict:
+        """Apply the equality constraints to sum(coeff * term) (until none applies)."""
+        for _ in range(16):
+            for t, k in coeffs.items():
+                hit = self._rules.get(t)
+                rest = ()
+                if hit is None and len(t) > 1:
+                    for f, e in t:
+                        hit = self._rules.get(((f, e),))
+                        if hit is not None:
+                            rest = sp._term_divide(t, ((f, e),))
+                            break
+                if hit is not None and k % hit[1] == 0:
+                    repl, rk = hit
+                    new = dict(coeffs)
+                    del new[t]
+                    for t2, k2 in repl.items():
+                        tt = sp._term_mul(t2, rest)
+                        new[tt] = new.get(tt, 0) + k2 * (k // rk)
+                    coeffs = {tt: kk for tt, kk in new.items() if kk}
+                    break
+            else:
+                return coeffs
+        return coeffs
+
+
+def _caller() -> str:
+    """The user's frame that made a scope (for messages about mixed scopes)."""
+    import sys
+    f = sys._getframe(2)
+    while f is not None and "/functrans/" in f.f_code.co_filename.replace("\\", "/"):
+        f = f.f_back
+    if f is None:
+        return "unknown"
+    return f"{f.f_code.co_filename}:{f.f_lineno} ({f.f_code.co_name})"
+
+
+def symbolic_shape(shape_spec, *, constraints=(), scope=None, like=None) -> tuple:
+    """Parse a symbolic shape (``"a, 2*b + 1, mod(c, 2)"``; JAX's ``export.symbolic_shape``):
+    a tuple of ints and :class:`~functrans.core.shape_poly.DimExpr`. ``_`` and ``...`` take
+    one or the remaining sizes from ``like``; ``constraints`` make a new scope with them,
+    ``scope`` reuses one.
+
+        >>> symbolic_shape("(n, 2*n, 3)")
+        (n, 2*n, 3)
+        >>> symbolic_shape("b, ...", like=(5, 6, 7))
+        (b, 6, 7)
+    """
+    spec_repr = repr(shape_spec)
+    if shape_spec is None:
+        shape_spec = "..."
+    elif not isinstance(shape_spec, str):
+        raise ValueError(f"polymorphic shape spec should be None or a string. Found "
+                         f"{spec_repr}.")
+    if scope is None:
+        scope = SymbolicScope(constraints)
+    elif constraints:
+        raise ValueError("Cannot specify both a `scope` and `constraints`.")
+    return parse_dims(shape_spec, scope, spec_repr, like=like)

@@ -207,9 +207,8 @@ class Exported:
             got = abstractify(x, f"{what}: {path}")
             if self._symbolic and is_symbolic_shape(want.shape):
                 if got.ndim != want.ndim:
-                    raise ValueError(f"{what}: {path} has rank {got.ndim} (shape {got.shape}), "
-                                     f"the exported function expects rank {want.ndim} "
-                                     f"({want.str_short()})")
+                    raise ValueError(f"Rank mismatch for {path}: expected {want.shape} and "
+                                     f"called with {got.shape}")
             elif got.shape != want.shape:
                 raise ValueError(f"{what}: {path} has shape {got.shape}, the exported function "
                                  f"expects shape {want.shape} ({want.str_short()})")

@@ -104,19 +104,21 @@ def solve_dim_vars(avals, shapes, paths) -> dict:
             var, k, known = r
             if var is None:
                 checks.append((known == value, lambda where=where, value=value, expr=expr,
-                               known=known: head + f"Found inconsistency between dimension size "
-                               f"{where} (= {value}) and the specification '{expr}' (= {known})."
-                               + specs + obtained() + _ASSERT_HELP))
+                               known=known, sol=obtained(): head + "Found inconsistency "
+                               f"between dimension size {where} (= {value}) and the "
+                               f"specification '{expr}' (= {known})." + specs + sol
+                               + _ASSERT_HELP))
                 continue
             q, rem = divmod(value - known, k)
             env[var] = q
+            # (each message tells what was solved before it, as JAX's)
+            checks.append((rem == 0, lambda rem=rem, var=var, sol=obtained(): head +
+                           f"Division had remainder {rem} when computing the value of "
+                           f"'{var}'." + specs + sol + _ASSERT_HELP))
             solution.append(f"'{var}' = {q} from specification '{expr}' for dimension "
                             f"{where} (= {value})")
-            checks.append((rem == 0, lambda rem=rem, var=var: head + f"Division had remainder "
-                           f"{rem} when computing the value of '{var}'." + specs + obtained()
-                           + _ASSERT_HELP))
-            checks.append((q >= 1, lambda var=var: head + "Expected value >= 1 for dimension "
-                           f"variable '{var}'." + specs + obtained() + _ASSERT_HELP))
+            checks.append((q >= 1, lambda var=var, sol=obtained(): head + "Expected value >= 1 "
+                           f"for dimension variable '{var}'." + specs + sol + _ASSERT_HELP))
         if len(rest) == len(pending):
             check_solvable(avals, paths)  # raises the solver's error
         pending = rest
@@ -125,10 +127,10 @@ def solve_dim_vars(avals, shapes, paths) -> dict:
         for text, diff, is_eq in scope._checked_constraints():
             v = evaluate_dim(diff, env)
             checks.append(((v == 0) if is_eq else (v >= 0), lambda text=text, diff=diff, v=v,
-                           is_eq=is_eq: f"Input shapes do not match the symbolic shape "
-                           f"constraint {text}. Expected '{diff}' to be "
+                           is_eq=is_eq, sol=obtained(): "Input shapes do not match the "
+                           f"symbolic shape constraint {text}. Expected '{diff}' to be "
                            f"{'equal' if is_eq else 'greater or equal'} to 0, but found {v}. "
-                           + specs + obtained() + _ASSERT_HELP))
+                           + specs + sol + _ASSERT_HELP))
     for ok, message in checks:
         if not ok:
             raise ValueError(message())
@@ -252,8 +254,9 @@ def symbolic_args_specs(args, shapes_specs, constraints=(), scope=None):
     ``...`` take the arguments' sizes; every spec shares one scope.
 
         >>> import numpy as np
-        >>> symbolic_args_specs((np.ones((3, 1)), np.ones((3, 4))), "a, ...")
-        (ShapeDtypeStruct(shape=(a, 1), dtype=float64), ShapeDtypeStruct(shape=(a, 4), dtype=float64))
+        >>> x, y = symbolic_args_specs((np.ones((3, 1)), np.ones((3, 4))), "a, ...")
+        >>> x.shape, y.shape
+        ((a, 1), (a, 4))
     """
     from functrans.core.api_util import ShapeDtypeStruct, abstractify
     from functrans.core.shape_poly import SymbolicScope, symbolic_shape

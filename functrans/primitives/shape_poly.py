@@ -10,7 +10,7 @@ constant. An export specialized to concrete sizes replaces it by a literal
     >>> ft.make_jaxpr(lambda x: x.shape[0] + x)(ft.ShapeDtypeStruct((n,), "int64"))
     { lambda ; a:i64[n]. let
         b:i64[] = dimension_as_value[dim=n dtype=int64]
-        c:i64[n] = broadcast_in_dim[broadcast_dimensions=() shape=(n,)] b
+        c:i64[] = convert_element_type[new_dtype=int64 weak_type=False] b
         d:i64[n] = add c a
       in (d,) }
 """
