@@ -435,6 +435,50 @@ def test_type_rule_matches_impl(name):
         [(tuple(w.shape), w.dtype) for w in want]
 
 
+@pytest.mark.parametrize("name", sorted(set(_all_primitives()) - HIGHER_ORDER - COLLECTIVES
+                                         - INDEXING))
+def test_bind_returns_one_output_unless_multiple_results(name):
+    # JAX's convention: the list of outputs only for a multiple_results primitive; a
+    # single-result primitive's type rule gives exactly one output.
+    prim = _all_primitives()[name]
+    args, params = _example(name, prim)
+    n_out = len(prim.abstract_eval(*[_aval(a) for a in args], **params))
+    with np.errstate(all="ignore"):
+        out, outs = prim.bind(*args, **params), prim.bind_all(*args, **params)
+    assert len(outs) == n_out
+    if prim.multiple_results:
+        assert type(out) is list and len(out) == n_out
+    else:
+        assert n_out == 1 and not isinstance(out, (list, tuple))
+        np.testing.assert_array_equal(out, outs[0])
+
+
+# JAX 0.10.2's primitives with multiple_results among functrans's (by name; its checkpoint is
+# JAX's remat2). psum differs on purpose: functrans's lax.psum sums all leaves in one
+# equation (JAX binds one psum per leaf).
+JAX_MULTIPLE_RESULTS = {
+    "check", "cond", "custom_jvp_call", "custom_lin", "custom_linear_solve", "custom_vjp_call",
+    "custom_vmap_call", "debug_callback", "eig", "eigh", "io_callback", "jit", "lu",
+    "pure_callback", "qr", "reduce", "scan", "shard_map", "sort", "svd", "while", "checkpoint"}
+
+
+def test_multiple_results_are_jaxs():
+    import functrans.experimental.checkify  # noqa: F401  (defines check)
+    marked = {n for n, p in _all_primitives().items() if p.multiple_results}
+    assert marked - {"psum", "numba_call"} == JAX_MULTIPLE_RESULTS
+    # numba_call: a user's kernel with any number of outputs
+    assert {"psum", "numba_call"} <= marked
+
+
+def test_bind_of_a_single_result_primitive_with_several_outputs_raises():
+    from functrans.core.trace import Primitive
+    two = Primitive("two_copies", impl=lambda x: [x, x], abstract_eval=lambda a: [a, a],
+                    register=False)
+    assert len(two.bind_all(1.0)) == 2
+    with pytest.raises(TypeError, match="two_copies.bind gave 2 outputs.*use bind_all"):
+        two.bind(1.0)
+
+
 @pytest.mark.parametrize("index", [
     (np.array([1, 0, 1]),), (slice(None), np.array([[0, 2]])), (np.array([2, 0]), np.array([1, 3])),
     (Ellipsis, np.array([3, 3, 0]))])

@@ -7,7 +7,7 @@ current trace, so the work they bind flows outwards. Values of other traces met 
 constants to it (outer tracers) or, if their trace has finished, leaked tracers (an error)::
 
     >>> sin_p = Primitive("sin", impl=lambda x: [np.sin(x)], abstract_eval=lambda a: [a])
-    >>> sin_p.bind1(1.0)
+    >>> sin_p.bind(1.0)
     Array(0.84147098, dtype=float64, weak_type=True)
 """
 from __future__ import annotations
@@ -46,10 +46,14 @@ class Primitive:
     ``register=False`` keeps it out of :func:`all_primitives` (whose names are unique).
     ``call_primitive``/``map_primitive`` are JAX's marks of primitives whose params hold a
     ``call_jaxpr`` (libraries that walk jaxprs ask for them): none of functrans's own.
+    ``multiple_results`` is JAX's static mark of a primitive with a list of outputs (control
+    flow, calls, callbacks, sort, the multi-output decompositions): :meth:`bind` returns that
+    list, and the one output of every other primitive; :meth:`bind_all` always gives a list.
     """
 
     call_primitive = False
     map_primitive = False
+    multiple_results = False
 
     def __init__(self, name, *, impl=None, abstract_eval=None, traits=(), print_params=None,
                  register=True):
@@ -62,9 +66,23 @@ class Primitive:
         if register:  # primitives defined by libraries (jax.extend) are not functrans's own
             _PRIMITIVES.append(self)
 
-    def bind(self, *args, **params) -> list:
-        """Apply the primitive in the current trace; always returns a list of outputs."""
-        return _state.trace.process_primitive(self, args, params)
+    def bind(self, *args, **params):
+        """Apply the primitive in the current trace, with JAX's result convention: the list of
+        outputs when ``multiple_results``, else the one output.
+
+            >>> from functrans.primitives import sin_p, sort_p
+            >>> sin_p.bind(0.0)
+            Array(0., dtype=float64, weak_type=True)
+            >>> sort_p.bind(np.array([2, 1]), dimension=0, is_stable=True, num_keys=1)
+            [Array([1, 2], dtype=int64)]
+        """
+        outs = _state.trace.process_primitive(self, args, params)
+        if self.multiple_results:
+            return outs
+        if len(outs) != 1:  # a variadic use of a single-result primitive: bind_all's job
+            raise TypeError(f"{self.name}.bind gave {len(outs)} outputs but the primitive has "
+                            "multiple_results=False: use bind_all for the list of outputs")
+        return outs[0]
 
     def bind_all(self, *args, **params) -> list:
         """Apply the primitive in the current trace; returns the list of its outputs, whatever

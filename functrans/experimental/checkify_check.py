@@ -43,6 +43,7 @@ def _check_impl(*leaves, err_tree, debug):
 
 check_p = Primitive("check", impl=_check_impl, abstract_eval=lambda *avals, **params: [],
                     print_params=lambda params: {"debug": params["debug"]})
+check_p.multiple_results = True
 check_p.effectful = True  # never removed although it has no outputs
 # Under jit, an unchecked (not checkified) check runs between compiled steps, raising there.
 check_p.host_only = True

@@ -64,6 +64,7 @@ def _is_local(shard, g) -> bool:
 
 
 debug_callback_p = Primitive("debug_callback", impl=_impl, abstract_eval=lambda *a, **p: [])
+debug_callback_p.multiple_results = True
 debug_callback_p.effectful = True
 debug_callback_p.host_only = True
 

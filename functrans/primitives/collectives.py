@@ -50,6 +50,7 @@ def _same_type(*avals, axis_name, **params):
 
 
 psum_p = _collective("psum", _same_type)
+psum_p.multiple_results = True  # one sum per operand (lax.psum binds the leaves at once)
 pmax_p = _collective("pmax", _same_type)
 pmin_p = _collective("pmin", _same_type)
 ppermute_p = _collective("ppermute", _same_type)

@@ -42,6 +42,7 @@ def _impl(index, *operands, branches):
 
 
 cond_p = Primitive("cond", impl=_impl, abstract_eval=_abstract_eval)
+cond_p.multiple_results = True
 
 
 # ---- JVP --------------------------------------------------------------------------------------------

@@ -45,6 +45,7 @@ def _impl(*args, jaxpr, rule):
 
 custom_vmap_call_p = Primitive("custom_vmap_call", impl=_impl,
                                abstract_eval=lambda *avals, jaxpr, rule: jaxpr.out_avals)
+custom_vmap_call_p.multiple_results = True
 custom_vmap_call_p.higher_order = True
 
 

@@ -60,6 +60,7 @@ def _abstract_eval(*avals, callback, ordered):
 
 
 io_callback_p = Primitive("io_callback", impl=_impl, abstract_eval=_abstract_eval)
+io_callback_p.multiple_results = True
 io_callback_p.effectful = True  # runs each time it is reached, even if its results are unused
 io_callback_p.host_only = True  # Python code: runs between compiled kernels
 

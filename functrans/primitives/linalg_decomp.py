@@ -154,6 +154,7 @@ def _lu_impl(a):
 
 
 lu_p = _InKernelLapack("lu", impl=_lu_impl, abstract_eval=_lu_abstract_eval)
+lu_p.multiple_results = True
 
 
 # ---- qr ------------------------------------------------------------------------------------------
@@ -170,6 +171,7 @@ def _qr_impl(a, *, full_matrices):
 
 
 qr_p = Primitive("qr", impl=_qr_impl, abstract_eval=_qr_abstract_eval)
+qr_p.multiple_results = True
 
 
 # ---- eigh ----------------------------------------------------------------------------------------
@@ -189,6 +191,7 @@ def _eigh_impl(a, *, lower):
 
 
 eigh_p = Primitive("eigh", impl=_eigh_impl, abstract_eval=_eigh_abstract_eval)
+eigh_p.multiple_results = True
 
 
 # ---- svd -----------------------------------------------------------------------------------------
@@ -211,6 +214,7 @@ def _svd_impl(a, *, full_matrices, compute_uv):
 
 
 svd_p = Primitive("svd", impl=_svd_impl, abstract_eval=_svd_abstract_eval)
+svd_p.multiple_results = True
 
 
 # ---- eig -----------------------------------------------------------------------------------------
@@ -270,6 +274,7 @@ def _eig_impl(a, *, compute_left_eigenvectors, compute_right_eigenvectors):
 
 
 eig_p = Primitive("eig", impl=_eig_impl, abstract_eval=_eig_abstract_eval)
+eig_p.multiple_results = True
 
 # Under jit, cholesky, triangular_solve and lu call LAPACK inside the kernel when the backend
 # found its symbols (transforms/lowering/lapack.py; _InKernelLapack); qr, eigh, svd and eig

@@ -53,6 +53,7 @@ def _impl(*args, matvec, solve, transpose_solve, nconsts, num_aux):
 
 
 linear_solve_p = Primitive("custom_linear_solve", impl=_impl, abstract_eval=_abstract_eval)
+linear_solve_p.multiple_results = True
 lowering_rules[linear_solve_p] = {None: InlineLowering(_impl, True)}
 
 

@@ -105,6 +105,7 @@ def _print_params(p):
 
 numba_call_p = Primitive("numba_call", impl=_impl, abstract_eval=_abstract_eval,
                          print_params=_print_params)
+numba_call_p.multiple_results = True
 
 
 def _jvp(primals, tangents, **params):

@@ -83,6 +83,7 @@ def _abstract_eval(*avals, callback, vmap_method):
 
 
 pure_callback_p = Primitive("pure_callback", impl=_impl, abstract_eval=_abstract_eval)
+pure_callback_p.multiple_results = True
 pure_callback_p.host_only = True  # Python code: runs between compiled kernels
 
 

@@ -70,6 +70,7 @@ def _impl(*args, jaxpr, length, reverse, num_consts, num_carry):
 
 
 scan_p = Primitive("scan", impl=_impl, abstract_eval=_abstract_eval)
+scan_p.multiple_results = True
 
 
 def _reorder_jaxpr(jaxpr, in_avals, perm_in, perm_out=None, name="scan"):

@@ -146,6 +146,7 @@ def _assemble(block_aval, spec, sizes, blocks):
 
 
 shard_map_p = Primitive("shard_map", impl=_impl, abstract_eval=_abstract_eval)
+shard_map_p.multiple_results = True
 shard_map_p.higher_order = True
 shard_map_p.host_only = True  # starts device threads; never inside a kernel
 shard_map_p.sub_axes = _sub_axes

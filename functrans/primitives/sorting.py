@@ -43,6 +43,7 @@ def _sort_impl(*operands, dimension, is_stable, num_keys):
 
 
 sort_p = Primitive("sort", impl=_sort_impl, abstract_eval=_sort_abstract_eval)
+sort_p.multiple_results = True
 
 
 # ==== differentiation rules =======================================================================

@@ -97,6 +97,7 @@ def _impl(*args, jaxpr, dimensions):
 
 
 reduce_p = Primitive("reduce", impl=_impl, abstract_eval=_abstract_eval)
+reduce_p.multiple_results = True
 lowering_rules[reduce_p] = {None: InlineLowering(_impl, True)}
 
 

@@ -43,6 +43,7 @@ def _impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
 
 
 while_p = Primitive("while", impl=_impl, abstract_eval=_abstract_eval)
+while_p.multiple_results = True
 
 
 # ---- JVP --------------------------------------------------------------------------------------------

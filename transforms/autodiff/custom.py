@@ -185,6 +185,7 @@ def _call_abstract_eval(*avals, call_jaxpr, **_):
 
 custom_jvp_call_p = Primitive("custom_jvp_call", impl=_call_impl,
                               abstract_eval=_call_abstract_eval)
+custom_jvp_call_p.multiple_results = True
 
 
 class CustomVJPException(TypeError):
@@ -287,6 +288,7 @@ class custom_vjp:
 
 custom_vjp_call_p = Primitive("custom_vjp_call", impl=_call_impl,
                               abstract_eval=_call_abstract_eval)
+custom_vjp_call_p.multiple_results = True
 
 
 def _without_refs(f: custom_vjp, nondiff, dyn, leaves, in_tree) -> custom_vjp:
@@ -374,6 +376,7 @@ def _custom_lin_impl(*args, num_res, bwd, out_avals):
 
 custom_lin_p = Primitive("custom_lin", impl=_custom_lin_impl,
                          abstract_eval=lambda *avals, num_res, bwd, out_avals: list(out_avals))
+custom_lin_p.multiple_results = True
 
 
 def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals):

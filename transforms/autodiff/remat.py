@@ -84,6 +84,7 @@ remat_p = Primitive(
     "checkpoint",
     impl=lambda *args, jaxpr, prevent_cse, differentiated: eval_jaxpr(jaxpr, *args),
     abstract_eval=lambda *avals, jaxpr, prevent_cse, differentiated: jaxpr.out_avals)
+remat_p.multiple_results = True
 
 
 def _remat_partial_eval(trace, prim, args, params):

@@ -37,6 +37,7 @@ def _impl(*args, jaxpr, name):
 
 
 jit_p = Primitive("jit", impl=_impl, abstract_eval=_abstract_eval)
+jit_p.multiple_results = True
 jit_p.higher_order = True
 
 

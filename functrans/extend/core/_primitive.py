@@ -33,12 +33,6 @@ __all__ = ["Primitive", "LibraryPrimitive", "core_primitive", "jax_primitive",
 
 no_effects: frozenset = frozenset()
 
-# functrans's own primitives that have several outputs in JAX too (JAX's multiple_results).
-_MULTIPLE_RESULTS = frozenset({
-    "cond", "while", "scan", "jit", "custom_jvp_call", "custom_vjp_call", "custom_lin",
-    "checkpoint", "shard_map", "pure_callback", "io_callback", "debug_callback",
-    "custom_vmap_call", "sort", "eig", "eigh", "lu", "qr", "svd"})
-
 
 class Primitive:
     """A named operation defined by a library (JAX's ``jax.extend.core.Primitive``).
@@ -134,6 +128,10 @@ class LibraryPrimitive(CorePrimitive):
     def effectful(self) -> bool:
         return self._effectful
 
+    @property
+    def multiple_results(self) -> bool:  # the library's, read when bound
+        return bool(self.facade.multiple_results)
+
     def bind_all(self, *args, **params) -> list:
         if current_trace() is EVAL_TRACE and not _has_abstract_eval(self.facade):
             # As in JAX, evaluating needs only the impl: the outputs are what it computes.
@@ -227,10 +225,7 @@ def multiple_results(p) -> bool:
         >>> multiple_results(sin_p), multiple_results(cond_p)
         (False, True)
     """
-    p = jax_primitive(p)
-    if isinstance(p, Primitive):
-        return bool(p.multiple_results)
-    return p.name in _MULTIPLE_RESULTS
+    return bool(jax_primitive(p).multiple_results)
 
 
 def jax_bind(p, *args, **params):
@@ -240,7 +235,4 @@ def jax_bind(p, *args, **params):
         >>> jax_bind(sin_p, 0.0)
         Array(0., dtype=float64, weak_type=True)
     """
-    if isinstance(p, Primitive):
-        return p.bind(*args, **params)
-    outs = p.bind_all(*args, **params)
-    return outs if multiple_results(p) else outs[0]
+    return p.bind(*args, **params)
