@@ -314,3 +314,26 @@ def test_shard_map_with_a_high_level_partition_spec():
                 # per-row scales: quantizing shard by shard is quantizing the whole
                 np.testing.assert_allclose(np.asarray(back), _oracle_roundtrip(xs), **EXACT)
                 assert back.sharding.spec[0] == "i"
+
+
+def test_traced_jaxpr_shows_high_level_values_as_jax_prints_them():
+    x, qw = fnp.asarray(X), quantize(fnp.asarray(W))
+    # JAX 0.10.2's text for these two programs
+    assert str(ft.jit(lambda x: dequantize(quantize(x))).trace(x).jaxpr) == (
+        "{ lambda ; a:f32[2,3]. let\n"
+        "    b:q8[2,3] = call_hi_primitive[_prim=Quantize[{}]] a\n"
+        "    c:f32[2,3] = call_hi_primitive[_prim=Dequantize[{}]] b\n"
+        "  in (c,) }")
+    assert str(ft.jit(matmul_q).trace(x, qw).jaxpr) == (
+        "{ lambda ; a:f32[2,3] b:q8[3,4]. let\n"
+        "    c:f32[2,4] = call_hi_primitive[_prim=MatmulQ[{}]] a b\n"
+        "  in (c,) }")
+    # a high-level value closed over is a constant of its type
+    jaxpr = ft.jit(lambda x: matmul_q(x, qw)).trace(x).jaxpr
+    assert [str(v.aval) for v in jaxpr.constvars] == ["q8[3,4]"]
+    # what runs is the program of the arrays (the shown one is for reading)
+    lowered = ft.jit(matmul_q).trace(x, qw).lower().as_text("jaxpr")
+    assert "call_hi_primitive" not in lowered
+    # programs without high-level values are shown as they are
+    plain = ft.jit(lambda x: x * 2).trace(x)
+    assert plain.jaxpr is plain._entry.jaxpr

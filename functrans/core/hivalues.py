@@ -23,9 +23,9 @@ is a :class:`HiVal`: its type and its (traced) arrays, read only by the type's p
     ...     def __eq__(self, other): return type(other) is PairTy
     ...     def __hash__(self): return 0
     >>> register_hi_class(Pair, lambda p: PairTy())
-    >>> leaves, tree = tree_flatten(Pair(1.0, 2.0))
+    >>> leaves, tree = tree_flatten(Pair(np.float64(1.0), np.float64(2.0)))
     >>> leaves
-    [1.0, 2.0]
+    [np.float64(1.0), np.float64(2.0)]
     >>> type(tree_unflatten(tree, leaves)).__name__
     'Pair'
 """
@@ -35,11 +35,14 @@ import numpy as np
 
 from .array import Array
 from .avals import ShapedArray
+from .ir import Eqn, Jaxpr, Var, source_info
 from .pytree import PUBLIC_LEAVES, _NodeType, _registry, tree_flatten, tree_unflatten
-from .trace import Tracer
+from .staging import StagingTrace, StagingTracer
+from .trace import Primitive, Tracer, new_trace, current_trace
 
-__all__ = ["HiVal", "hi_type_of", "is_hi_type", "is_hi_value", "lower_specs",
-           "register_hi_class", "tangent_view", "tangent_carrier_aval"]
+__all__ = ["HiStagingTrace", "HiVal", "call_hi_primitive_p", "hi_type_of", "hi_jaxpr",
+           "is_hi_type", "is_hi_value", "lower_specs", "register_hi_class", "tangent_view",
+           "tangent_carrier_aval"]
 
 _classes: dict = {}  # the library's value class -> its typeof function
 
@@ -69,9 +72,9 @@ class HiVal:
     lowers to (``aval.lower_val``'s), and its tangent ``carrier`` (None when the type has no
     tangents). Only the type's primitives read it; its class's attributes are not there::
 
-        >>> HiVal("q8[2]", [], None).qvalue
+        >>> HiVal("q8[2]", [], None).qvalue  # doctest: +ELLIPSIS
         Traceback (most recent call last):
-        AttributeError: a traced value of type q8[2] has no attribute 'qvalue' ...
+        AttributeError: a traced value of type q8[2] has no attribute 'qvalue'...
     """
 
     __slots__ = ("aval", "lo", "carrier")
@@ -241,3 +244,58 @@ def lower_specs(specs: list, tree) -> list:
             shape = np.shape(h.carrier)
             out.append(next((s for s, v in zip(lo, h.lo) if np.shape(v) == shape), ()))
     return out
+
+
+# ---- jaxprs as JAX shows them: high-level values as single variables ------------------------
+
+call_hi_primitive_p = Primitive("call_hi_primitive", register=False)
+"""A high-level primitive applied in a :func:`hi_jaxpr` (param ``_prim``: the primitive,
+whose ``in_avals``/``out_aval`` type it). Programs that run have the primitive's
+``expand`` in its place."""
+
+
+staged_hi_calls = [0]
+"""How many high-level primitives were applied inside transformations so far: ``jit`` tells
+by it whether a program it traced has any (its jaxpr is then shown with :func:`hi_jaxpr`)."""
+
+
+class HiStagingTrace(StagingTrace):
+    """A staging trace where a high-level value is one variable of its type and a
+    high-level primitive one ``call_hi_primitive`` equation (``stage_hi``): the program as
+    JAX prints it. It is for showing; jit runs the program of the values' arrays."""
+
+    def stage_hi(self, prim, args) -> list:
+        """Record ``prim`` (a ``VJPHiPrimitive``) applied to ``args`` (flat); its outputs."""
+        atoms = [self._hi_const(x) if is_hi_value(x) else self.atom(x) for x in args]
+        outs = [StagingTracer(self, a, Var(a)) for a in prim.out_avals_flat]
+        self.eqns.append(Eqn(call_hi_primitive_p, atoms, [o._var for o in outs],
+                             {"_prim": prim}, source_info()))
+        return outs
+
+    def _hi_const(self, x):
+        """A high-level value from outside: a constant of its type."""
+        atom = self._const_atoms.get(id(x))
+        if atom is None:
+            atom = self._const_atoms[id(x)] = Var(hi_type_of(x))
+            self.constvars.append(atom)
+            self.consts.append(x)
+        return atom
+
+
+def hi_jaxpr(fun, args, name="jit") -> Jaxpr:
+    """The jaxpr of ``fun(*args)`` with each high-level value among ``args`` (and made
+    inside) one variable of its type, typed as ``typeof`` types the arguments (with their
+    shardings). ``fun`` takes and returns pytrees; nothing runs.
+
+        >>> print(hi_jaxpr(lambda x: x * 2, (1.0,)))
+        { lambda ; a:f64[]. let b:f64[] = mul a 2.0:f64[] in (b,) }
+    """
+    from .values import typeof
+    leaves, tree = tree_flatten(args, is_leaf=is_hi_value)
+    trace = HiStagingTrace(current_trace(), name)
+    with new_trace(trace):
+        tracers = [trace.new_arg(hi_type_of(x) if is_hi_value(x) else typeof(x))
+                   for x in leaves]
+        out = fun(*tree_unflatten(tree, tracers))
+        outs = tree_flatten(out, is_leaf=is_hi_value)[0]
+        return trace.to_jaxpr(outs)

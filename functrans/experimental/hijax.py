@@ -25,7 +25,7 @@ code paths).
     >>> ft.typeof(Pair(1.0, 2.0))
     PairTy()
     >>> ft.jit(lambda p: p)(Pair(1.0, 2.0)).b
-    Array(2., dtype=float32)
+    Array(2., dtype=float64, weak_type=True)
 """
 from __future__ import annotations
 

@@ -64,7 +64,7 @@ class HiPspec:
         >>> class Both(HiPspec):
         ...     def to_lo(self): return (P("i"), P("i"))
         >>> Both().to_lo()
-        (PartitionSpec('i',), PartitionSpec('i',))
+        (PartitionSpec('i'), PartitionSpec('i'))
     """
 
     def to_lo(self) -> tuple:

@@ -32,8 +32,9 @@ from __future__ import annotations
 import numpy as np
 
 from functrans.core.array import Array
-from functrans.core.hivalues import (HiVal, _type_str, as_hival, hi_type_of, is_hi_type,
-                                     is_hi_value, tangent_carrier_aval)
+from functrans.core.hivalues import (HiStagingTrace, HiVal, _type_str, as_hival, hi_type_of,
+                                     is_hi_type, is_hi_value, staged_hi_calls,
+                                     tangent_carrier_aval)
 from functrans.core.pytree import flatten_up_to
 from functrans.core.tree import tree_flatten, tree_map, tree_unflatten
 from functrans.core.trace import EvalTrace, current_trace, get_aval
@@ -132,6 +133,11 @@ class VJPHiPrimitive:
         if tree != self.in_tree:
             raise TypeError(f"{self!r}: called with arguments of structure {tree}, made for "
                             f"{self.in_tree}")
+        trace = current_trace()
+        if type(trace) is HiStagingTrace:  # the program as JAX shows it: one equation
+            return tree_unflatten(self.out_tree, trace.stage_hi(self, leaves))
+        if not isinstance(trace, EvalTrace):
+            staged_hi_calls[0] += 1
         items = [self._item(a, x, i) for i, (a, x) in enumerate(zip(self.in_avals_flat, leaves))]
         if isinstance(current_trace(), EvalTrace) and not any(type(x) is HiVal
                                                               for x in leaves):

@@ -123,9 +123,17 @@ class Traced(_Stage):
     """A function traced for one argument signature: ``jaxpr`` is the program (with its
     constants), ``lower()`` continues to :class:`Lowered`."""
 
+    _shown = None  # high-level values: the program as JAX shows it (Jitted._hi_jaxpr)
+
     @property
     def jaxpr(self):
-        return self._entry.jaxpr
+        if self._shown is not None:
+            try:
+                self._entry_shown = self._shown()
+            except Exception:  # noqa: BLE001 - a program it cannot show: its arrays' program
+                self._entry_shown = self._entry.jaxpr
+            self._shown = None
+        return getattr(self, "_entry_shown", self._entry.jaxpr)
 
     @property
     def out_avals(self):

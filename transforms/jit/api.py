@@ -24,6 +24,7 @@ from functrans.core import compiler
 from functrans.core.config import config
 from functrans.core.devices import Device, check_backend, get_backend
 from functrans.core.eval import eval_jaxpr
+from functrans.core.hivalues import hi_jaxpr, staged_hi_calls
 from functrans.core.mesh import SingleDeviceSharding, argument_sharding, tracing_arguments
 from functrans.core.staging import hoist_tracer_consts, trace_to_jaxpr
 from functrans.core.trace import EVAL_TRACE, _state
@@ -43,12 +44,13 @@ from .tiered import Tiered
 
 
 class _Entry:
-    __slots__ = ("jaxpr", "out_tree", "consts", "executable", "result_shardings")
+    __slots__ = ("jaxpr", "out_tree", "consts", "executable", "result_shardings", "hi")
 
     def __init__(self, jaxpr, out_tree, consts):
         self.jaxpr, self.out_tree, self.consts = jaxpr, out_tree, consts
         self.executable = None
         self.result_shardings = shard_map_result_shardings(jaxpr)
+        self.hi = False  # high-level values or primitives in it: shown by hi_jaxpr
 
 
 class Jitted:
@@ -198,14 +200,30 @@ class Jitted:
             out_leaves, store["tree"] = tree_flatten(out)
             return out_leaves
 
+        hi_before = staged_hi_calls[0]
         jaxpr = trace_to_jaxpr(flat_fun, list(avals), name=f"jit({self.name})")
         jaxpr, consts = hoist_tracer_consts(jaxpr)
-        return _Entry(jaxpr, store["tree"], consts)
+        entry = _Entry(jaxpr, store["tree"], consts)
+        entry.hi = staged_hi_calls[0] != hi_before
+        return entry
 
     def trace(self, *args, **kwargs) -> Traced:
         """Trace for these arguments: a :class:`Traced` (its ``jaxpr``, ``lower()``)."""
         entry, _ = self._entry(args, kwargs)
-        return Traced(self, entry, self._key(args, kwargs)[0])
+        traced = Traced(self, entry, self._key(args, kwargs)[0])
+        if entry.hi:
+            traced._shown = lambda: self._hi_jaxpr(args, kwargs)
+        return traced
+
+    def _hi_jaxpr(self, args, kwargs):
+        """The traced program as JAX shows it: high-level values as variables of their
+        types, their primitives as ``call_hi_primitive`` equations (``core.hivalues``)."""
+        dyn_args, dyn_kwargs, static_args, static_kwargs = split_static(
+            args, kwargs, self.static_argnums, self.static_argnames)
+
+        def fun(a, k):
+            return self.fun(*merge_static(a, static_args), **k, **dict(static_kwargs))
+        return hi_jaxpr(fun, (dyn_args, dyn_kwargs), name=f"jit({self.name})")
 
     def lower(self, *args, **kwargs) -> Lowered:
         """Trace and lower for these arguments: ``.as_text()`` is the generated source,
