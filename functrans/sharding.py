@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import contextlib
 
-from .core.mesh import (AbstractMesh, AxisType, Mesh, NamedSharding, P,  # noqa: F401
-                        PartitionSpec, Sharding, SingleDeviceSharding, get_abstract_mesh,
-                        get_mesh, make_mesh, set_mesh, use_abstract_mesh)
+from .core.mesh import (AbstractDevice, AbstractMesh, AxisType, Mesh,  # noqa: F401
+                        NamedSharding, P, PartitionSpec, Sharding, SingleDeviceSharding,
+                        get_abstract_mesh, get_mesh, make_mesh, set_mesh, use_abstract_mesh)
 from .spmd.axis_types import auto_axes, explicit_axes, reshard
 
-__all__ = ["AbstractMesh", "AxisType", "Mesh", "NamedSharding", "P", "PartitionSpec",
+__all__ = ["AbstractDevice", "AbstractMesh", "AxisType", "Mesh", "NamedSharding", "P", "PartitionSpec",
            "Sharding", "SingleDeviceSharding", "auto_axes", "explicit_axes",
            "get_abstract_mesh", "get_mesh", "make_mesh", "reshard", "set_mesh",
            "use_abstract_mesh", "use_mesh"]

@@ -13,6 +13,7 @@ dimension, which mesh axes split it; a ``NamedSharding`` pairs the two::
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import enum
 import math
 import threading
@@ -267,8 +268,12 @@ class Mesh:
 
     @property
     def abstract_mesh(self) -> "AbstractMesh":
-        """The mesh's axis sizes, names and types, without its devices."""
-        return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types)
+        """The mesh's axis sizes, names and types, without its devices (with their kind)."""
+        if self.empty:
+            return EMPTY_MESH
+        d = self.devices.flat[0]
+        return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types,
+                            abstract_device=AbstractDevice(d.device_kind, None, d.platform))
 
     @property
     def empty(self) -> bool:
@@ -296,12 +301,19 @@ class AbstractMesh:
     AbstractMesh('x': 2, axis_types=(Explicit,))
     """
 
-    def __init__(self, axis_sizes=(), axis_names=(), axis_types=None):
+    def __init__(self, axis_sizes=(), axis_names=(), axis_types=None, *,
+                 abstract_device=None):
         self.axis_sizes, self.axis_names = tuple(axis_sizes), tuple(axis_names)
         if len(self.axis_sizes) != len(self.axis_names):
             raise ValueError(f"AbstractMesh: {len(self.axis_sizes)} axis sizes but "
                              f"{len(self.axis_names)} axis names")
         self.axis_types = canonical_axis_types(axis_types, self.axis_names, AxisType.Auto)
+        if abstract_device is not None and not isinstance(abstract_device, AbstractDevice):
+            raise TypeError("AbstractMesh: abstract_device must be an AbstractDevice, got "
+                            f"{type(abstract_device).__name__}")
+        # The kind of device the mesh stands for (a program traced under it may choose its
+        # kernels by platform); meshes compare by their axes alone.
+        self.abstract_device = abstract_device
 
     @property
     def shape(self) -> dict:
@@ -340,7 +352,8 @@ class AbstractMesh:
             if n not in self.axis_names:
                 raise ValueError(f"update_axis_types: {n!r} is not an axis of {self}")
         types = tuple(name_to_type.get(n, t) for n, t in zip(self.axis_names, self.axis_types))
-        return AbstractMesh(self.axis_sizes, self.axis_names, types)
+        return AbstractMesh(self.axis_sizes, self.axis_names, types,
+                            abstract_device=self.abstract_device)
 
     def __eq__(self, other):
         return isinstance(other, AbstractMesh) and self._key() == other._key()
@@ -354,8 +367,33 @@ class AbstractMesh:
     def __repr__(self):
         if self.empty:
             return "AbstractMesh((), axis_types=())"
+        device = "" if self.abstract_device is None else f", {self.abstract_device._fields()}"
         return (f"AbstractMesh({_axes_repr(self.axis_names, self.axis_sizes)}, "
-                f"axis_types={self.axis_types})")
+                f"axis_types={self.axis_types}{device})")
+
+
+@dataclasses.dataclass(frozen=True)
+class AbstractDevice:
+    """The kind of device an :class:`AbstractMesh` stands for (``jax.sharding.
+    AbstractDevice``): its device kind, core count and platform. A concrete mesh's abstract
+    mesh has its first device's.
+
+    >>> AbstractDevice("gpu", 1, "cuda")
+    AbstractDevice(device_kind=gpu, num_cores=1, platform=cuda)
+    >>> AbstractMesh((4,), ("x",), abstract_device=AbstractDevice("gpu", 1, "cuda"))
+    AbstractMesh('x': 4, axis_types=(Auto,), device_kind=gpu, num_cores=1, platform=cuda)
+    """
+
+    device_kind: str
+    num_cores: int | None
+    platform: str
+
+    def _fields(self) -> str:
+        return (f"device_kind={self.device_kind}, num_cores={self.num_cores}, "
+                f"platform={self.platform}")
+
+    def __repr__(self):
+        return f"AbstractDevice({self._fields()})"
 
 
 EMPTY_MESH = AbstractMesh((), ())
