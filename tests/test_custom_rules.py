@@ -211,6 +211,29 @@ def test_custom_vjp_forward_mode_is_an_error():
         ft.jvp(lambda x: clip_gradient(x, -1.0, 1.0), (1.0,), (1.0,))
 
 
+def test_custom_vjp_forward_mode_under_vmap_is_the_same_error():
+    # As in JAX (its batching rule for custom_lin raises the forward-mode error): vmap of jvp,
+    # jacfwd, and vmap of a linearized function fail as the loop of jvps does; vmap of
+    # vjp/grad (reverse mode) batches the bwd rule instead and agrees with the loop.
+    f = lambda x: clip_gradient(x, -1.0, 1.0) * x  # noqa: E731
+    x = fnp.array([0.5, 2.0, -3.0])
+    ts = fnp.eye(3)
+    with pytest.raises(TypeError, match="forward-mode"):
+        for t in ts:  # the oracle: the loop fails on its first jvp
+            ft.jvp(f, (x,), (t,))
+    for batched in (lambda: ft.vmap(lambda t: ft.jvp(f, (x,), (t,)))(ts),
+                    lambda: ft.jit(ft.vmap(lambda t: ft.jvp(f, (x,), (t,))))(ts),
+                    lambda: ft.jacfwd(f)(x)):
+        with pytest.raises(TypeError, match="can't apply forward-mode autodiff"):
+            batched()
+    cts = fnp.array([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, -1.0]])
+    pullback = ft.vjp(f, x)[1]
+    np.testing.assert_array_equal(ft.vmap(pullback)(cts)[0],
+                                  np.stack([pullback(c)[0] for c in cts]))
+    np.testing.assert_array_equal(ft.vmap(ft.grad(lambda v: f(v).sum()))(ts * x),
+                                  np.stack([ft.grad(lambda v: f(v).sum())(v) for v in ts * x]))
+
+
 def test_custom_vjp_bwd_errors():
     @ft.custom_vjp
     def f(x, y):

@@ -516,10 +516,19 @@ def _batch_custom_vjp_call(axis, vals, dims, *, call_jaxpr, fwd, num_consts):
     return outs, list(out_dims)
 
 
+def _batch_custom_lin(axis, vals, dims, *, num_res, bwd, out_avals):
+    # custom_lin stands for a custom_vjp function's forward-mode derivative, which does not
+    # exist: batching it (vmap of jvp, jacfwd) fails as evaluating it does, with the error
+    # JAX's batching rule for it raises. vmap of vjp/grad never batches it (its transpose
+    # runs the bwd rule under vmap instead).
+    return _custom_lin_impl(*vals, num_res=num_res, bwd=bwd, out_avals=out_avals)
+
+
 def _register_batching():
     from ..batching import batching_rules
     batching_rules[custom_jvp_call_p] = _batch_custom_jvp_call
     batching_rules[custom_vjp_call_p] = _batch_custom_vjp_call
+    batching_rules[custom_lin_p] = _batch_custom_lin
 
 
 _register_batching()
