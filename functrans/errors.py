@@ -19,8 +19,10 @@ What raises each:
 * :class:`JaxRuntimeError`: a failure while a computation runs away from the caller's thread
   (one shard of ``pmap``/``shard_map``: :class:`functrans.core.errors.ShardError`).
 * :class:`JaxprTypeError`: ``check_jaxpr`` on an ill-typed program.
-* :class:`KeyReuseError`, :class:`InconclusiveDimensionOperation`: never raised (functrans does
-  not track PRNG key reuse and has no symbolic shapes); defined so that handlers work.
+* :class:`InconclusiveDimensionOperation`: a comparison of symbolic dimension sizes (shape
+  polymorphism, ``export.symbolic_shape``) whose answer depends on the dimension variables.
+* :class:`KeyReuseError`: never raised (functrans does not track PRNG key reuse); defined so
+  that handlers work.
 """
 from .core.check import JaxprTypeError
 from .core.errors import (ConcretizationTypeError, InconclusiveDimensionOperation,

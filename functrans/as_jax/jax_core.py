@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Union
 
+from functrans.core import shape_poly as _shape_poly
 from functrans.core.avals import ShapedArray
 from functrans.core.eval import eval_jaxpr as _eval_jaxpr
 from functrans.core.ir import DropVar, Literal, Var
@@ -16,7 +17,8 @@ from functrans.core.trace import Trace, Tracer, pytype_aval_mappings
 from functrans.extend.core import get_opaque_trace_state, valid_jaxtype
 
 __all__ = ["AbstractValue", "Atom", "DropVar", "ParamDict", "ShapedArray", "Trace", "Tracer",
-           "Value", "eval_jaxpr", "get_opaque_trace_state", "max_dim", "min_dim",
+           "Value", "dimension_as_value", "eval_jaxpr", "get_opaque_trace_state",
+           "is_constant_dim", "is_symbolic_dim", "max_dim", "min_dim",
            "pytype_aval_mappings", "valid_jaxtype"]
 
 AbstractValue = ShapedArray  # functrans's only abstract value
@@ -37,13 +39,39 @@ def eval_jaxpr(jaxpr, consts, *args, propagate_source_info=True):
 
 
 def max_dim(d1, d2):
-    """The larger of two dimension sizes (JAX's, for symbolic sizes; sizes are ints here)."""
-    return max(d1, d2)
+    """The larger of two dimension sizes; for symbolic sizes whose order depends on the
+    dimension variables, a ``max`` expression (JAX's).
+
+        >>> max_dim(2, 3)
+        3
+    """
+    return _shape_poly.max_dim(d1, d2)
 
 
 def min_dim(d1, d2):
-    """The smaller of two dimension sizes."""
-    return min(d1, d2)
+    """The smaller of two dimension sizes (a ``min`` expression when it is not decided)."""
+    return _shape_poly.min_dim(d1, d2)
+
+
+def is_constant_dim(d) -> bool:
+    """Whether ``d`` is a concrete size (not a symbolic one).
+
+        >>> is_constant_dim(3)
+        True
+    """
+    return _shape_poly.is_constant_dim(d)
+
+
+def is_symbolic_dim(d) -> bool:
+    """Whether ``d`` is a symbolic dimension size (shape polymorphism)."""
+    return _shape_poly.is_symbolic_dim(d)
+
+
+def dimension_as_value(d):
+    """A dimension size as a value: an int as it is, a symbolic size as a scalar array of the
+    program being traced."""
+    from functrans.primitives.shape_poly import dimension_as_value as as_value
+    return as_value(d)
 
 
 def __getattr__(name):

@@ -106,8 +106,8 @@ class JaxRuntimeError(RuntimeError):
 
 
 class InconclusiveDimensionOperation(Exception):
-    """An operation on symbolic dimensions whose result is not known. functrans's shapes are
-    always concrete, so it never raises this; it exists so that handlers for it work."""
+    """An operation on symbolic dimensions whose result is not known (``a >= b`` for
+    dimension variables ``a``, ``b``); raised as its subclass in ``core/shape_poly.py``."""
 
 
 class ShardError(JaxRuntimeError):
