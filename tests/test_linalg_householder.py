@@ -46,6 +46,42 @@ def test_ormqr_multiplies_by_q_without_forming_it(left, transpose, shape):
     np.testing.assert_allclose(got, op @ c if left else c @ op, rtol=1e-12, atol=1e-12)
 
 
+def _crand(shape, dtype):
+    return (rng.normal(size=shape) + 1j * rng.normal(size=shape)).astype(dtype)
+
+
+# complex64 compares at 64 * 5 float32 eps (O(n eps) of LAPACK's blocked order vs the loop's)
+@pytest.mark.parametrize("dtype,tol", [("complex128", 1e-12), ("complex64", 4e-5)])
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4), (1, 3), (3, 1)])
+def test_complex_geqrf_and_ormqr_are_lapacks(dtype, tol, shape):
+    a = _crand(shape, dtype)
+    h, taus = geqrf(a)
+    h_np, taus_np = np.linalg.qr(a, mode="raw")  # zgeqrf: complex taus, real diagonal of R
+    np.testing.assert_allclose(h, h_np.T, rtol=tol, atol=tol)
+    np.testing.assert_allclose(taus, taus_np, rtol=tol, atol=tol)
+    q = np.linalg.qr(a, mode="complete")[0]
+    m = shape[0]
+    for left in (True, False):
+        c = _crand((m, 2) if left else (2, m), dtype)
+        for transpose, op in ((False, q), (True, q.conj().T)):  # transpose: Q^H
+            got = lax.linalg.ormqr(h, taus, c, left=left, transpose=transpose)
+            np.testing.assert_allclose(got, op @ c if left else c @ op, rtol=tol, atol=tol)
+    if m >= shape[1]:
+        np.testing.assert_allclose(lax.linalg.householder_product(h, taus),
+                                   np.linalg.qr(a)[0], rtol=tol, atol=tol)
+
+
+def test_complex_alpha_over_a_zero_column_is_reflected_real():
+    """?larfg reflects a complex alpha even when the column below it is zero (tau != 0), so
+    R's diagonal is real."""
+    a = np.array([[1j, 1.0], [0.0, 2.0]])
+    h, taus = geqrf(a)
+    h_np, taus_np = np.linalg.qr(a, mode="raw")
+    np.testing.assert_allclose(h, h_np.T, rtol=1e-15, atol=1e-15)
+    np.testing.assert_allclose(taus, taus_np, rtol=1e-15, atol=1e-15)
+    assert complex(taus[0]) == 1 + 1j
+
+
 def test_householder_product_is_the_reduced_q():
     a = rng.normal(size=(2, 5, 3))  # a batch
     h, taus = geqrf(a)
@@ -76,6 +112,11 @@ def test_derivatives_match_finite_differences():
     h, taus = geqrf(a)
     c = rng.normal(size=(4, 2))
     check_grads(lambda h, t, c: lax.linalg.ormqr(h, t, c), (h, taus, c), order=1)
+    z = _crand((4, 3), "complex128")  # complex tangents through the complex reflectors
+    check_grads(lambda a: geqrf(a)[0], (z,), order=1)
+    hz, tz = geqrf(z)
+    check_grads(lambda h, t, c: lax.linalg.ormqr(h, t, c, transpose=True),
+                (hz, tz, _crand((4, 2), "complex128")), order=1)
 
 
 def test_bad_input_raises_clearly():
@@ -84,8 +125,8 @@ def test_bad_input_raises_clearly():
         lax.linalg.ormqr(h, taus, np.ones((3, 2)))
     with pytest.raises(ValueError, match="at most min"):
         lax.linalg.ormqr(h, np.ones(4), np.ones((4, 2)))
-    with pytest.raises(TypeError, match="complex Householder"):
-        geqrf(np.ones((2, 2), np.complex128))
+    with pytest.raises(TypeError, match="complex64 or complex128 operands, got i32"):
+        geqrf(np.ones((2, 2), np.int32))
     with pytest.raises(ValueError, match="at least as many rows"):
         lax.linalg.householder_product(np.ones((2, 3)), np.ones(2))
     with pytest.raises(ValueError, match="mode must be"):

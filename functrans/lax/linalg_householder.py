@@ -7,7 +7,9 @@ portable lowering of ``ormqr``), so they batch under ``vmap``, compile under ``j
 differentiate like any program; JAX gives these three no derivative rules. ``geqrf`` follows
 LAPACK's ``?geqr2``/``?larfg`` conventions (``beta = -sign(alpha) * ||x||``, ``tau = (beta -
 alpha) / beta``, ``tau = 0`` where the column below the diagonal is zero), so its results are
-LAPACK's to rounding. Real float32/float64 operands; leading dimensions are batch dimensions.
+LAPACK's to rounding. Float32, float64, complex64 and complex128 operands (complex reflectors
+as ``?larfg``'s: ``H = I - tau v v^H`` with a complex ``tau`` and a real ``beta`` whose sign
+is opposite to ``Re(alpha)``'s); leading dimensions are batch dimensions.
 
     >>> h, taus = geqrf(fnp.array([[3.0, 1.0], [4.0, 2.0]]))
     >>> h[0, 0], taus[0]
@@ -38,10 +40,19 @@ def _check(name, x, rank, what):
     if aval.ndim < rank:
         raise ValueError(f"lax.linalg.{name}: {what} must have at least {rank} dimensions, got "
                          f"{aval.str_short()}")
-    if aval.dtype not in (np.float32, np.float64):
-        raise TypeError(f"lax.linalg.{name}: expected float32 or float64 operands (complex "
-                        f"Householder reflectors are not supported), got {aval.str_short()}")
+    if aval.dtype not in (np.float32, np.float64, np.complex64, np.complex128):
+        raise TypeError(f"lax.linalg.{name}: expected float32, float64, complex64 or "
+                        f"complex128 operands, got {aval.str_short()}")
     return aval
+
+
+def _conj(x):
+    """Complex conjugate; the identity on real operands (no conversion to complex)."""
+    return L.conj(x) if get_aval(x).dtype.kind == "c" else x
+
+
+def _re(x):
+    return L.real(x) if get_aval(x).dtype.kind == "c" else x
 
 
 def _to(x, shape):
@@ -68,7 +79,7 @@ def _sum(x, axis):
 def geqrf(a):
     """Householder QR of ``a`` (..., m, n) in LAPACK's packed form ``(h, taus)``: ``R`` is
     ``h``'s upper triangle; below the diagonal, column j holds the reflector ``v_j`` (its
-    unit j-th entry implied), and ``Q = H_0 ... H_{k-1}`` with ``H_j = I - taus[j] v_j v_j^T``,
+    unit j-th entry implied), and ``Q = H_0 ... H_{k-1}`` with ``H_j = I - taus[j] v_j v_j^H``,
     k = min(m, n).
 
     >>> h, taus = geqrf(fnp.array([[0.0], [2.0]]))
@@ -93,19 +104,24 @@ def geqrf(a):
         col = L.dynamic_slice_in_dim(a, j, 1, axis=len(shape) - 1)       # (..., m, 1)
         below = _where(L.gt(rows, j), col, zero, col_shape)
         alpha = _sum(_where(L.eq(rows, j), col, zero, col_shape), -2)   # (..., 1, 1)
-        xnorm = L.sqrt(_sum(L.mul(below, below), -2))
+        # |x|^2 and |alpha|^2 as values of the operand's dtype (complex: zero imaginary parts)
+        xnorm = L.sqrt(_sum(L.mul(_conj(below), below), -2))
+        alpha_sq = L.mul(_conj(alpha), alpha)
         reflect = L.ne(xnorm, zero)
-        # LAPACK's ?larfg: beta takes the sign opposite to alpha's, so alpha - beta never
-        # cancels; where the column below is zero, H = I (tau = 0) and the column stays.
-        h = L.sqrt(L.add(L.mul(alpha, alpha), L.mul(xnorm, xnorm)))
-        beta = L.select(L.ge(alpha, zero), L.neg(h), h)
+        if dt.kind == "c":  # a complex alpha is made real by a reflector even when x is zero
+            reflect = L.bitwise_or(reflect, L.ne(L.imag(alpha), np.array(0, L.real(alpha).dtype)))
+        # LAPACK's ?larfg: beta takes the sign opposite to Re(alpha)'s, so alpha - beta never
+        # cancels; where the column below is zero (and alpha real), H = I (tau = 0) and the
+        # column stays.
+        h = L.sqrt(L.add(alpha_sq, L.mul(xnorm, xnorm)))
+        beta = L.select(L.ge(_re(alpha), _re(zero)), L.neg(h), h)
         safe_beta = _where(reflect, beta, one, scalar_shape)
         tau = _where(reflect, L.div(L.sub(beta, alpha), safe_beta), zero, scalar_shape)
         denom = _where(reflect, L.sub(alpha, beta), one, scalar_shape)
         v = _where(L.eq(rows, j), one, L.div(below, _to(denom, col_shape)), col_shape)
-        # H applied to the trailing columns: a - tau v (v^T a).
-        w = _sum(L.mul(_to(v, shape), a), -2)                               # (..., 1, n)
-        updated = L.sub(a, L.mul(_to(tau, shape), L.mul(_to(v, shape), _to(w, shape))))
+        # H^H applied to the trailing columns: a - conj(tau) v (v^H a).
+        w = _sum(L.mul(_to(_conj(v), shape), a), -2)                        # (..., 1, n)
+        updated = L.sub(a, L.mul(_to(_conj(tau), shape), L.mul(_to(v, shape), _to(w, shape))))
         a = _where(L.gt(cols, j), updated, a, shape)
         diag = _where(reflect, beta, alpha, scalar_shape)
         new_col = _where(L.eq(rows, j), _to(diag, col_shape),
@@ -144,7 +160,8 @@ def _reflectors(name, a, taus):
 
 
 def ormqr(a, taus, c, *, left: bool = True, transpose: bool = False):
-    """``Q @ c`` (``left``), ``c @ Q`` (not ``left``), or with ``Q^T`` (``transpose``), where
+    """``Q @ c`` (``left``), ``c @ Q`` (not ``left``), or with ``Q^T`` (``transpose``;
+    ``Q^H`` for complex operands), where
     ``Q`` is the product of the Householder reflectors packed in ``a`` (..., m, n) and
     ``taus`` (..., k), as :func:`geqrf` returns them; ``Q`` is never formed.
 
@@ -174,7 +191,8 @@ def ormqr(a, taus, c, *, left: bool = True, transpose: bool = False):
     nb = len(batch)
     bdims = (tuple(range(nb)), tuple(range(nb)))
     cshape = caval.shape
-    # Q = H_0 ... H_{k-1}: Q c and c Q^T apply the last reflector first.
+    # Q = H_0 ... H_{k-1}: Q c and c Q^H apply the last reflector first; Q^H's reflectors
+    # are H_j^H = I - conj(tau_j) v_j v_j^H.
     reverse = left != transpose
 
     def step(i, c):
@@ -182,17 +200,19 @@ def ormqr(a, taus, c, *, left: bool = True, transpose: bool = False):
         idx = L.sub(np.int32(k - 1), i) if reverse else i
         vi = L.dynamic_index_in_dim(v, idx, axis=nb + 1, keepdims=False)      # (..., m)
         tau = L.dynamic_index_in_dim(taus, idx, axis=nb, keepdims=False)      # (...)
-        if left:  # c - tau v (v^T c)
-            vc = dot_general(vi, c, (((nb,), (nb,)), bdims))                     # (..., cols)
+        if transpose:
+            tau = _conj(tau)
+        if left:  # c - tau v (v^H c)
+            vc = dot_general(_conj(vi), c, (((nb,), (nb,)), bdims))              # (..., cols)
             update = L.mul(_to(L.broadcast_in_dim(vi, tuple(batch) + (m, 1), tuple(range(nb + 1))),
                                cshape),
                            _to(L.broadcast_in_dim(vc, tuple(batch) + (1, cshape[-1]),
                                                   tuple(range(nb)) + (nb + 1,)), cshape))
-        else:     # c - tau (c v) v^T
+        else:     # c - tau (c v) v^H
             cv = dot_general(c, vi, (((nb + 1,), (nb,)), bdims))                 # (..., rows)
             update = L.mul(_to(L.broadcast_in_dim(cv, tuple(batch) + (cshape[-2], 1),
                                                   tuple(range(nb + 1))), cshape),
-                           _to(L.broadcast_in_dim(vi, tuple(batch) + (1, m),
+                           _to(L.broadcast_in_dim(_conj(vi), tuple(batch) + (1, m),
                                                   tuple(range(nb)) + (nb + 1,)), cshape))
         tau_b = L.broadcast_in_dim(tau, cshape, tuple(range(nb)))
         return L.sub(c, L.mul(tau_b, update))
