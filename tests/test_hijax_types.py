@@ -337,3 +337,57 @@ def test_traced_jaxpr_shows_high_level_values_as_jax_prints_them():
     # programs without high-level values are shown as they are
     plain = ft.jit(lambda x: x * 2).trace(x)
     assert plain.jaxpr is plain._entry.jaxpr
+
+
+class Triple(VJPHiPrimitive):
+    """3 * dequantize(q), with a JVP rule instead of VJP rules."""
+
+    def __init__(self, q_aval):
+        self.in_avals = (q_aval,)
+        self.out_aval, self.params = ShapedArray(q_aval.shape, np.float32), {}
+        super().__init__()
+
+    def expand(self, q):
+        return 3 * (q.qvalue.astype(fnp.float32) * q.scale[..., None])
+
+    def jvp(self, primals, tangents):
+        (q,), (t,) = primals, tangents
+        return self(q), 3 * t
+
+
+def test_jvp_rule_on_a_high_level_argument_forward_and_reverse():
+    q = quantize(fnp.asarray(X))
+    f = lambda q: Triple(ft.typeof(q))(q)  # noqa: E731
+    t = np.arange(6., dtype=np.float32).reshape(2, 3)
+    out, tout = ft.jvp(f, (q,), (fnp.asarray(t),))
+    np.testing.assert_allclose(np.asarray(out), 3 * _oracle_roundtrip(X), rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(tout), 3 * t)
+    for grad in (ft.grad(lambda q: fnp.sum(f(q))), ft.jit(ft.grad(lambda q: fnp.sum(f(q))))):
+        np.testing.assert_array_equal(np.asarray(grad(q)), np.full((2, 3), 3, np.float32))
+
+
+@dataclass(frozen=True)
+class Opaque:
+    data: object
+
+
+@dataclass(frozen=True)
+class OpaqueTy(HiType):
+    def lo_ty(self):
+        return [ShapedArray((), np.float32)]
+
+    def lower_val(self, o):
+        return [o.data]
+
+    def raise_val(self, data):
+        return Opaque(data)
+
+
+register_hitype(Opaque, lambda o: OpaqueTy())
+
+
+def test_type_without_tangent_type_passes_jit_but_is_not_differentiated():
+    o = Opaque(fnp.float32(2.0))
+    assert type(ft.jit(lambda o: o)(o)) is Opaque
+    with pytest.raises(TypeError, match="has no array tangent type"):
+        ft.grad(lambda o: 1.0)(o)
