@@ -79,8 +79,17 @@ def test_opaque_trace_state_equal_only_within_the_same_trace():
     outside = jax_core.get_opaque_trace_state(convention="haiku")
     assert outside == jax_core.get_opaque_trace_state(convention="haiku")
     inside = []
-    ft.jit(lambda x: inside.append(jax_core.get_opaque_trace_state("haiku")) or x)(1.0)
+
+    def f(x):
+        inside.append(jax_core.get_opaque_trace_state("haiku"))
+        inside.append(jax_core.get_opaque_trace_state("haiku"))
+        return x
+
+    ft.jit(f)(1.0)
+    ft.jit(f)(np.ones(2))  # a second trace (another signature) is another transformation
     assert inside[0] != outside
+    assert inside[0] == inside[1]
+    assert inside[2] == inside[3] and inside[2] != inside[0]
 
 
 def test_trace_state_names_under_as_jax(tmp_path):

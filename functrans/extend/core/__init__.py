@@ -164,7 +164,12 @@ class OpaqueTraceState:
         self._trace = weakref.ref(trace)
 
     def __eq__(self, other):
-        return isinstance(other, OpaqueTraceState) and self._trace() is other._trace()
+        # Tokens of transformations that have ended are equal only to themselves.
+        if self is other:
+            return True
+        mine = self._trace()
+        return (isinstance(other, OpaqueTraceState) and mine is not None
+                and mine is other._trace())
 
     __hash__ = None
 
@@ -175,7 +180,12 @@ def get_opaque_trace_state(convention=None):
         >>> get_opaque_trace_state() == get_opaque_trace_state()
         True
     """
-    return OpaqueTraceState(current_trace())
+    trace = current_trace()
+    try:  # one token per transformation: libraries ask at every variable access (nnx)
+        return trace._opaque_state
+    except AttributeError:
+        token = trace._opaque_state = OpaqueTraceState(trace)
+        return token
 
 
 def set_current_trace(trace, check_leaks=False):
