@@ -313,6 +313,25 @@ def test_products_accumulated_into_carries(codegen):
         check_grads(lambda m: fnp.sum(f(m, xs[:3])[0][0] ** 2), (m,), order=1, modes=("rev",))
 
 
+@pytest.mark.parametrize("codegen", ["native", "numba"])
+def test_dot_of_vectors_accumulated_into_a_scalar_carry(codegen):
+    """`s + u . v` with a rank-0 accumulator (lineax's tree_dot summed over leaves): the
+    fused product adds a scalar."""
+    us = rng.standard_normal((4, 18))
+
+    def f(us):
+        def step(s, u):
+            return s + fnp.dot(u, u * 0.5), s
+        return lax.scan(step, fnp.zeros(()), us)
+
+    want = np.cumsum([0.0] + [float(u @ (u * 0.5)) for u in us])
+    with ft.config.override(jit_codegen=codegen):
+        got = assert_jit_matches(f, us)
+        # sums of 18 products of O(1) terms in another order: a few ulp of the totals (~10)
+        np.testing.assert_allclose(got[0], want[-1], rtol=1e-13)
+        np.testing.assert_allclose(got[1], want[:-1], rtol=1e-13, atol=1e-15)
+
+
 def test_while_loop_whose_condition_reads_large_carries():
     """The condition reads the carries each iteration; the body updates one in place
     (scatter) and double-buffers the other."""

@@ -313,7 +313,10 @@ def _dot_general(em, eqn):
         acc = ""
         if len(eqn.inputs) == 3:
             x = eqn.inputs[2]
-            acc = f", {_view(em, em.atom(x), x.aval.shape, lead + (m, n))}{at}"
+            if x.aval.shape:
+                acc = f", {_view(em, em.atom(x), x.aval.shape, lead + (m, n))}{at}"
+            else:  # a rank-0 sum (a dot of vectors added to a scalar): a kernel's scalar
+                acc = f", np.full({_shape_tuple(lead + (m, n))}, {em.atom(x)}){at}"
         kernel = "small_outer" if k == 1 else blas.SMALL_KERNELS[ta, tb]  # k == 1: untransposed
         em.line(f"blas.{kernel}({a}{at}, {b}{at}, {c}{at}{acc})")
     elif dt == np.float32:
