@@ -391,3 +391,24 @@ def test_type_without_tangent_type_passes_jit_but_is_not_differentiated():
     assert type(ft.jit(lambda o: o)(o)) is Opaque
     with pytest.raises(TypeError, match="has no array tangent type"):
         ft.grad(lambda o: 1.0)(o)
+
+
+def test_make_jaxpr_shows_high_level_values_and_its_jaxpr_runs():
+    x, qw = fnp.asarray(X), quantize(fnp.asarray(W))
+    jaxpr = ft.make_jaxpr(matmul_q)(x, qw)
+    assert str(jaxpr) == ("{ lambda ; a:f32[2,3] b:q8[3,4]. let\n"
+                          "    c:f32[2,4] = call_hi_primitive[_prim=MatmulQ[{}]] a b\n"
+                          "  in (c,) }")
+    # evaluating it applies the primitives: eagerly, under jit and under grad
+    want = np.asarray(matmul_q(x, qw))
+    np.testing.assert_array_equal(np.asarray(ft.eval_jaxpr(jaxpr, x, qw)[0]), want)
+    # (compiled: float32 sums in another order, a few ulps)
+    np.testing.assert_allclose(
+        np.asarray(ft.jit(lambda x, q: ft.eval_jaxpr(jaxpr, x, q)[0])(x, qw)), want, rtol=1e-6)
+    roundtrip = ft.make_jaxpr(lambda x: dequantize(quantize(x)))(x)
+    g = ft.grad(lambda x: fnp.sum(ft.eval_jaxpr(roundtrip, x)[0]))(x)
+    np.testing.assert_array_equal(np.asarray(g), np.ones((2, 3), np.float32))
+    # static arguments stay Python values; a closed-over value is a constant of its type
+    scaled = ft.make_jaxpr(lambda x, n: matmul_q(x * n, qw), static_argnums=1)(x, 2)
+    assert [str(v.aval) for v in scaled.constvars] == ["q8[3,4]"]
+    assert "mul b 2.0" in str(scaled)

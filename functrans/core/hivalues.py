@@ -248,10 +248,25 @@ def lower_specs(specs: list, tree) -> list:
 
 # ---- jaxprs as JAX shows them: high-level values as single variables ------------------------
 
-call_hi_primitive_p = Primitive("call_hi_primitive", register=False)
-"""A high-level primitive applied in a :func:`hi_jaxpr` (param ``_prim``: the primitive,
-whose ``in_avals``/``out_aval`` type it). Programs that run have the primitive's
-``expand`` in its place."""
+class _CallHiPrimitive(Primitive):
+    """A high-level primitive applied in a :func:`hi_jaxpr` (param ``_prim``: the primitive,
+    whose ``in_avals``/``out_aval`` type it). Binding it applies the primitive in the
+    current trace (so ``eval_jaxpr`` runs such a jaxpr); compiled programs have the
+    primitive's ``expand`` in its place."""
+
+    multiple_results = True
+
+    def bind_all(self, *args, _prim):
+        out = _prim(*tree_unflatten(_prim.in_tree, list(args)))
+        return tree_flatten(out, is_leaf=is_hi_value)[0]
+
+    bind = bind_all
+
+    def bind1(self, *args, _prim):
+        return self.bind_all(*args, _prim=_prim)[0]
+
+
+call_hi_primitive_p = _CallHiPrimitive("call_hi_primitive", register=False)
 
 
 staged_hi_calls = [0]

@@ -16,6 +16,7 @@ from .api_util import (ForeignRef, ShapeDtypeStruct, abstractify, fun_name, merg
 from .avals import ShapedArray
 from .axis_env import extend_axis_env
 from .dtypes import canonicalize_dtype
+from .hivalues import hi_jaxpr, staged_hi_calls
 from .staging import trace_to_jaxpr
 from .trace import EVAL_TRACE, current_trace, get_aval
 from .tree import tree_flatten, tree_unflatten
@@ -115,13 +116,32 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False):
         with contextlib.ExitStack() as stack:
             for name, size in axes:
                 stack.enter_context(extend_axis_env(name, size))
+            hi_before = staged_hi_calls[0]
             jaxpr, out_tree = _trace(fun, static_argnums, args, kwargs, what)
+            if staged_hi_calls[0] != hi_before and not return_shape:
+                # high-level primitives: the program as JAX shows it (core/hivalues.py)
+                jaxpr = _hi_program(fun, static_argnums, args, kwargs, what) or jaxpr
         if return_shape:
             shapes = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in jaxpr.out_avals]
             return jaxpr, tree_unflatten(out_tree, shapes)
         return jaxpr
 
     return traced
+
+
+def _hi_program(fun, static_argnums, args, kwargs, what):
+    """``fun``'s jaxpr with high-level values as variables of their types (``hi_jaxpr``),
+    or None where it cannot be made (shape-only arguments)."""
+    static = {i % max(len(args), 1) for i in static_argnums}
+    dyn = [a for i, a in enumerate(args) if i not in static]
+
+    def with_static(d, k):
+        it = iter(d)
+        return fun(*[a if i in static else next(it) for i, a in enumerate(args)], **k)
+    try:
+        return hi_jaxpr(with_static, (dyn, kwargs), name=what)
+    except Exception:  # noqa: BLE001 - the program of the values' arrays is shown instead
+        return None
 
 
 def _check_axis_env(axis_env) -> list:
