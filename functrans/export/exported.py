@@ -9,6 +9,7 @@ structures, serializable to bytes and callable again in another process.
 """
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 
 import numpy as np
@@ -19,10 +20,11 @@ from functrans.core.dtypes import result_type
 from functrans.core.shape_poly import is_symbolic_shape
 from functrans.core.trace import EVAL_TRACE, Tracer, _state
 from functrans.core.tree import (PyTreeDef, flatten_up_to, tree_flatten, tree_unflatten)
-from functrans.transforms.jit.api import Jitted
+from functrans.transforms.jit.api import Jitted, jit
 from functrans.transforms.jit.call import jit_p
 from functrans.transforms.jit.executable import executable_for
 
+from .jitted_numpy import is_jitted_in_jax
 from .serialization import deserialize_payload, serialize_payload
 
 DEFAULT_PLATFORMS = ("cpu",)
@@ -303,6 +305,11 @@ def _refuse_user_kernels(jaxpr, allowed=frozenset()) -> None:
             _refuse_user_kernels(sub, allowed)
 
 
+@functools.lru_cache(maxsize=None)
+def _jitted(fun):
+    return jit(fun)
+
+
 def export(fun_or_jitted, *, platforms=None, disabled_checks=()):
     """``export(jit(f))(*args, **kwargs)``: trace ``f`` for these argument types (arrays,
     scalars or ``ShapeDtypeStruct``) and return an :class:`Exported`. ``platforms`` (default:
@@ -314,8 +321,10 @@ def export(fun_or_jitted, *, platforms=None, disabled_checks=()):
     Array(5., dtype=float64)
     """
     if not isinstance(fun_or_jitted, Jitted):
-        raise TypeError(f"export expects a function made with jit (ft.jit(f)), got "
-                        f"{type(fun_or_jitted).__name__}; wrap it as export(ft.jit(f))")
+        if not is_jitted_in_jax(fun_or_jitted):
+            raise ValueError("Function to be exported must be the result of `jit` but is: "
+                             f"{fun_or_jitted!r} (wrap it as export(ft.jit(f)))")
+        fun_or_jitted = _jitted(fun_or_jitted)  # jnp.cos and the like: jitted in JAX
     platforms = (default_export_platform(),) if platforms is None else tuple(platforms)
     unknown = [p for p in platforms if p not in PLATFORMS]
     if unknown or not platforms:
