@@ -201,6 +201,14 @@ PROGRAMS = {
     "scan": lambda x: lax.scan(lambda c, r: (c + r, c.sum()), fnp.zeros(x.shape[1]), x),
     "pad_and_tile": lambda x: fnp.tile(fnp.pad(x, ((1, 0), (0, 2))), (2, 1)),
     "reductions": lambda x: (fnp.max(x, axis=1), fnp.argmax(x, axis=0), fnp.var(x)),
+    "gather": lambda x: (x[fnp.array([0, -1])], fnp.diag(x.T @ x),
+                         fnp.take_along_axis(x, fnp.argsort(x, axis=1), axis=1)),
+    # transformations traced with symbolic shapes (their rules compute with the sizes)
+    "grad_slices": ft.grad(lambda x: fnp.sum(x[1:, ::2] ** 2 * x.shape[0])),
+    "grad_scan": ft.grad(lambda x: lax.scan(lambda c, r: (c * r, c.sum()),
+                                            fnp.ones(x.shape[1]), x)[0].sum()),
+    "grad_sort": ft.grad(lambda x: (fnp.sort(x, axis=1) * fnp.arange(x.shape[1])).sum()),
+    "vmap": ft.vmap(lambda r: fnp.outer(r, r).sum(0) / r.shape[0]),
 }
 SHAPES = [(3, 2), (4, 6), (7, 4)]
 

@@ -487,6 +487,29 @@ def as_dim(d):
     return d if type(d) is DimExpr else operator.index(d)
 
 
+def broadcast_shapes(*shapes) -> tuple:
+    """NumPy's broadcasting of shapes that may hold symbolic sizes: a size meets 1 or an
+    equal size (``a`` and ``b`` are not known equal: a ValueError).
+
+        >>> a, = symbolic_shape("a")
+        >>> broadcast_shapes((a, 1), (3,)), broadcast_shapes((2, 1), (3,))
+        ((a, 3), (2, 3))
+    """
+    if not any(is_symbolic_shape(s) for s in shapes):
+        import numpy as np
+        return np.broadcast_shapes(*shapes)
+    rank = max(len(s) for s in shapes)
+    out = []
+    for i in range(rank):
+        dims = [s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0]
+        big = next((d for d in dims if not (is_constant_dim(d) and d == 1)), 1)
+        if any(d != big and not (is_constant_dim(d) and d == 1) for d in dims):
+            raise ValueError(f"Incompatible shapes for broadcasting: "
+                             f"{', '.join(str(tuple(s)) for s in shapes)}")
+        out.append(big)
+    return tuple(out)
+
+
 def evaluate_dim(d, env: dict) -> int:
     """``d`` with the variables' values from ``env`` (ints pass through)."""
     return d.evaluate(env) if type(d) is DimExpr else d

@@ -20,7 +20,8 @@ from ..core import dtypes
 from ..core.array import Array
 from ..core.avals import ShapedArray
 from ..core.config import config
-from ..core.shape_poly import DimExpr, is_constant_dim, is_symbolic_shape
+from ..core.shape_poly import DimExpr, is_symbolic_shape
+from ..core.shape_poly import broadcast_shapes as symbolic_broadcast_shapes
 from ..core.trace import Tracer, get_aval
 
 ArrayLike = object  # documentation alias: Array, Tracer, ndarray, Python scalar, nested list
@@ -314,16 +315,11 @@ def broadcast_shapes(name: str, *shapes) -> tuple:
 def _broadcast_symbolic(name, shapes) -> tuple:
     """NumPy's broadcasting of shapes holding symbolic sizes: a size meets 1 or an equal
     size (``a`` and ``b`` are not known equal: JAX's TypeError, in its words)."""
-    rank = max(len(s) for s in shapes)
-    out = []
-    for i in range(rank):
-        dims = [s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0]
-        big = next((d for d in dims if not (is_constant_dim(d) and d == 1)), 1)
-        if any(d != big and not (is_constant_dim(d) and d == 1) for d in dims):
-            raise TypeError(f"{name} got incompatible shapes for broadcasting: "
-                            f"{', '.join(str(tuple(s)) for s in shapes)}.")
-        out.append(big)
-    return tuple(out)
+    try:
+        return symbolic_broadcast_shapes(*shapes)
+    except ValueError:
+        raise TypeError(f"{name} got incompatible shapes for broadcasting: "
+                        f"{', '.join(str(tuple(s)) for s in shapes)}.") from None
 
 
 def broadcast_to_shape(x, shape):

@@ -14,7 +14,7 @@ import numpy as np
 from .. import lax
 from .. import primitives as P
 from ..core import dtypes
-from ..core.shape_poly import DimExpr, as_dim, is_symbolic_dim, max_dim
+from ..core.shape_poly import DimExpr, as_dim, is_symbolic_dim, max_dim, min_dim
 from ..core.trace import Tracer, get_aval
 from ._core import check_arraylike, asarray, broadcast_to_shape, convert, normalize_axis
 from .shape_ops import reshape
@@ -405,6 +405,11 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
         raise ValueError("axis1 and axis2 cannot be the same")
     a = moveaxis(a, (ax1, ax2), (-2, -1))
     n, m = get_aval(a).shape[-2:]
+    if is_symbolic_dim(n) or is_symbolic_dim(m):  # the indices are computed by the program
+        length = max_dim(0, min_dim(n + min(offset, 0), m - max(offset, 0)))
+        i = arange(-min(offset, 0), length - min(offset, 0))
+        j = arange(max(offset, 0), length + max(offset, 0))
+        return getitem(a, (Ellipsis, i, j))
     length = max(0, min(n + min(offset, 0), m - max(offset, 0)))
     i = np.arange(length) - min(offset, 0)
     j = np.arange(length) + max(offset, 0)

@@ -22,10 +22,11 @@ from .. import lax
 from .. import primitives as P
 from ..core import dtypes
 from ..core.config import config
-from ..core.shape_poly import DimExpr, is_constant_dim, max_dim
+from ..core.shape_poly import DimExpr, is_constant_dim, is_symbolic_shape, max_dim
+from ..core.shape_poly import broadcast_shapes as symbolic_broadcast_shapes
 from ..core.array import Array
 from ..core.trace import Tracer, get_aval
-from ._core import check_arraylike, asarray, broadcast_to_shape, convert, normalize_axis
+from ._core import check_arraylike, asarray, broadcast_shapes, broadcast_to_shape, convert, normalize_axis
 
 __all__ = ["take", "take_along_axis", "put_along_axis"]
 
@@ -261,7 +262,9 @@ class _Plan:
         shapes = [get_aval(entries[k].value).shape for k in adv
                   if entries[k].kind in ("array", "scalar")]
         try:
-            self.batch = np.broadcast_shapes(*shapes) if shapes else ()
+            self.batch = (() if not shapes else broadcast_shapes("indexing", *shapes)
+                          if any(is_symbolic_shape(s) for s in shapes) else
+                          np.broadcast_shapes(*shapes))
         except ValueError:
             raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
                              f"with shapes {' '.join(map(str, shapes))}") from None
@@ -739,7 +742,7 @@ def _along_axis_indices(name, arr, indices, axis):
         raise IndexError(f"{name}: indices must be integers, got {ival.str_short()}")
     axis = normalize_axis(axis, aval.ndim)
     try:
-        shape = np.broadcast_shapes(
+        shape = symbolic_broadcast_shapes(
             tuple(1 if d == axis else n for d, n in enumerate(aval.shape)),
             tuple(1 if d == axis else n for d, n in enumerate(ival.shape)))
     except ValueError:

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.avals import ShapedArray
+from ..core.shape_poly import broadcast_shapes
 from ..core.trace import Primitive
 
 
@@ -32,7 +33,7 @@ def _index_shape(name, operand, indices, axes):
         if dtypes.kind(i.dtype) not in "iu":
             raise TypeError(f"{name}: indices must be integer arrays, got {i.str_short()}")
     try:
-        batch = np.broadcast_shapes(*[i.shape for i in indices])
+        batch = broadcast_shapes(*[i.shape for i in indices])
     except ValueError:
         raise TypeError(f"{name}: index arrays of shapes "
                         f"{', '.join(str(i.shape) for i in indices)} do not broadcast together"
@@ -308,7 +309,7 @@ def _gather_batch(axis, vals, dims, *, axes, mode, fill_value):
     dx, *didx = dims
     if all(d is None for d in didx):
         x = moveaxis(x, dx, 0)
-        n_batch = len(np.broadcast_shapes(*[get_aval(i).shape for i in indices])) \
+        n_batch = len(broadcast_shapes(*[get_aval(i).shape for i in indices])) \
             if indices else 0
         out = gather_p.bind1(x, *indices, axes=tuple(a + 1 for a in axes), mode=mode,
                              fill_value=fill_value)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.avals import ShapedArray
-from ..core.shape_poly import is_symbolic_dim
+from ..core.shape_poly import is_symbolic_dim, max_dim
 from ..core.trace import Primitive
 
 
@@ -151,7 +151,7 @@ def _pad_abstract_eval(x, padding_value, *, padding_config):
     for d, (lo, hi, interior) in zip(x.shape, padding_config):
         if interior < 0:
             raise ValueError(f"pad: interior padding must be >= 0, got {padding_config}")
-        size = lo + hi + d + max(d - 1, 0) * interior
+        size = lo + hi + d + (max_dim(d - 1, 0) * interior if interior else 0)
         if size < 0:
             raise ValueError(f"pad: padding_config {padding_config} gives a negative size")
         shape.append(size)
