@@ -37,6 +37,17 @@ def test_matches_numpy_dense_solve(dtype, rtol):
     np.testing.assert_allclose(x, np.linalg.solve(_dense(dl, d, du), b), rtol=rtol, atol=rtol)
 
 
+@pytest.mark.parametrize("dtype,rtol", [(np.complex128, 1e-12), (np.complex64, 1e-5)])
+def test_complex_systems_match_numpy_and_differentiate(dtype, rtol):
+    dl, d, du, b = _system(batch=(2,), dtype=dtype)
+    dl, du, b = (v + 1j * rng.normal(size=v.shape).astype(dtype) for v in (dl, du, b))
+    x = lax.linalg.tridiagonal_solve(dl, d, du, b)
+    assert x.dtype == dtype
+    np.testing.assert_allclose(x, np.linalg.solve(_dense(dl, d, du), b), rtol=rtol, atol=rtol)
+    if dtype == np.complex128:  # complex tangents in every operand, orders 1 and 2
+        check_grads(lax.linalg.tridiagonal_solve, [v[0] for v in (dl, d, du, b)], order=2)
+
+
 def test_unused_corners_are_ignored_and_jit_matches_eager():
     dl, d, du, b = _system()
     want = lax.linalg.tridiagonal_solve(dl, d, du, b)
@@ -88,7 +99,7 @@ def test_bad_input_raises_clearly():
         lax.linalg.tridiagonal_solve(dl, d, du, b[:3])
     with pytest.raises(TypeError, match="one dtype"):
         lax.linalg.tridiagonal_solve(dl, d, du, b.astype(np.float32))
-    with pytest.raises(TypeError, match="float32 or float64"):
+    with pytest.raises(TypeError, match="complex128 operands, got dl i32"):
         lax.linalg.tridiagonal_solve(*[v.astype(np.int32) for v in (dl, d, du, b)])
     with pytest.raises(NotImplementedError, match="perturb_singular"):
         lax.linalg.tridiagonal_solve(dl, d, du, b, perturb_singular=True)

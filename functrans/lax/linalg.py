@@ -1,6 +1,6 @@
 """``functrans.lax.linalg``: the decomposition primitives with JAX's ``jax.lax.linalg`` names
 and conventions. Leading dimensions are batch dimensions; operands are float32, float64,
-complex64 or complex128 (``tridiagonal_solve``: float32 or float64).
+complex64 or complex128.
 
     >>> v, w = lax.linalg.eigh(fnp.array([[2.0, 1.0], [1.0, 2.0]]))
     >>> w

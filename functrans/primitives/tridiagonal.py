@@ -24,13 +24,15 @@ from . import lapack
 
 __all__ = ["tridiagonal_solve_p"]
 
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+# LAPACK's ?gtsv has all four variants (s, d, c, z); the rules are complex-linear as written
+_FLOATS = tuple(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
 
 
 def _abstract_eval(dl, d, du, b):
     for name, v in (("dl", dl), ("d", d), ("du", du), ("b", b)):
         if v.dtype not in _FLOATS:
-            raise TypeError(f"tridiagonal_solve: expected float32 or float64 operands, got "
+            raise TypeError(f"tridiagonal_solve: expected float32, float64, complex64 or "
+                            f"complex128 operands, got "
                             f"{name} {v.str_short()}")
         if v.dtype != b.dtype:
             raise TypeError(f"tridiagonal_solve: the operands must have one dtype, got {name} "
