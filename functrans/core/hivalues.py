@@ -193,6 +193,8 @@ def tangent_view(tree):
         >>> tangent_view((1.0, [2.0]))
         ((1.0, [2.0]), None)
     """
+    if not _classes:  # no high-level type registered: nothing to view (the common case)
+        return tree, None
     leaves, td = tree_flatten(tree, is_leaf=is_hi_value)
     if not any(is_hi_value(x) for x in leaves):
         return tree, None
