@@ -412,3 +412,23 @@ def test_make_jaxpr_shows_high_level_values_and_its_jaxpr_runs():
     scaled = ft.make_jaxpr(lambda x, n: matmul_q(x * n, qw), static_argnums=1)(x, 2)
     assert [str(v.aval) for v in scaled.constvars] == ["q8[3,4]"]
     assert "mul b 2.0" in str(scaled)
+
+
+def test_cond_and_loops_carry_high_level_values():
+    q = quantize(fnp.asarray(X))
+    twice = lambda q: quantize(dequantize(q) * 2)  # noqa: E731
+    for pred in (True, False):
+        for run in (lambda q: ft.lax.cond(pred, twice, lambda q: q, q),
+                    ft.jit(lambda q: ft.lax.cond(pred, twice, lambda q: q, q))):
+            out = run(q)
+            want = _oracle_roundtrip(2 * _oracle_roundtrip(X)) if pred else _oracle_roundtrip(X)
+            assert type(out) is QArray
+            np.testing.assert_allclose(np.asarray(dequantize(out)), want, **EXACT)
+    want = _oracle_roundtrip(X)  # the same loop on plain arrays
+    for _ in range(3):
+        want = _oracle_roundtrip(want + 1)
+    step = lambda q: quantize(dequantize(q) + 1)  # noqa: E731
+    n, out = ft.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, step(c[1])), (0, q))
+    np.testing.assert_allclose(np.asarray(dequantize(out)), want, **EXACT)
+    out = ft.lax.fori_loop(0, 3, lambda i, q: step(q), q)
+    np.testing.assert_allclose(np.asarray(dequantize(out)), want, **EXACT)
