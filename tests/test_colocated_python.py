@@ -224,3 +224,18 @@ def test_a_failing_constructor_fails_every_call(cpu_sharding):
     assert made == [1]
     with pytest.raises(TypeError, match="expects a class"):
         cp.colocated_python_class(lambda: None)
+
+
+def test_typed_key_arrays_go_in_and_out():
+    key = ft.random.key(0)
+    seen = []
+
+    def out_specs(k):
+        seen.append((k.shape, str(k.dtype)))
+        return k
+
+    f = cp.colocated_python(lambda k: ft.random.fold_in(k, 3)).specialize(out_specs_fn=out_specs)
+    out = f(key)
+    want = ft.random.fold_in(key, 3)
+    np.testing.assert_array_equal(ft.random.key_data(out), ft.random.key_data(want))
+    assert seen == [((), str(key.dtype))]

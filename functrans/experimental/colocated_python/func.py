@@ -66,7 +66,23 @@ def _get_spec(x) -> ShapeDtypeStruct:
     if not isinstance(x, Array):
         raise ValueError("colocated_python only supports jax.Array as input and output, but "
                          f"got {type(x)}.")
+    if getattr(x, "_is_key_array", False):
+        # (a typed key's dtype is no NumPy dtype, which ShapeDtypeStruct requires)
+        return KeySpec(x.shape, x.dtype, _sharding(x))
     return ShapeDtypeStruct(x.shape, x.dtype, sharding=_sharding(x))
+
+
+@dataclasses.dataclass(frozen=True)
+class KeySpec:
+    """The spec of a typed PRNG key array: its shape, key dtype and sharding."""
+
+    shape: tuple
+    dtype: Any
+    sharding: Any = None
+
+    @property
+    def _sharding(self):
+        return self.sharding
 
 
 def _sharding(x):
