@@ -85,8 +85,11 @@ over more axes (``lax.pcast(..., to='varying')``; ``functrans/spmd/varying.py``)
 def _with_explicit_sharding(x, aval):
     """A placed array's type carries its sharding when its mesh has Explicit axes (sharding
     in types, as JAX shows it: ``float32[8@x,4]``)."""
-    s = getattr(x, "_sharding", None) if isinstance(x, Array) else None
-    if type(s) is not NamedSharding or not isinstance(s.mesh, Mesh) or not s.mesh.explicit_axes:
+    # The sharding is looked at first: most values have none, and isinstance(x, Array) is a
+    # metaclass check (tracers count as Arrays).
+    s = getattr(x, "_sharding", None)
+    if type(s) is not NamedSharding or not isinstance(x, Array) \
+            or not isinstance(s.mesh, Mesh) or not s.mesh.explicit_axes:
         return aval
     spec = canonical_spec(s.spec, aval.ndim, "typeof")
     explicit = set(s.mesh.explicit_axes)

@@ -27,7 +27,7 @@ from functrans.core.eval import eval_jaxpr
 from functrans.core.hivalues import hi_jaxpr, staged_hi_calls
 from functrans.core.mesh import SingleDeviceSharding, argument_sharding, tracing_arguments
 from functrans.core.staging import hoist_tracer_consts, trace_to_jaxpr
-from functrans.core.trace import EVAL_TRACE, _state
+from functrans.core.trace import EVAL_TRACE, _state, get_aval
 from functrans.core.array import Array
 from functrans.core.tree import tree_flatten, tree_unflatten
 
@@ -166,7 +166,9 @@ class Jitted:
                                     f"{type(value).__name__} ({e}); pass a tuple instead of a "
                                     "list, or make it a regular (traced) argument") from None
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-        avals = tuple(abstractify(x, f"jit({self.name}) argument leaf {i}")
+        # (Plain Arrays directly: the message naming a leaf is built only for other values.)
+        avals = tuple(get_aval(x) if type(x) is Array
+                      else abstractify(x, f"jit({self.name}) argument leaf {i}")
                       for i, x in enumerate(leaves))
         # Where the arguments were placed is part of the program's type (shard_map infers
         # its in_specs from it).
