@@ -416,6 +416,13 @@ class DimExpr:
     def __reduce__(self):
         raise TypeError("symbolic dimensions are not pickled; serialize the export instead")
 
+    # Immutable: copies are the expression itself (and keep its scope).
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
 
 def _combine_coeffs(e1, e2):
     out = dict(e1._coeffs()) if isinstance(e1, DimExpr) else {(): operator.index(e1)}
