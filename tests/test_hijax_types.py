@@ -432,3 +432,20 @@ def test_cond_and_loops_carry_high_level_values():
     np.testing.assert_allclose(np.asarray(dequantize(out)), want, **EXACT)
     out = ft.lax.fori_loop(0, 3, lambda i, q: step(q), q)
     np.testing.assert_allclose(np.asarray(dequantize(out)), want, **EXACT)
+
+
+def test_mutable_high_level_values_are_refused_by_name():
+    from functrans.experimental.hijax import MutableHiType
+
+    class Cell:
+        pass
+
+    class CellTy(MutableHiType):
+        has_qdd = True
+
+        def __repr__(self):
+            return "Cell{}"
+
+    register_hitype(Cell, lambda c: CellTy())
+    with pytest.raises(NotImplementedError, match="mutable high-level type Cell"):
+        ft.jit(lambda c: 1.0)(Cell())

@@ -121,6 +121,7 @@ def as_hival(x) -> HiVal:
     if type(x) is HiVal:
         return x
     ty = _classes[type(x)](x)
+    _mutable_refused(ty)
     return HiVal(ty, ty.lower_val(x), _zero_carrier(ty))
 
 
@@ -129,8 +130,16 @@ def _flatten_hival(h: HiVal):
     return children, (h.aval, len(h.lo), h.carrier is not None)
 
 
+def _mutable_refused(ty):
+    if getattr(ty, "has_qdd", False):
+        raise NotImplementedError(
+            f"values of the mutable high-level type {_type_str(ty)} cannot enter a "
+            "transformation: functrans implements immutable high-level types only")
+
+
 def _flatten_value(x):
     ty = _classes[type(x)](x)
+    _mutable_refused(ty)
     lo = list(ty.lower_val(x))
     if any(isinstance(v, Tracer) for v in lo):
         raise TypeError(
