@@ -245,6 +245,21 @@ def test_symbolic_types_print_as_jax():
     assert export.export(ft.jit(lambda x: x[0:16]))(x_spec).out_avals[0].shape == (16,)
 
 
+def test_exports_called_inside_symbolic_exports_and_eval_shape():
+    """An export called while tracing with symbolic shapes binds its variables to the
+    caller's expressions; eval_shape gives symbolic result shapes."""
+    a, b = symbolic_shape("a, 2*b")
+    inner = export.export(ft.jit(lambda x: fnp.concatenate([x, x], 0).sum(1)))(
+        ft.ShapeDtypeStruct((a, b), "float32"))
+    c, = symbolic_shape("c")
+    outer = export.export(ft.jit(lambda y: inner.call(y[:, :4]) * 2))(
+        ft.ShapeDtypeStruct((c, 6), "float32"))
+    assert [x.str_short() for x in outer.out_avals] == ["f32[2*c]"]
+    np.testing.assert_array_equal(outer.call(np.ones((3, 6), np.float32)), np.full(6, 8.0))
+    out = ft.eval_shape(lambda x: x.reshape(-1, 2), ft.ShapeDtypeStruct((a, b), "float32"))
+    assert out.shape == (a * b, 2)
+
+
 def test_dimension_as_value_under_transformations():
     """x.shape[0] as a value (the dimension_as_value primitive) under jit, vmap and grad of
     the exported function; vmap against a Python loop, grad against the known derivative."""
