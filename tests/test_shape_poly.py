@@ -209,6 +209,9 @@ PROGRAMS = {
                                             fnp.ones(x.shape[1]), x)[0].sum()),
     "grad_sort": ft.grad(lambda x: (fnp.sort(x, axis=1) * fnp.arange(x.shape[1])).sum()),
     "vmap": ft.vmap(lambda r: fnp.outer(r, r).sum(0) / r.shape[0]),
+    "jacobians": lambda x: (ft.jacfwd(lambda y: fnp.sin(y) * y.sum())(x[0]),
+                            ft.jacrev(lambda y: fnp.cos(y) * y[::-1])(x[:, 0]),
+                            ft.hessian(lambda y: fnp.sum(fnp.sin(y) * y[0]))(x)),
 }
 SHAPES = [(3, 2), (4, 6), (7, 4)]
 

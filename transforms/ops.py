@@ -25,10 +25,13 @@ psum_scatter: Callable  # psum_scatter(x, axes, dimension): reduce-scatter, tile
 all_gather: Callable  # all_gather(x, axis_name, dimension): tiled
 axis_index: Callable  # axis_index(name) -> this shard's int32 position along the axis
 dynamic_slice_in_dim: Callable  # dynamic_slice_in_dim(x, start, size, dimension)
+# basis_block(total, start, aval): columns start..start+size of the identity of size total,
+# shaped (total,) + aval.shape (jacobians' bases where a size is symbolic)
+basis_block: Callable
 
 _NAMES = ("zeros", "add_any", "convert", "broadcast", "moveaxis", "select", "reduce_sum",
           "psum", "pmax", "pmin", "psum_scatter", "all_gather", "axis_index",
-          "dynamic_slice_in_dim")
+          "dynamic_slice_in_dim", "basis_block")
 
 
 def install(**fns: Callable) -> None:

@@ -11,9 +11,11 @@ from ..core.trace import get_aval
 from ..transforms import ops
 from .collectives import (all_gather_p, axis_index_p, pmax_p, pmin_p, psum_p,
                           psum_scatter_p)
-from .elementwise import add_any_p, convert_element_type_p, select_n_p
+from .elementwise import add_any_p, add_p, convert_element_type_p, eq_p, select_n_p
 from .reductions import reduce_sum_p
-from .structural import broadcast_in_dim_p, dynamic_slice_p, transpose_p
+from .shape_poly import dimension_as_value
+from .structural import (broadcast_in_dim_p, dynamic_slice_p, iota_p, reshape_p,
+                         transpose_p)
 
 
 def zeros(aval):
@@ -76,6 +78,21 @@ def dynamic_slice_in_dim(x, start, size, dimension):
     return dynamic_slice_p.bind1(x, *starts, slice_sizes=sizes)
 
 
+def basis_block(total, start, aval):
+    """Rows of the identity of size ``total`` for the ``aval.size`` inputs starting at
+    ``start``, as ``(total,) + aval.shape``, computed by the program (sizes may be
+    symbolic)."""
+    n = aval.size
+    int_dtype = dtypes.default_int_dtype()
+    rows = iota_p.bind1(dtype=int_dtype, shape=(total, n), dimension=0)
+    cols = iota_p.bind1(dtype=int_dtype, shape=(total, n), dimension=1)
+    if not (isinstance(start, int) and start == 0):
+        offset = convert(dimension_as_value(start), int_dtype)
+        cols = add_p.bind1(cols, broadcast(offset, (total, n), ()))
+    eye = convert(eq_p.bind1(rows, cols), aval.dtype)
+    return reshape_p.bind1(eye, new_sizes=(total,) + tuple(aval.shape))
+
+
 ops.install(
     zeros=zeros,
     add_any=lambda x, y: add_any_p.bind1(x, y),
@@ -91,4 +108,5 @@ ops.install(
     all_gather=all_gather,
     axis_index=lambda name: axis_index_p.bind1(axis_name=name),
     dynamic_slice_in_dim=dynamic_slice_in_dim,
+    basis_block=basis_block,
 )

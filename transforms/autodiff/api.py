@@ -20,6 +20,7 @@ from functrans.core.eval import eval_jaxpr
 from functrans.core.hivalues import tangent_view
 from functrans.core.ir import Jaxpr
 from functrans.core.mesh import NamedSharding
+from functrans.core.shape_poly import is_symbolic_dim
 from functrans.core.config import config
 from functrans.core.trace import EVAL_TRACE, current_trace, get_aval, new_trace
 from functrans.core.tree import tree_flatten, tree_map, tree_structure, tree_unflatten
@@ -433,6 +434,9 @@ def _std_basis(leaves):
     """Identity basis for the flattened inputs: one row per input element."""
     sizes = [get_aval(x).size for x in leaves]
     total = sum(sizes)
+    if is_symbolic_dim(total):  # (shape polymorphism) the program computes the basis
+        starts = [sum(sizes[:i]) for i in range(len(sizes))]
+        return [ops.basis_block(total, s, get_aval(x)) for x, s in zip(leaves, starts)], total
     dtype = np.result_type(*[get_aval(x).dtype for x in leaves]) if leaves else np.float64
     eye = np.eye(total, dtype=dtype)
     out, start = [], 0
