@@ -194,6 +194,7 @@ PROGRAMS = {
     "reshape_infer": lambda x: x.reshape((-1, 2)),
     "mean": lambda x: fnp.sum(x, axis=0) / x.shape[0],
     "as_value": lambda x: fnp.array(x.shape[0]) + x * x.shape[1] - fnp.sin(x.shape[0]),
+    "shape_array": lambda x: (fnp.array(x.shape), fnp.array([x.shape[0], 7]) * x.size),
     "slices": lambda x: x[1:-1, ::2] + x[-1, 1::2],
     "matmul": lambda x: x.T @ x,
     "arange": lambda x: x + fnp.arange(x.shape[1]) + fnp.zeros(x.shape[0])[:, None],

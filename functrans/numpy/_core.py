@@ -163,7 +163,9 @@ def _from_sequence(seq, dtype=None):
     # Sequences holding arrays/tracers: stack them. As in NumPy's array coercion, Python
     # scalars among them are strong (int64/float64), not weak.
     items = [_from_sequence(x) if type(x) in (list, tuple) else
-             Array(np.asarray(x)) if type(x) in _PY_SCALARS else asarray(x) for x in seq]
+             Array(np.asarray(x)) if type(x) in _PY_SCALARS else
+             convert(x, dtypes.default_int_dtype()) if type(x) is DimExpr else  # as an int
+             asarray(x) for x in seq]
     items = promote(*items)
     shapes = {get_aval(x).shape for x in items}
     if len(shapes) > 1:
