@@ -282,6 +282,20 @@ def test_power_static_negative_exponent():
     T.check_against(lambda a: fnp.power(a, -2), lambda a: np.power(a, -2), np.array([2.0, 4.0]))
 
 
+def test_power_keeps_a_scalar_exponent_a_scalar_operand():
+    # JAX's jaxpr of x ** 3.5 is `pow a 3.5:f32[]`: programs that invert jaxprs equation by
+    # equation (distrax's Lambda bijector) need the exponent as the literal operand.
+    x = np.array([0.5, 1.5, 2.0], np.float32)
+    jaxpr = ft.make_jaxpr(lambda a: a ** 3.5)(x)
+    assert [e.prim.name for e in jaxpr.eqns] == ["pow"]
+    assert jaxpr.eqns[0].inputs[1].aval.shape == ()
+    T.check_against(lambda a: fnp.power(a, 3.5), lambda a: np.power(a, 3.5), x)  # one pow
+    # integer and boolean bases still broadcast a rank-0 exponent (int_power selects)
+    for base, e in ((np.array([1, 2, 3]), np.array(3)), (np.array([True, False]),
+                                                          np.array(False))):
+        np.testing.assert_array_equal(fnp.power(base, e), np.power(base, e))
+
+
 def test_where_and_out_are_refused_clearly():
     with pytest.raises(NotImplementedError, match="fnp.where"):
         fnp.add(np.ones(2), np.ones(2), where=np.array([True, False]))

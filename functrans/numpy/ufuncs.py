@@ -16,7 +16,8 @@ from .. import lax
 from .. import primitives as P
 from ..core import dtypes
 from ..core.trace import get_aval
-from ._core import _operand, check_arraylike, convert, ufunc_operands, unsupported_out
+from ._core import (_operand, broadcast_operands, check_arraylike, convert, ufunc_operands,
+                    unsupported_out)
 from ._plans import Plans, replay, signature
 
 _ALL = []
@@ -359,8 +360,9 @@ def int_power(x, y):
 
 
 def _power(x, y):
-    if _kind(x) in "fc":
+    if _kind(x) in "fc":  # a rank-0 exponent stays a scalar operand, as in JAX's jaxprs
         return P.pow_p.bind1(x, y)
+    x, y = broadcast_operands("power", [x, y], keep_scalars=False)  # int_power selects
     if _kind(x) == "b":
         return P.or_p.bind1(x, P.not_p.bind1(y))
     return int_power(x, y)
@@ -388,7 +390,7 @@ def power(x1, x2, out=None, *, dtype=None):
     return _power_ufunc(x1, x2, dtype=dtype)
 
 
-_power_ufunc = _make(np.power, _power, "power", scalars=False)
+_power_ufunc = _make(np.power, _power, "power")
 _ALL.remove("power")
 pow = power
 float_power = _make(np.float_power, _power)
