@@ -3,7 +3,10 @@
 steps after warm-up, each blocked, first with nothing else running, then with a second
 process spinning on one core (``while True: pass``). Prints p50, p90 and max in ms.
 
-    python benchmarks/bench_busy.py [--steps 60] [--program transformer-2]
+    python benchmarks/bench_busy.py [--steps 60] [--program transformer-2] [--framework jax]
+
+``--framework jax`` runs the same program on JAX (run it with a Python that has JAX; in its
+own process, as its idle threads slow BLAS down), so both are measured under the same load.
 
 A notebook on a laptop, a CI runner or a shared server is a busy machine: a step made of many
 short parallel regions waits for whichever thread the OS descheduled, so the tail (p90, max)
@@ -50,11 +53,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=60)
     ap.add_argument("--program", default="transformer-2")
+    ap.add_argument("--framework", default="functrans", choices=("functrans", "jax"))
     a = ap.parse_args(argv)
-    m = models.namespace("functrans")
+    m = models.namespace(a.framework)
     prog = models.build(m, a.program)
     _steps(prog, m, 10)  # compile and warm up
-    print(f"{a.program}, {a.steps} steps, ms")
+    print(f"{a.framework}: {a.program}, {a.steps} steps, ms")
     print(_row("quiet", _steps(prog, m, a.steps)))
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
