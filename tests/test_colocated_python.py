@@ -239,3 +239,13 @@ def test_typed_key_arrays_go_in_and_out():
     want = ft.random.fold_in(key, 3)
     np.testing.assert_array_equal(ft.random.key_data(out), ft.random.key_data(want))
     assert seen == [((), str(key.dtype))]
+
+
+def test_specs_with_a_bare_partition_spec_check_shapes_and_dtypes(cpu_sharding):
+    _, sh = cpu_sharding
+    spec = ft.ShapeDtypeStruct((2,), fnp.float32, sharding=ft.sharding.PartitionSpec())
+    f = cp.colocated_python(lambda x: x * 2).specialize(
+        in_specs=((spec,), {}), out_specs_fn=lambda x: spec)
+    np.testing.assert_array_equal(f(ft.device_put(fnp.ones(2, fnp.float32), sh)), [2.0, 2.0])
+    with pytest.raises(ValueError, match=r"inputs leaf 0 is float32\[3\]"):
+        f(ft.device_put(fnp.ones(3, fnp.float32), sh))

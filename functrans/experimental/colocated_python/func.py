@@ -91,6 +91,12 @@ def _sharding(x):
     return s if s is not None else getattr(getattr(x, "_data", None), "sharding", None)
 
 
+def _placed(spec):
+    """The sharding a spec names, if it names devices (a bare PartitionSpec does not)."""
+    s = getattr(spec, "_sharding", None)
+    return s if hasattr(s, "device_set") else None
+
+
 def _devices_of(leaves) -> tuple | None:
     """The device list all ``leaves`` share (in their shardings' device order)."""
     found = set()
@@ -124,7 +130,7 @@ def _check_specs(what: str, treedef, specs, expected_treedef, expected_leaves):
             raise ValueError(
                 f"colocated_python: {what} leaf {i} is {got.dtype}{list(got.shape)}, but the "
                 f"function is specialized for {want.dtype}{list(want.shape)}")
-        want_sharding = getattr(want, "_sharding", None)
+        want_sharding = _placed(want)
         if (want_sharding is not None and got.sharding is not None
                 and set(want_sharding.device_set) != set(got.sharding.device_set)):
             raise ValueError(
@@ -171,8 +177,8 @@ def _run(fun, spec: Specialization, args, kwargs, lock, state):
                 f"({list(devices)}), got arrays on {list(r_devices)}")
     if out_leaves is not None:
         _check_specs("outputs", r_tree, r_specs, out_treedef, out_leaves)
-        r_leaves = [x if getattr(o, "_sharding", None) is None or _sharding(x) == o._sharding
-                    else device_put(x, o._sharding) for x, o in zip(r_leaves, out_leaves)]
+        r_leaves = [x if _placed(o) is None or _sharding(x) == _placed(o)
+                    else device_put(x, _placed(o)) for x, o in zip(r_leaves, out_leaves)]
         result = tree_util.tree_unflatten(r_tree, r_leaves)
     return result
 
