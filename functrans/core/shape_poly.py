@@ -80,7 +80,8 @@ class _Factor:
 
 # A term: a tuple of (factor, exponent) pairs sorted by factor key; () is the constant 1.
 def _term_key(term) -> tuple:
-    return (sum(1 + e * f.size for f, e in term), tuple((f.key, e) for f, e in term))
+    # (factors compared largest first, as JAX orders terms)
+    return (sum(1 + e * f.size for f, e in term), tuple((f.key, e) for f, e in reversed(term)))
 
 
 def _term_str(term) -> str:
@@ -618,9 +619,10 @@ def _plain_bounds(e):
 
 
 def _refine(e, lo, hi):
-    """Tighter bounds from one term ``k*max(x, y)``/``k*min(x, y)`` (e equals e with x or
-    with y in its place: the union of their bounds) or ``k*floordiv(x, c)`` with c | k
-    (which is ``(k/c)*(x - mod(x, c))``); both are sound, so the bounds intersect."""
+    """Tighter bounds from one term ``k*max(x, y)``/``k*min(x, y)`` (e is e with x or with
+    y in its place, and on one side it is beyond both: max(x, y) >= x, y) or
+    ``k*floordiv(x, c)`` with c | k (which is ``(k/c)*(x - mod(x, c))``); all sound, so
+    the bounds intersect."""
     for t, k in e.terms:
         if len(t) != 1 or t[0][1] != 1 or t[0][0].var is not None:
             continue
@@ -628,13 +630,17 @@ def _refine(e, lo, hi):
         rest = _make({tt: kk for tt, kk in e.terms if tt != t}, e.scope)
         if f.op in (MAX, MIN):
             alts = [bounds(rest + k * x) for x in f.operands]
-            return max(lo, min(a[0] for a in alts)), min(hi, max(a[1] for a in alts))
+            los, his = [a[0] for a in alts], [a[1] for a in alts]
+            if (f.op == MAX) == (k > 0):  # e >= each alternative
+                return max(lo, *los), min(hi, max(his))
+            return max(lo, min(los)), min(hi, *his)  # e <= each alternative
         c = f.operands[1]
         if f.op == FLOORDIV and type(c) is DimExpr and len(c.terms) == 1 and \
-                c.terms[0][0] == () and c.terms[0][1] > 0 and k % c.terms[0][1] == 0:
-            x = f.operands[0]
-            a_lo, a_hi = bounds(rest + (k // c.terms[0][1]) * (x - x % c.terms[0][1]))
-            return max(lo, a_lo), min(hi, a_hi)
+                c.terms[0][0] == () and c.terms[0][1] > 0:
+            # c*e = c*rest + k*(x - mod(x, c)): bound that, then divide by c
+            c, x = c.terms[0][1], f.operands[0]
+            a_lo, a_hi = bounds(c * rest + k * (x - x % c))
+            return max(lo, -_fdiv(-a_lo, c)), min(hi, _fdiv(a_hi, c))
     return lo, hi
 
 
@@ -654,10 +660,20 @@ def bounds(e) -> tuple:
         return cached
     lo, hi = _plain_bounds(e)
     scope._bounds_cache[e.key] = (lo, hi)  # (what a constraint about e itself then sees)
+    coeffs = e._coeffs()
     for diff in scope._geq_diffs:
-        # e - diff >= L  and diff >= 0 give e >= L; e + diff <= U gives e <= U.
-        lo = max(lo, _plain_bounds(_combine_coeffs(e, diff))[0])
-        hi = min(hi, _plain_bounds(e + diff)[1])
+        # With diff >= 0 and m > 0: e - m*diff >= L gives e >= L, e + m*diff <= U gives
+        # e <= U; m from the terms e and diff share (a >= b + 2 decides 5*a - 5*b >= 10).
+        ms = {1, -1}
+        for t, kd in diff.terms:
+            ke = coeffs.get(t)
+            if t != () and ke is not None and ke % kd == 0:
+                ms.add(ke // kd)
+        for m in ms:
+            if m > 0:
+                lo = max(lo, _plain_bounds(e - m * diff)[0])
+            elif m < 0:
+                hi = min(hi, _plain_bounds(e - m * diff)[1])
     scope._bounds_cache[e.key] = (lo, hi)
     return lo, hi
 

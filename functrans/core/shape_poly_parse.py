@@ -242,14 +242,18 @@ class SymbolicScope:
             self._rules[term] = (e2._coeffs() if isinstance(e2, sp.DimExpr)
                                  else ({(): e2} if e2 else {}), k)
             return
-        single = diff._single_var()
-        if single is not None and abs(single[0]) == 1:
-            k, var, c0 = single   # k*var + c0 >= 0
+        # Bounds of single variables: k*v + rest >= 0 with k = +-1 gives v >= -rest or
+        # v <= rest, so v's range narrows by the bounds of rest (a >= b + 2 gives a >= 3).
+        for term, k in diff.terms:
+            if abs(k) != 1 or len(term) != 1 or term[0][1] != 1 or term[0][0].var is None:
+                continue
+            var = term[0][0].var
+            r_lo, r_hi = sp._plain_bounds(diff - k * sp._var(var, self))
             lo, hi = self._var_bounds.get(var, (1, sp._INF))
             if k == 1:
-                lo = max(lo, -c0)
+                lo = max(lo, -r_hi)
             else:
-                hi = min(hi, c0)
+                hi = min(hi, r_hi)
             self._var_bounds[var] = (lo, hi)
         self._geq_diffs.append(diff)
 
