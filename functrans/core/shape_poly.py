@@ -650,7 +650,7 @@ def bounds(e) -> tuple:
 
         >>> a, b = symbolic_shape("a, b", constraints=["a >= b + 2"])
         >>> bounds(a - b), bounds(a % 4), bounds(2 * a + 3)
-        ((2, inf), (0, 3), (7, inf))
+        ((2, inf), (0, 3), (9, inf))
     """
     if not isinstance(e, DimExpr):
         return e, e
