@@ -352,6 +352,10 @@ def test_comparisons_decide_by_bounds_and_constraints():
 def test_equality_constraints_rewrite_terms():
     a, b, c, d = symbolic_shape("a, b, c, d", constraints=("a * b == c + d",))
     assert str(2 * b * a) == "2*d + 2*c" and str(a * b * b) == "b*d + b*c"
+    # JAX's answers: an even size divides by 2 exactly
+    e, = symbolic_shape("e", constraints=["mod(e, 2) == 0"])
+    assert [str(x) for x in (e % 2, 2 * (e // 2), (e // 2) * 4, e // 2)] == \
+        ["0", "e", "2*e", "floordiv(e, 2)"]
 
 
 def test_scopes():

@@ -241,6 +241,14 @@ class SymbolicScope:
                                           f"left-hand-side: {sp._term_str(term)}")
             self._rules[term] = (e2._coeffs() if isinstance(e2, sp.DimExpr)
                                  else ({(): e2} if e2 else {}), k)
+            f = term[0][0] if len(term) == 1 and term[0][1] == 1 else None
+            if f is not None and f.op == sp.MOD and k == 1 and not isinstance(e2, sp.DimExpr) \
+                    and e2 == 0 and f.operands[1]._single_var() is None and \
+                    len(f.operands[1].terms) == 1 and f.operands[1].terms[0][0] == ():
+                # mod(x, c) == 0 also makes c*floordiv(x, c) read as x (JAX's rule)
+                x, c = f.operands[0], f.operands[1].terms[0][1]
+                fd = ((sp._Factor(op=sp.FLOORDIV, operands=f.operands), 1),)
+                self._rules.setdefault(fd, (x._coeffs(), c))
             return
         # Bounds of single variables: k*v + rest >= 0 with k = +-1 gives v >= -rest or
         # v <= rest, so v's range narrows by the bounds of rest (a >= b + 2 gives a >= 3).
