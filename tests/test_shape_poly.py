@@ -457,6 +457,34 @@ def test_exports_called_with_several_shapes_match_the_function(name):
             ft.tree_util.tree_map(np.testing.assert_array_equal, e.call(x), want)
 
 
+# Result shapes JAX 0.10.2 gives for these functions of f32[a,2*b]
+JAX_SHAPES = {
+    "x[1:-1, ::2]": (lambda x: x[1:-1, ::2], "(max(0, a - 2), b)"),
+    "x[2:, 1::3]": (lambda x: x[2:, 1::3], "(- min(a, 2) + a, floordiv(2*b + 1, 3))"),
+    "x[-3:]": (lambda x: x[-3:], "(- max(0, a - 3) + a, 2*b)"),
+    "x[:5]": (lambda x: x[:5], "(min(a, 5), 2*b)"),
+    "x[:n // 2]": (lambda x: x[: x.shape[0] // 2], "(floordiv(a, 2), 2*b)"),
+    "x[:m % 4]": (lambda x: x[: x.shape[1] % 4], "(min(a, mod(2*b, 4)), 2*b)"),
+    "reshape": (lambda x: x.reshape((-1, 2)), "(a*b, 2)"),
+    "pad": (lambda x: fnp.pad(x, ((1, 0), (0, 2))), "(a + 1, 2*b + 2)"),
+    "arange": (lambda x: fnp.arange(1, x.shape[0] + 1, 2), "(floordiv(a + 1, 2),)"),
+    "diag": (lambda x: fnp.diag(x.T @ x), "(2*b,)"),
+    "split": (lambda x: fnp.split(x, 2, axis=1)[0], "(a, b)"),
+    "eye": (lambda x: fnp.eye(x.shape[0], x.shape[1]), "(a, 2*b)"),
+    "swap": (lambda x: fnp.swapaxes(x, 0, 1)[::-1], "(2*b, a)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(JAX_SHAPES))
+def test_result_shapes_are_jaxs(name):
+    f, want = JAX_SHAPES[name]
+    exp = export.export(ft.jit(f))(_spec())
+    assert str(exp.out_avals[0].shape) == want
+    for shape in [(1, 2), (3, 4), (6, 10)]:
+        x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+        np.testing.assert_array_equal(exp.call(x), ft.jit(f)(x))
+
+
 def test_symbolic_types_print_as_jax():
     a, b = symbolic_shape("a, b")
     exp = export.export(ft.jit(PROGRAMS["concatenate"]))(ft.ShapeDtypeStruct((a, b), "int32"))

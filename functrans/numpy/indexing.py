@@ -22,7 +22,7 @@ from .. import lax
 from .. import primitives as P
 from ..core import dtypes
 from ..core.config import config
-from ..core.shape_poly import DimExpr, is_constant_dim, is_symbolic_shape, max_dim
+from ..core.shape_poly import DimExpr, is_constant_dim, is_symbolic_shape, max_dim, min_dim
 from ..core.shape_poly import broadcast_shapes as symbolic_broadcast_shapes
 from ..core.array import Array
 from ..core.trace import Tracer, get_aval
@@ -196,14 +196,14 @@ def _static_int(v, name="slice bound"):
 
 def _symbolic_slice(start, stop, step, n) -> tuple:
     """``slice(start, stop, step).indices(n)`` and the length, where the size or a bound is
-    symbolic: clamping compares symbolically (JAX's InconclusiveDimensionOperation when the
-    comparison depends on the dimension variables)."""
+    symbolic: bounds are clamped with max/min of sizes, which stay symbolic where the order
+    depends on the dimension variables (``x[:5]`` has ``min(a, 5)`` elements, as in JAX)."""
     step = 1 if step is None else step
 
     def clamp(i, lo, hi):
-        if is_constant_dim(i) and i < 0 or type(i) is DimExpr and i < 0:
+        if is_constant_dim(i) and i < 0:
             i = i + n
-        return lo if i < lo else hi if i > hi else i
+        return max_dim(lo, min_dim(hi, i))
 
     if step > 0:
         lo = 0 if start is None else clamp(start, 0, n)
