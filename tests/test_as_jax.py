@@ -81,6 +81,15 @@ def test_jax_enable_x64_turns_64_bit_values_on(decoys):
     assert out.split() == ["float64", "True"]
 
 
+def test_python_ints_wrap_into_unsigned_dtypes_as_in_jax(decoys):
+    # distrax's Categorical marks invalid samples with ones_like(draws) * -1 in uint32
+    out = _run("""
+        import jax.numpy as jnp
+        print(*(jnp.ones(2, jnp.uint32) * -1).tolist(), (jnp.ones(1, jnp.uint8) * 300).item())
+    """, decoys)
+    assert out.split() == [str(2**32 - 1)] * 2 + ["44"]  # JAX 0.10.2's values
+
+
 def test_missing_modules_and_names_fail_naming_them(decoys):
     out = _run("""
         import jax

@@ -296,6 +296,37 @@ def test_power_keeps_a_scalar_exponent_a_scalar_operand():
         np.testing.assert_array_equal(fnp.power(base, e), np.power(base, e))
 
 
+def test_python_int_operands_wrap_into_integer_dtypes_as_in_jax():
+    u32 = np.array([1, 2], np.uint32)
+    # NumPy's semantics by default: the scalar must fit the array's dtype
+    with pytest.raises(OverflowError, match="-1 out of bounds for uint32"):
+        fnp.multiply(u32, -1)
+    np.testing.assert_array_equal(fnp.less(u32, -1), np.less(u32, -1))  # by value: all False
+    # JAX 0.10.2's values (x64 off): the int becomes int32, then wraps into the dtype
+    with ft.config.override(python_int_wraparound=True, enable_x64=False):
+        cases = [(lambda: fnp.multiply(u32, -1), [2**32 - 1, 2**32 - 2], np.uint32),
+                 (lambda: fnp.asarray(np.array([1], np.uint8)) * 300, [44], np.uint8),
+                 (lambda: fnp.add(np.array([1], np.int8), 200), [-55], np.int8),
+                 (lambda: fnp.add(u32, -2**31), [2**31 + 1, 2**31 + 2], np.uint32),
+                 (lambda: fnp.less(u32, -1), [True, True], np.bool_),
+                 (lambda: fnp.equal(u32, -1), [False, False], np.bool_),
+                 (lambda: fnp.full((2,), -1, np.uint32), [2**32 - 1] * 2, np.uint32),
+                 (lambda: fnp.full((1,), 2**33, np.uint32), [0], np.uint32),
+                 (lambda: ft.jit(lambda a: a * -1)(u32), [2**32 - 1, 2**32 - 2], np.uint32)]
+        for f, want, dtype in cases:
+            got = f()
+            assert got.dtype == dtype and not got.weak_type
+            np.testing.assert_array_equal(got, np.array(want, dtype))
+        # beyond int32 JAX raises, whatever the array's dtype
+        for big in (2**31, -2**31 - 1):
+            for arr in (u32, np.ones(1, np.float32)):
+                with pytest.raises(OverflowError, match=f"{big} out of bounds for int32"):
+                    fnp.multiply(arr, big)
+    with ft.config.override(python_int_wraparound=True, enable_x64=True):
+        np.testing.assert_array_equal(fnp.multiply(u32, 2**33), [0, 0])  # int64 first
+        np.testing.assert_array_equal(fnp.multiply(np.array([1], np.uint64), -1), [2**64 - 1])
+
+
 def test_where_and_out_are_refused_clearly():
     with pytest.raises(NotImplementedError, match="fnp.where"):
         fnp.add(np.ones(2), np.ones(2), where=np.array([True, False]))

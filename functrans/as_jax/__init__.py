@@ -183,6 +183,8 @@ def install() -> None:
                   in ("1", "true", "yes", "on"))
     # JAX clamps out-of-range indices where NumPy (functrans's default) raises
     config.update("strict_indexing", False)
+    # JAX converts a Python int operand to int32/int64 and then to the array's dtype, wrapping
+    config.update("python_int_wraparound", True)
     devices.before_first_use.append(_apply_xla_device_count)
     sys.meta_path.insert(0, _finder)
 

@@ -46,6 +46,11 @@ _DEFAULTS = {
     # indices are clamped into range, as traced indices always are (JAX's semantics, which
     # functrans.as_jax selects: jax-md pads its neighbor lists with the index N).
     "strict_indexing": True,
+    # A Python int operand of an integer array that its dtype cannot hold raises
+    # OverflowError, as in NumPy; with True it wraps into the dtype (uint32 array * -1 is
+    # 2**32 - 1) once it fits the default integer type (int32, int64 under enable_x64; beyond
+    # it OverflowError), JAX's semantics, which functrans.as_jax selects.
+    "python_int_wraparound": False,
     # Logical CPU devices in this process (pmap/shard_map shards run on them in parallel).
     # Unlike JAX, it can change at run time; arrays already placed keep their device.
     "num_cpu_devices": None,

@@ -275,8 +275,30 @@ def ufunc_operands(name: str, ufunc: np.ufunc, args, dtype=None, keep_scalars=Tr
                         ) from None
     # `k in _PY_SCALARS` would compare dtypes to Python types by value (int64 == int).
     weak = dtype is None and all(isinstance(k, type) and k in _PY_SCALARS for k in keys)
-    ops = [convert(a, d, weak) for a, d in zip(args, in_dtypes)]
+    if config.python_int_wraparound:
+        ops = [jax_int_operand(a, d, weak) if type(a) is int else convert(a, d, weak)
+               for a, d in zip(args, in_dtypes)]
+    else:
+        ops = [convert(a, d, weak) for a, d in zip(args, in_dtypes)]
     return broadcast_operands(name, ops, keep_scalars), out_dtype, weak
+
+
+def jax_int_operand(x: int, dtype, weak_type=False) -> Array:
+    """A Python int operand as JAX converts it (``config.python_int_wraparound``): to the
+    default integer type, which it must fit, then to ``dtype``, wrapping into an integer one.
+
+        >>> with config.override(python_int_wraparound=True):
+        ...     jax_int_operand(-1, np.dtype("uint8"))
+        Array(255, dtype=uint8)
+    """
+    default = dtypes.default_int_dtype()
+    info = np.iinfo(default)
+    if not info.min <= x <= info.max:
+        raise OverflowError(f"Python integer {x} out of bounds for {default.name}: a Python int "
+                            f"operand is converted to {default.name} first, as in JAX")
+    if dtypes.kind(dtype) in "iu":
+        return Array._wrap(np.asarray(x, default).astype(dtype), weak_type)
+    return convert(x, dtype, weak_type)
 
 
 def check_strict_promotion(keys) -> None:

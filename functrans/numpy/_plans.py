@@ -34,7 +34,8 @@ def signature(args):
     """A hashable key of the arguments' types (Python scalars by value: they become
     literals of the dtype the function chooses), or None for arguments that need the general
     path (lists, other objects)."""
-    key = [config.enable_x64, config.jax_numpy_dtype_promotion, config.jax_numpy_rank_promotion]
+    key = [config.enable_x64, config.jax_numpy_dtype_promotion, config.jax_numpy_rank_promotion,
+           config.python_int_wraparound]
     for a in args:
         t = type(a)
         if t is Array:

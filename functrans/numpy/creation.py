@@ -14,6 +14,7 @@ import numpy as np
 from .. import lax
 from .. import primitives as P
 from ..core import dtypes
+from ..core.config import config
 from ..core.shape_poly import DimExpr, as_dim, is_symbolic_dim, max_dim, min_dim
 from ..core.trace import Tracer, get_aval
 from ._core import check_arraylike, asarray, broadcast_to_shape, convert, normalize_axis
@@ -76,6 +77,10 @@ def full(shape, fill_value, dtype=None):
     """
     check_arraylike("full", fill_value)
     shape = _shape(shape)
+    if (type(fill_value) is int and dtype is not None and config.python_int_wraparound
+            and np.dtype(dtype).kind in "iu"):
+        # JAX casts the fill value to the dtype: full((2,), -1, uint32) is 2**32 - 1
+        fill_value = np.asarray(fill_value).astype(dtypes.canonicalize_dtype(dtype))
     v = asarray(fill_value, dtype)
     if get_aval(v).shape:
         return broadcast_to_shape(v, shape)

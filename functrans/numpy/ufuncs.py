@@ -15,6 +15,7 @@ import numpy as np
 from .. import lax
 from .. import primitives as P
 from ..core import dtypes
+from ..core.config import config
 from ..core.trace import get_aval
 from ._core import (_operand, broadcast_operands, check_arraylike, convert, ufunc_operands,
                     unsupported_out)
@@ -577,9 +578,11 @@ def _comparison(np_ufunc, prim, negative_first):
 
     def compare(x1, x2, /, out=None, *, dtype=None, where=None):
         # NumPy 2 compares integer arrays with Python ints outside their dtype's range by
-        # value (uint8 array < -1 is all False) instead of overflowing the scalar.
+        # value (uint8 array < -1 is all False) instead of overflowing the scalar; JAX
+        # (python_int_wraparound) compares with the wrapped scalar.
         for arr, s, arr_first in ((x1, x2, True), (x2, x1, False)):
-            if type(s) is int and dtype is None and out is None and where is None:
+            if (type(s) is int and dtype is None and out is None and where is None
+                    and not config.python_int_wraparound):
                 aval = get_aval(_operand(arr))
                 if dtypes.kind(aval.dtype) in "iu" and not aval.weak_type:
                     info = np.iinfo(aval.dtype)
