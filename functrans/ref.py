@@ -16,7 +16,7 @@ the value the function leaves in it (``transforms/jit/refs.py``), and so is one 
 any transformation that a jitted function reads or writes (closes over); ``vmap`` passes
 references by value and writes back each instance's slice; a ``scan`` body's
 (``fori_loop``'s, ``map``'s) are carried through the loop (``lax/closed_refs.py``); ``vjp``
-takes references too (``transforms/autodiff/ref_args.py``), and ``make_jaxpr`` traces those
+and ``grad`` take them too (``transforms/autodiff/ref_args.py``); ``make_jaxpr`` traces those
 made outside any transformation with their values, writing nothing into them.
 Otherwise references do not cross a transformation boundary: reading or writing one in a
 ``while_loop`` body, branch or nested transformation while it was made outside raises a

@@ -106,3 +106,34 @@ def test_make_jaxpr_of_with_refs_into_a_closed_over_ref():
     jaxpr = ft.make_jaxpr(take_vjp)()
     assert jaxpr.out_avals == []
     np.testing.assert_array_equal(grad_ref[...], np.zeros(10))
+
+
+def test_grad_with_respect_to_a_ref_says_to_use_vjp():
+    r = ft.new_ref(2.0)
+    with pytest.raises(ValueError, match="argument 0 is a Ref.*with_refs"):
+        ft.grad(square)(r)
+    with pytest.raises(ValueError, match="argument 1 is a Ref"):
+        ft.grad(lambda x, d: x * d["r"][...], argnums=(0, 1))(1.0, {"r": r})
+    # a Ref left out of argnums goes along for the ride (JAX's plumbing refs)
+    plumbing = ft.new_ref(0.0)
+
+    def f(x, ref):
+        ref[...] += ft.lax.stop_gradient(x * 3.0)
+        return x * x
+
+    assert float(ft.grad(f)(2.0, plumbing)) == 4.0 and float(plumbing[...]) == 6.0
+
+
+@pytest.mark.parametrize("jitted", [False, True])
+def test_writing_a_differentiated_value_into_a_plumbing_ref_is_refused(jitted):
+    plumbing = ft.new_ref(1.0)
+
+    def err6(x, ref):  # JAX's refs guide: an error
+        y = x + x
+        ref[...] += y
+        return y
+
+    g = ft.grad(err6)
+    with pytest.raises(ValueError, match="only non-differentiated values can be written"):
+        (ft.jit(g) if jitted else g)(2.0, plumbing)
+    assert float(plumbing[...]) == 1.0  # left as it was

@@ -28,7 +28,8 @@ from functrans.core.tree import tree_flatten, tree_map, tree_structure, tree_unf
 from .. import ops
 from .jvp import Zero, instantiate, jvp_flat, tangent_aval
 from .partial_eval import PartialEvalTrace
-from .ref_args import on_ref_values, ref_arguments, write_back
+from .ref_args import (on_ref_values, ref_arguments, refuse_ref_arguments, with_plumbing_refs,
+                       write_back)
 from .tape import vjp_on_tape
 from .transpose import backward_pass
 from .vjp_function import NotNeeded, VJP
@@ -369,6 +370,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     @functools.wraps(fun)
     def value_and_grad_fun(*args, **kwargs):
         nums = normalize_argnums(argnums, len(args), what)
+        refuse_ref_arguments(what, [args[i] for i in nums], nums)
         dyn, rebuild = tangent_view(tuple(args[i] for i in nums))
         p_flat, in_tree = tree_flatten(dyn)
         for leaf in p_flat:
@@ -380,7 +382,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
                     "vjp, or set allow_int=True, to differentiate with respect to integers")
         _check_holomorphic_inputs(what, p_flat, holomorphic)
 
-        partial_fun = _with_args_at(fun, args, kwargs, nums)
+        partial_fun = with_plumbing_refs(_with_args_at(fun, args, kwargs, nums), args, nums)
         if rebuild is not None:
             partial_fun = _on_rebuilt(partial_fun, rebuild)
         p_out, out_tree, backward, aux = _vjp_flat(

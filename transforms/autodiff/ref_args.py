@@ -2,6 +2,9 @@
 the differentiating trace holding the reference's value, the value ``f`` leaves in it is
 written back to the caller's reference, and the gradient with respect to the value it held
 is accumulated into a reference given to ``f_vjp.with_refs``, as JAX's refs guide shows.
+``grad`` refuses to differentiate with respect to a reference (its gradient must live in a
+reference: ``vjp`` puts it there); references among its other arguments go along for the
+ride, and only values not differentiated may be written into them (``stop_gradient``).
 
 References are ``functrans.ref``'s, a user-API module this one does not import: they are
 recognized by their ``_is_ref`` mark, and the traced ones are made with the class of the
@@ -18,7 +21,18 @@ references passed (as ``transforms/jit/refs.py`` does).
 from __future__ import annotations
 
 from functrans.core.trace import current_trace
-from functrans.core.tree import tree_flatten, tree_structure, tree_unflatten
+from functrans.core.tree import tree_flatten, tree_leaves, tree_structure, tree_unflatten
+
+
+def refuse_ref_arguments(what: str, args, nums) -> None:
+    """``grad`` with respect to a Ref is an error, as in JAX: its gradient must itself live in
+    a Ref (``vjp`` and ``with_refs`` put it there)."""
+    for i, arg in zip(nums, args):
+        if any(getattr(x, "_is_ref", False) for x in tree_leaves(arg)):
+            raise ValueError(
+                f"{what}: argument {i} is a Ref, and a Ref's gradient must itself live in a "
+                "Ref: differentiate with respect to it with vjp and accumulate its gradient "
+                "with f_vjp.with_refs(grad_ref), or leave it out of argnums")
 
 
 def ref_arguments(primals, p_flat, what: str) -> dict:
@@ -68,3 +82,36 @@ def write_back(refs: dict, p_out, out_tree_of):
     for r, v in zip(refs.values(), finals):
         r._value = v
     return outs, out_tree_of(), finals
+
+
+def with_plumbing_refs(fun, args, nums):
+    """``fun`` (of the differentiated arguments) with the Refs among the other arguments
+    ``args`` usable inside the differentiation: they go along for the ride, read as
+    constants; what is written into them must not be differentiated (``stop_gradient``), as
+    in JAX."""
+    refs = [x for i, a in enumerate(args) if i not in nums
+            for x in tree_leaves(a) if getattr(x, "_is_ref", False)]
+    if not refs:
+        return fun
+
+    def plumbed(*dyn):
+        outer, before = [r._trace for r in refs], [r._value for r in refs]
+        inner = current_trace()
+        for r in refs:
+            r._trace = inner
+        try:
+            out = fun(*dyn)
+        finally:
+            leaked = False
+            for r, t, v in zip(refs, outer, before):
+                r._trace = t
+                if getattr(r._value, "_trace", None) is inner:  # (not to outlive the trace)
+                    r._value, leaked = v, True
+        if leaked:
+            raise ValueError(
+                "a differentiated value was written into a Ref argument that is not "
+                "differentiated: only non-differentiated values can be written into such "
+                "plumbing Refs (apply lax.stop_gradient first)")
+        return out
+    return plumbed
+
