@@ -396,6 +396,16 @@ def test_numpy_functions_jax_jits_export_as_they_are():
             export(f)
 
 
+def test_calling_convention_versions_are_the_format_s():
+    exp = export(ft.jit(fnp.sin))(1.0)
+    assert exp.calling_convention_version == ft.export.FORMAT_VERSION
+    assert deserialize(exp.serialize()).calling_convention_version == ft.export.FORMAT_VERSION
+    lo = ft.export.minimum_supported_calling_convention_version
+    hi = ft.export.maximum_supported_calling_convention_version
+    assert lo <= ft.export.FORMAT_VERSION <= hi
+    assert set(range(lo, hi + 1)) == set(ft.export.READABLE_VERSIONS)
+
+
 def test_unserializable_things():
     with pytest.raises(ValueError, match="unknown platforms"):
         export(ft.jit(fnp.sin), platforms=("gpu9",))

@@ -22,6 +22,11 @@ from functrans.core.shape_poly import (InconclusiveDimensionOperation, SymbolicS
 from .exported import (DisabledSafetyCheck, Exported, default_export_platform,  # noqa: F401
                        deserialize, export)
 from .shape_poly import symbolic_args_specs  # noqa: F401
-from .serialization import (FORMAT_VERSION, CorruptExportError, ExportError,  # noqa: F401
-                            IncompatibleVersionError, NotAnExportError, TruncatedExportError,
-                            UnknownPrimitiveError, UnserializableError)
+from .serialization import (FORMAT_VERSION, READABLE_VERSIONS,  # noqa: F401
+                            CorruptExportError, ExportError, IncompatibleVersionError,
+                            NotAnExportError, TruncatedExportError, UnknownPrimitiveError,
+                            UnserializableError)
+
+# JAX's names for the range of versions deserialize reads (the export format's versions)
+minimum_supported_calling_convention_version = min(READABLE_VERSIONS)
+maximum_supported_calling_convention_version = max(READABLE_VERSIONS)

@@ -25,7 +25,7 @@ from functrans.transforms.jit.call import jit_p
 from functrans.transforms.jit.executable import executable_for
 
 from .jitted_numpy import is_jitted_in_jax
-from .serialization import deserialize_payload, serialize_payload
+from .serialization import FORMAT_VERSION, deserialize_payload, serialize_payload
 
 DEFAULT_PLATFORMS = ("cpu",)
 PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
@@ -132,6 +132,16 @@ class Exported:
         """The results' shardings on ``mesh``: None each (the export records none; results
         are placed as the program computes them)."""
         return (None,) * len(self.out_avals)
+
+    @property
+    def calling_convention_version(self) -> int:
+        """The version of the format by which the export is serialized and called (JAX's
+        calling convention version; functrans's export format version).
+
+        >>> export(ft.jit(fnp.sin))(1.0).calling_convention_version
+        1
+        """
+        return FORMAT_VERSION
 
     def as_text(self) -> str:
         """The program as jaxpr text.
