@@ -23,7 +23,8 @@ from __future__ import annotations
 from typing import Callable
 
 from .core import tree as _tree
-from .core.pytree import PUBLIC_LEAVES as _PUBLIC_LEAVES
+from .core.pytree import PUBLIC_LEAVES as _PUBLIC_LEAVES, public_flatten as _public_flatten
+from .core.pytree import public_leaf as _leaf
 from .core.tree import (Partial, PyTreeDef, broadcast_prefix, flatten_one_level,  # noqa: F401
                     flatten_one_level_with_keys, flatten_up_to, is_tree_node,
                     register_dataclass, register_pytree_node, register_pytree_node_class,
@@ -34,13 +35,6 @@ from .core.tree_keys import (DictKey, FlattenedIndexKey, GetAttrKey, KeyEntry,  
                          KeyPath, SequenceKey, keystr)
 
 _NO_INITIALIZER = _tree._NO_INITIALIZER
-
-
-def _leaf(is_leaf):
-    """``is_leaf`` that also stops at the public leaf types (typed key arrays)."""
-    if is_leaf is None:
-        return lambda x: type(x) in _PUBLIC_LEAVES
-    return lambda x: type(x) in _PUBLIC_LEAVES or is_leaf(x)
 
 
 def _path_leaf(is_leaf, takes_path):
@@ -57,7 +51,7 @@ def tree_flatten(tree, is_leaf: Callable | None = None):
     >>> tree_flatten([1, (2, 3)])[0]
     [1, 2, 3]
     """
-    return _tree.tree_flatten(tree, _leaf(is_leaf))
+    return _public_flatten(tree, is_leaf)
 
 
 def tree_leaves(tree, is_leaf: Callable | None = None) -> list:
@@ -66,7 +60,7 @@ def tree_leaves(tree, is_leaf: Callable | None = None) -> list:
     >>> tree_leaves({"a": 1, "b": [2, None]})
     [1, 2]
     """
-    return _tree.tree_leaves(tree, _leaf(is_leaf))
+    return _public_flatten(tree, is_leaf)[0]
 
 
 def tree_structure(tree, is_leaf: Callable | None = None) -> PyTreeDef:
@@ -75,7 +69,7 @@ def tree_structure(tree, is_leaf: Callable | None = None) -> PyTreeDef:
     >>> tree_structure((1, {"x": 2}))
     PyTreeDef((*, {'x': *}))
     """
-    return _tree.tree_structure(tree, _leaf(is_leaf))
+    return _public_flatten(tree, is_leaf)[1]
 
 
 def tree_flatten_with_path(tree, is_leaf: Callable | None = None,
@@ -105,7 +99,9 @@ def tree_map(f: Callable, tree, *rest, is_leaf=None):
     >>> tree_map(lambda x, y: x + y, {"a": 1, "b": 2}, {"a": 10, "b": 20})
     {'a': 11, 'b': 22}
     """
-    return _tree.tree_map(f, tree, *rest, is_leaf=_leaf(is_leaf))
+    leaves, treedef = _public_flatten(tree, is_leaf)
+    others = [_tree.flatten_up_to(treedef, r, "tree_map") for r in rest]
+    return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
 
 
 def tree_map_with_path(f: Callable, tree, *rest, is_leaf=None, is_leaf_takes_path=False):

@@ -8,6 +8,7 @@ leaves behind. :mod:`functrans.tree_util` builds the public API on this.
 """
 from __future__ import annotations
 
+import os
 from collections import OrderedDict, defaultdict
 from typing import Any, Callable, NamedTuple
 
@@ -23,10 +24,59 @@ class _NodeType(NamedTuple):
     as_type: type | None = None
 
 
-_registry: dict[type, _NodeType] = {}
-PUBLIC_LEAVES: set = set()
+class _Registry(dict):
+    """The node types (the single source of truth): entries are mirrored into the C++
+    traversal (``pytree_fast``) when it is in use, whoever adds them."""
+
+    def __setitem__(self, nodetype, node):
+        super().__setitem__(nodetype, node)
+        if _fast is not None and _fast is not _UNLOADED:
+            _fast.mirror(nodetype)
+
+
+class _PublicLeaves(set):
+    def add(self, nodetype):
+        super().add(nodetype)
+        if _fast is not None and _fast is not _UNLOADED and nodetype in _registry:
+            _fast.mirror(nodetype)
+
+
+_registry: dict[type, _NodeType] = _Registry()
+PUBLIC_LEAVES: set = _PublicLeaves()
 """Node types that the public tree functions (``functrans.tree_util``) treat as leaves: typed
 PRNG key arrays, arrays to their users, pytree nodes around their data to transformations."""
+
+# The C++ traversal (optree, when installed; FUNCTRANS_OPTREE=0 turns it off): loaded at the
+# first flatten, so that ``import functrans`` never imports it. None: not in use.
+_UNLOADED = object()
+_fast = _UNLOADED if os.environ.get("FUNCTRANS_OPTREE", "1") != "0" else None
+
+
+def _load_fast():
+    global _fast
+    try:
+        from . import pytree_fast
+    except ImportError:  # optree is not installed
+        _fast = None
+    else:
+        pytree_fast.mirror_all()
+        _fast = pytree_fast
+    return _fast
+
+
+def use_optree(enabled: bool) -> bool:
+    """Flatten and unflatten with optree's C++ traversal (when it is installed) or with the
+    pure-Python one; returns whether the C++ one is now in use. Results are the same either
+    way (``tests/test_pytree_fast.py`` checks it); only the speed differs.
+
+    >>> previous = use_optree(False)
+    >>> tree_flatten({"b": 1, "a": 2})
+    ([2, 1], PyTreeDef({'a': *, 'b': *}))
+    >>> _ = use_optree(True)
+    """
+    global _fast
+    _fast = _UNLOADED if enabled else None
+    return enabled and _load_fast() is not None
 
 
 def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func: Callable,
@@ -146,7 +196,7 @@ class PyTreeDef:
     3
     """
 
-    __slots__ = ("node_type", "aux", "_children", "num_leaves", "_hash")
+    __slots__ = ("node_type", "aux", "_children", "num_leaves", "_hash", "_num_nodes")
 
     def __init__(self, node_type, aux, children: tuple):
         self.node_type = node_type  # None for a leaf
@@ -154,6 +204,7 @@ class PyTreeDef:
         self._children = children
         self.num_leaves = 1 if node_type is None else sum(c.num_leaves for c in children)
         self._hash = None
+        self._num_nodes = None
 
     @property
     def num_nodes(self) -> int:
@@ -162,7 +213,10 @@ class PyTreeDef:
         >>> tree_structure({"a": (1, 2), "b": [3]}).num_nodes
         6
         """
-        return 1 + sum(c.num_nodes for c in self._children)
+        n = self._num_nodes
+        if n is None:
+            n = self._num_nodes = 1 + sum(c.num_nodes for c in self._children)
+        return n
 
     def children(self) -> list:
         """The structures of this node's children (as JAX's ``PyTreeDef.children()``).
@@ -204,7 +258,7 @@ class PyTreeDef:
         >>> tree_structure([0, 0]).compose(tree_structure((0, None)))
         PyTreeDef([(*, None), (*, None)])
         """
-        if type(inner) is not PyTreeDef:
+        if not isinstance(inner, PyTreeDef):
             raise TypeError(f"PyTreeDef.compose: expected a PyTreeDef, got "
                             f"{type(inner).__name__}")
         if self.node_type is None:
@@ -257,12 +311,18 @@ class PyTreeDef:
     def __eq__(self, other):
         if self is other:
             return True
-        return (type(other) is PyTreeDef and self.node_type == other.node_type
-                and self.aux == other.aux and self._children == other._children)
+        # Aux data compare as JAX's (and optree's) do: the same object is equal to itself.
+        return (isinstance(other, PyTreeDef) and self.node_type == other.node_type
+                and (self.aux is other.aux or self.aux == other.aux)
+                and self._children == other._children)
 
     def __hash__(self):
+        # As JAX's, the hash leaves out aux data (dict keys, custom nodes' static data):
+        # hashing a library's static objects cost more than the rest of a jit call, and
+        # they may be unhashable. Equal structures hash equally; __eq__ tells the rest apart.
+        # Both representations (this and optree's, pytree_fast) give the same hash.
         if self._hash is None:
-            self._hash = hash((self.node_type, _aux_hash(self.aux), self._children))
+            self._hash = hash((self.node_type, self.num_leaves, self.num_nodes))
         return self._hash
 
     def __repr__(self):
@@ -285,16 +345,6 @@ class PyTreeDef:
         return f"CustomNode({name}, [{', '.join(kids)}])"
 
 
-def _aux_hash(aux) -> int:
-    # Aux data that cannot be hashed (equinox's wrapped functions carry their __dict__) is
-    # left out of the hash, as JAX leaves all of it out: equal structures still hash equally,
-    # and equality compares it with ==.
-    try:
-        return hash(aux)
-    except TypeError:
-        return 0
-
-
 _LEAF = PyTreeDef(None, None, ())
 _NONE = PyTreeDef(type(None), None, ())
 
@@ -305,8 +355,42 @@ def tree_flatten(tree, is_leaf: Callable[[Any], bool] | None = None):
     >>> tree_flatten([1, (2, 3)])[0]
     [1, 2, 3]
     """
+    fast = _fast
+    if fast is not None:
+        if fast is _UNLOADED:
+            fast = _load_fast()
+        if fast is not None:
+            out = fast.flatten(tree, is_leaf, False)
+            if out is not None:
+                return out
     leaves: list = []
     return leaves, _flatten(tree, is_leaf, leaves)
+
+
+def public_flatten(tree, is_leaf: Callable[[Any], bool] | None = None):
+    """:func:`tree_flatten` as users' tree functions (``functrans.tree_util``) flatten: the
+    types in ``PUBLIC_LEAVES`` (typed key arrays) are leaves.
+
+    >>> public_flatten([1, (2, None)])
+    ([1, 2], PyTreeDef([*, (*, None)]))
+    """
+    fast = _fast
+    if fast is not None:
+        if fast is _UNLOADED:
+            fast = _load_fast()
+        if fast is not None:
+            out = fast.flatten(tree, is_leaf, True)
+            if out is not None:
+                return out
+    leaves: list = []
+    return leaves, _flatten(tree, public_leaf(is_leaf), leaves)
+
+
+def public_leaf(is_leaf):
+    """``is_leaf`` that also stops at the public leaf types (typed key arrays)."""
+    if is_leaf is None:
+        return lambda x: type(x) in PUBLIC_LEAVES
+    return lambda x: type(x) in PUBLIC_LEAVES or is_leaf(x)
 
 
 def _flatten(x, is_leaf, leaves) -> PyTreeDef:
@@ -378,6 +462,8 @@ def tree_unflatten(treedef: PyTreeDef, leaves):
     >>> tree_unflatten(tree_structure((1, [2])), ["a", "b"])
     ('a', ['b'])
     """
+    if type(treedef) is not PyTreeDef:  # optree's structure (pytree_fast)
+        return treedef.unflatten(leaves)
     leaves = list(leaves)
     if len(leaves) != treedef.num_leaves:
         raise ValueError(f"tree_unflatten: {treedef} has {treedef.num_leaves} leaves, "
@@ -463,7 +549,7 @@ def treedef_tuple(treedefs) -> PyTreeDef:
     """
     treedefs = tuple(treedefs)
     for i, td in enumerate(treedefs):
-        if type(td) is not PyTreeDef:
+        if not isinstance(td, PyTreeDef):
             raise TypeError(f"treedef_tuple: element {i} is a {type(td).__name__}, not a "
                             "PyTreeDef")
     return PyTreeDef(tuple, None, treedefs)
@@ -511,7 +597,11 @@ def flatten_up_to(treedef: PyTreeDef, tree, what: str = "tree") -> list:
     >>> flatten_up_to(tree_structure((0, 0)), ([1, 2], {"a": 3}))
     [[1, 2], {'a': 3}]
     """
-    out: list = []
+    if type(treedef) is not PyTreeDef:  # optree's structure: a tree of the same one is quick
+        out = treedef.leaves_if_same(tree)
+        if out is not None:
+            return out
+    out = []
     _flatten_up_to(treedef, tree, out, what, "")
     return out
 
@@ -539,7 +629,7 @@ def _flatten_up_to(td: PyTreeDef, x, out, what, path):
         if aux != td.aux:
             raise ValueError(f"{where}: expected a {_type_name(td.node_type)} with keys "
                              f"{list(td.aux)}, got keys {list(aux)}")
-    elif aux != td.aux or len(children) != len(td._children):
+    elif (aux is not td.aux and aux != td.aux) or len(children) != len(td._children):
         raise ValueError(f"{where}: expected a {_type_name(td.node_type)} with node data "
                          f"{td.aux!r} and {len(td._children)} children, got node data {aux!r} "
                          f"and {len(children)} children")

@@ -1,0 +1,293 @@
+"""Flattening and unflattening on optree's C++ traversal, with functrans's (JAX's) semantics.
+
+:mod:`.pytree` loads this module at its first flatten when optree is installed (the ``fast``
+extra; ``FUNCTRANS_OPTREE=0`` or :func:`.pytree.use_optree` turns it off). functrans's
+registry stays the single source of truth: every node type in it is mirrored into optree's
+``functrans`` namespace, those registered later too. A structure is a :class:`SpecTreeDef`:
+a ``PyTreeDef`` holding optree's ``PyTreeSpec``, which it compares, hashes and unflattens
+in C++, and opens into the pure-Python form (node type, aux data, children) only when asked
+for those. It is equal to the pure-Python structure of the same tree, with the same hash.
+
+Where optree's semantics differ from functrans's, the tree goes the Python way (``flatten``
+returns None), so results never differ:
+
+- deques and structseqs (``os.stat_result``) are nodes to optree, leaves to JAX;
+- dict keys that do not sort (``{1: a, "x": b}``): optree orders them by type name, JAX
+  and functrans raise;
+- nodes whose structures record another type (high-level values, ``as_type``);
+- the public functions' leaf types (typed key arrays): optree opens them, so the public
+  functions flatten again with them as leaves (optree still, with a Python ``is_leaf``);
+- a flatten function that fails or returns something other than a 2-tuple.
+
+optree rebuilds dicts in their original insertion order; JAX in sorted key order. A
+structure with dicts whose order was not sorted unflattens with a copy of its spec that has
+no insertion order (made once per structure object).
+
+    >>> leaves, treedef = flatten({"b": [1, None], "a": 2}, None, False)
+    >>> treedef, treedef.unflatten([3, 4])
+    (PyTreeDef({'a': *, 'b': [*, None]}), {'a': 3, 'b': [4, None]})
+"""
+from __future__ import annotations
+
+from collections import OrderedDict, defaultdict
+
+import optree
+from optree import PyTreeKind, PyTreeSpec
+
+from .pytree import _LEAF, _NONE, PUBLIC_LEAVES, PyTreeDef, _registry
+
+if len(optree.tree_structure({}).__getstate__()[0][0]) != 8:
+    # The node states read below (kind, arity, data, entries, type, leaves, nodes, key
+    # order) are optree 0.20's; another layout means the Python path.
+    raise ImportError(f"optree {optree.__version__}: unknown PyTreeSpec state layout")
+
+NAMESPACE = "functrans"
+_flatten = optree.tree_flatten
+
+# Counts of flatten calls of nodes the fast path must not open: those whose structures
+# record another type (as_type), and the public functions' leaf types. A flatten that sees
+# its count move goes another way. (Other threads only cause a needless retry.)
+_opened_as_type = [0]
+_opened_public = [0]
+
+_CUSTOM, _LEAF_K, _NONE_K = int(PyTreeKind.CUSTOM), int(PyTreeKind.LEAF), int(PyTreeKind.NONE)
+_TUPLE, _LIST, _DICT = int(PyTreeKind.TUPLE), int(PyTreeKind.LIST), int(PyTreeKind.DICT)
+_NAMEDTUPLE, _ORDEREDDICT = int(PyTreeKind.NAMEDTUPLE), int(PyTreeKind.ORDEREDDICT)
+_DEFAULTDICT = int(PyTreeKind.DEFAULTDICT)
+
+# What was found about each structure (equal specs share the answer): _BAD, or _DICTS when
+# it has dicts (whose insertion order unflattening must not restore).
+_BAD, _DICTS = 1, 2
+_verdicts: dict = {}
+_MAX_VERDICTS = 1024
+
+
+def mirror(nodetype) -> None:
+    """Register (again) ``nodetype``, as functrans's registry has it, in optree's namespace.
+
+    >>> mirror(dict)  # built-in containers are optree's own: nothing to do
+    """
+    if nodetype in _BUILTINS:
+        return
+    node = _registry[nodetype]
+    to_iterable = node.to_iterable
+    if node.as_type is not None:
+        def to_iterable(x, _f=node.to_iterable):
+            _opened_as_type[0] += 1
+            return _f(x)
+    elif nodetype in PUBLIC_LEAVES:
+        def to_iterable(x, _f=node.to_iterable):
+            _opened_public[0] += 1
+            return _f(x)
+    try:
+        optree.unregister_pytree_node(nodetype, namespace=NAMESPACE)
+    except ValueError:
+        pass
+    optree.register_pytree_node(nodetype, to_iterable, node.from_iterable, namespace=NAMESPACE)
+    _verdicts.clear()  # structures seen before may now flatten differently
+
+
+def mirror_all() -> None:
+    """Mirror the whole registry (when this module is loaded)."""
+    for nodetype in list(_registry):
+        mirror(nodetype)
+
+
+_BUILTINS = frozenset({tuple, list, dict, OrderedDict, defaultdict, type(None)})
+
+
+def flatten(tree, is_leaf, public: bool):
+    """``(leaves, SpecTreeDef)`` of ``tree``, or None where the Python path must decide.
+
+    >>> flatten((1, [2]), None, False)
+    ([1, 2], PyTreeDef((*, [*])))
+    """
+    n_as, n_pub = _opened_as_type[0], _opened_public[0]
+    try:
+        leaves, spec = _flatten(tree, is_leaf, none_is_leaf=False, namespace=NAMESPACE)
+        if public and _opened_public[0] != n_pub:  # again, with the public leaf types
+            if is_leaf is None:
+                leaf = _is_public_leaf
+            else:
+                def leaf(x):
+                    return type(x) in PUBLIC_LEAVES or is_leaf(x)
+            n_as = _opened_as_type[0]
+            leaves, spec = _flatten(tree, leaf, none_is_leaf=False, namespace=NAMESPACE)
+        if _opened_as_type[0] != n_as:
+            return None
+        flags = _verdicts.get(spec)
+    except Exception:  # noqa: BLE001 - the Python path raises functrans's own error, or works
+        return None
+    if flags is None:
+        flags = _judge(spec)
+    if flags & _BAD:
+        return None
+    return leaves, SpecTreeDef.of(spec, flags)
+
+
+def _is_public_leaf(x) -> bool:
+    return type(x) in PUBLIC_LEAVES
+
+
+def _judge(spec) -> int:
+    """The verdict on a structure not seen before (remembered for equal ones)."""
+    flags = 0
+    for kind, _, data, _, custom, _, _, _ in spec.__getstate__()[0]:
+        if kind == _CUSTOM:
+            node = _registry.get(custom)
+            if node is None or node.as_type is not None:  # registered with optree elsewhere
+                flags = _BAD
+                break
+        elif kind == _DICT or kind == _DEFAULTDICT:
+            keys = data if kind == _DICT else data[1]
+            try:
+                if sorted(keys) != keys:  # optree kept the insertion order (another mode)
+                    flags = _BAD
+                    break
+            except TypeError:  # unsortable: functrans raises, optree orders them by type
+                flags = _BAD
+                break
+            flags |= _DICTS
+        elif kind not in _KNOWN_KINDS:  # deque, structseq: leaves to functrans
+            flags = _BAD
+            break
+    if len(_verdicts) >= _MAX_VERDICTS:
+        _verdicts.clear()
+    _verdicts[spec] = flags
+    return flags
+
+
+_KNOWN_KINDS = frozenset({_LEAF_K, _NONE_K, _TUPLE, _LIST, _NAMEDTUPLE, _ORDEREDDICT})
+
+
+class SpecTreeDef(PyTreeDef):
+    """A ``PyTreeDef`` held as optree's ``PyTreeSpec``; ``node_type``, ``aux`` and the
+    children are read from the spec on first use.
+
+    >>> td = flatten({"a": (1, 2)}, None, False)[1]
+    >>> td.num_leaves, td.node_type, td.children()
+    (2, <class 'dict'>, [PyTreeDef((*, *))])
+    """
+
+    __slots__ = ("_spec", "_flags", "_canon")
+
+    @classmethod
+    def of(cls, spec: PyTreeSpec, flags: int) -> SpecTreeDef:
+        self = cls.__new__(cls)
+        self._spec = spec
+        self._flags = flags
+        self._canon = None
+        self.num_leaves = spec.num_leaves
+        self._num_nodes = spec.num_nodes
+        self._hash = None
+        return self
+
+    def __getattr__(self, name):
+        # Only the pure-Python form's slots are missing until first asked for.
+        if name in ("node_type", "aux", "_children"):
+            root = _python_form(self._spec)
+            self.node_type, self.aux, self._children = root.node_type, root.aux, root._children
+            return getattr(self, name)
+        raise AttributeError(name)
+
+    def __eq__(self, other):
+        if type(other) is SpecTreeDef:
+            return self._spec == other._spec
+        return PyTreeDef.__eq__(self, other)
+
+    def __hash__(self):
+        if self._hash is None:
+            spec = self._spec
+            self._hash = hash((spec.type, spec.num_leaves, spec.num_nodes))
+        return self._hash
+
+    def __reduce__(self):  # pickles (and copies) as the pure-Python form
+        return PyTreeDef, (self.node_type, self.aux, self._children)
+
+    def unflatten(self, leaves):
+        """The pytree of this structure with ``leaves`` (dicts in sorted key order).
+
+        >>> flatten({"b": 0, "a": 0}, None, False)[1].unflatten([1, 2])
+        {'a': 1, 'b': 2}
+        """
+        if type(leaves) is not list:
+            leaves = list(leaves)
+        if len(leaves) != self.num_leaves:
+            raise ValueError(f"tree_unflatten: {self} has {self.num_leaves} leaves, got "
+                             f"{len(leaves)}")
+        spec = self._spec
+        if self._flags & _DICTS:
+            spec = self._canon
+            if spec is None:
+                spec = self._canon = _sorted_dicts(self._spec)
+        return spec.unflatten(leaves)
+
+    def leaves_if_same(self, tree):
+        """``tree``'s leaves if it has this very structure (None: ask the Python path,
+        which handles prefixes and names mismatches).
+
+        >>> flatten((1, 2), None, False)[1].leaves_if_same((3, 4))
+        [3, 4]
+        """
+        n_as = _opened_as_type[0]
+        try:
+            leaves, spec = _flatten(tree, None, none_is_leaf=False, namespace=NAMESPACE)
+            same = _opened_as_type[0] == n_as and spec == self._spec
+        except Exception:  # noqa: BLE001 - the Python path raises functrans's own error
+            return None
+        return leaves if same else None
+
+
+def _sorted_dicts(spec: PyTreeSpec) -> PyTreeSpec:
+    """``spec``, or a copy of it whose dicts' insertion orders are their sorted key orders
+    (optree's unflatten restores the insertion order; JAX's builds dicts in key order)."""
+    nodes, none_is_leaf, namespace = spec.__getstate__()
+    changed = False
+    fixed = []
+    for node in nodes:
+        if node[7] is not None:
+            keys = node[2] if node[0] == _DICT else node[2][1]
+            if list(node[7]) != keys:
+                changed = True
+                node = node[:7] + (dict.fromkeys(keys),)
+        fixed.append(node)
+    if not changed:
+        return spec
+    copy = PyTreeSpec.__new__(PyTreeSpec)
+    copy.__setstate__((tuple(fixed), none_is_leaf, namespace))
+    return copy
+
+
+def _python_form(spec: PyTreeSpec) -> PyTreeDef:
+    """The pure-Python ``PyTreeDef`` equal to ``spec``."""
+    stack: list = []
+    for kind, arity, data, _, custom, _, _, _ in spec.__getstate__()[0]:
+        if kind == _LEAF_K:
+            stack.append(_LEAF)
+            continue
+        if kind == _NONE_K:
+            stack.append(_NONE)
+            continue
+        kids = tuple(stack[len(stack) - arity:]) if arity else ()
+        if arity:
+            del stack[len(stack) - arity:]
+        if kind == _TUPLE:
+            td = PyTreeDef(tuple, None, kids)
+        elif kind == _LIST:
+            td = PyTreeDef(list, None, kids)
+        elif kind == _DICT:
+            td = PyTreeDef(dict, tuple(data), kids)
+        elif kind == _ORDEREDDICT:
+            td = PyTreeDef(OrderedDict, tuple(data), kids)
+        elif kind == _DEFAULTDICT:
+            td = PyTreeDef(defaultdict, (data[0], tuple(data[1])), kids)
+        elif kind == _NAMEDTUPLE:
+            td = PyTreeDef(data, None, kids)
+        else:
+            td = PyTreeDef(custom, data, kids)
+        stack.append(td)
+    (root,) = stack
+    return root
+
+
+__all__ = ["NAMESPACE", "SpecTreeDef", "flatten", "mirror", "mirror_all"]
