@@ -259,9 +259,11 @@ op_kernels["dot_general"] = _dot_general
 
 
 def _register_data_kernels():
+    from .linalg_calls import linalg_kernels
     from .ops_data import data_kernels
     from .user_calls import numba_call_kernel
     op_kernels.update(data_kernels)
+    op_kernels.update(linalg_kernels)
     op_kernels["numba_call"] = numba_call_kernel
 
 
