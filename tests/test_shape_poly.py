@@ -472,6 +472,8 @@ JAX_SHAPES = {
     "split": (lambda x: fnp.split(x, 2, axis=1)[0], "(a, b)"),
     "eye": (lambda x: fnp.eye(x.shape[0], x.shape[1]), "(a, 2*b)"),
     "swap": (lambda x: fnp.swapaxes(x, 0, 1)[::-1], "(2*b, a)"),
+    "median": (lambda x: fnp.median(x, axis=0), "(2*b,)"),
+    "last_row": (lambda x: lax.index_in_dim(x, -1, keepdims=False), "(2*b,)"),
 }
 
 

@@ -483,10 +483,11 @@ def index_in_dim(operand, index, axis=0, keepdims=True):
     """
     shape = get_aval(operand).shape
     axis = _axis(axis, len(shape))
-    index = operator.index(index)
+    index = as_dim(index)
     if not -shape[axis] <= index < shape[axis]:
         raise IndexError(f"index {index} is out of bounds for axis {axis} with size {shape[axis]}")
-    index %= shape[axis]
+    if index < 0:  # (index % size for an index in range; symbolic sizes have no constant mod)
+        index = index + shape[axis]
     out = slice_in_dim(operand, index, index + 1, 1, axis)
     return out if keepdims else squeeze(out, (axis,))
 

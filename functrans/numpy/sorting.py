@@ -19,6 +19,7 @@ from .. import lax
 from .. import primitives as P
 from ..core import dtypes
 from ..core.array import Array
+from ..core.shape_poly import DimExpr
 from ..core.trace import get_aval
 from ._core import asarray, check_arraylike, check_sequence_arraylike, convert, normalize_axis
 from .shape_ops import ravel, reshape, where
@@ -770,7 +771,7 @@ def _median(name, a, axis, out, keepdims, nan):
         a = convert(a, dtypes.default_int_dtype())
     x, keep_shape, count, has_nan = _sorted_slices(name, a, axis, nan)
     idt = dtypes.default_int_dtype()
-    if isinstance(count, int):
+    if isinstance(count, (int, DimExpr)):  # a static (or symbolic) count
         lo_i, hi_i = (count - 1) // 2, count // 2
     else:
         lo_i = P.div_p.bind1(P.max_p.bind1(count - 1, np.asarray(0, idt)[()]),
