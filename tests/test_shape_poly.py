@@ -3,6 +3,7 @@ Python integer arithmetic, tracing with symbolic shapes, calling exports with se
 concrete shapes against the un-exported function, serialization, and the errors (JAX's
 types and words)."""
 import operator
+import re
 
 import numpy as np
 import pytest
@@ -605,6 +606,15 @@ def test_shape_assertions_on_call(shape, message):
         exp.call(np.ones(shape, np.int32))
     assert message in str(e.value)
     np.testing.assert_array_equal(exp.call(np.ones((2, 2, 4), np.int32)), np.ones((2, 2, 4)))
+
+
+def test_constant_sizes_are_checked_on_call():
+    exp = export.export(ft.jit(lambda x: x))(
+        ft.ShapeDtypeStruct(symbolic_shape("a, 4"), "float32"))
+    with pytest.raises(ValueError, match=re.escape(
+            "Shape mismatch for args[0].shape[1] (expected same constant): expected (a, 4) and "
+            "called with (3, 5)")):
+        exp.call(np.ones((3, 5), np.float32))
 
 
 def test_explicit_constraints_are_checked_on_call_and_kept_by_serialization():

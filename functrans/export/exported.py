@@ -17,7 +17,7 @@ import numpy as np
 from functrans.core.api_util import ShapeDtypeStruct, abstractify
 from functrans.core.avals import ShapedArray
 from functrans.core.dtypes import result_type
-from functrans.core.shape_poly import is_symbolic_shape
+from functrans.core.shape_poly import is_symbolic_dim, is_symbolic_shape
 from functrans.core.trace import EVAL_TRACE, Tracer, _state
 from functrans.core.tree import (PyTreeDef, flatten_up_to, tree_flatten, tree_unflatten)
 from functrans.transforms.jit.api import Jitted, jit
@@ -221,6 +221,11 @@ class Exported:
                 if got.ndim != want.ndim:
                     raise ValueError(f"Rank mismatch for {path}: expected {want.shape} and "
                                      f"called with {got.shape}")
+                for i, (g, w) in enumerate(zip(got.shape, want.shape)):
+                    if not is_symbolic_dim(w) and not is_symbolic_dim(g) and g != w:
+                        raise ValueError(f"Shape mismatch for {path}.shape[{i}] (expected same "
+                                         f"constant): expected {want.shape} and called with "
+                                         f"{got.shape}")
             elif got.shape != want.shape:
                 raise ValueError(f"{what}: {path} has shape {got.shape}, the exported function "
                                  f"expects shape {want.shape} ({want.str_short()})")
