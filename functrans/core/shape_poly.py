@@ -317,7 +317,9 @@ class DimExpr:
         lead_t, lead_k = max(dcoeffs.items(), key=lambda tk: _term_key(tk[0]))
         rest = self._coeffs()
         quotient: dict = {}
-        while rest:
+        for _ in range(1000):  # (each step removes the leading term; a cap for safety)
+            if not rest:
+                break
             t, k = max(rest.items(), key=lambda tk: _term_key(tk[0]))
             if t == ():
                 break
@@ -331,6 +333,8 @@ class DimExpr:
                 rest[tt] = rest.get(tt, 0) - qk * dk
                 if not rest[tt]:
                     del rest[tt]
+        else:
+            return self._opaque(divisor)
         r = rest.get((), 0)
         if isinstance(divisor, DimExpr):
             if r:

@@ -222,7 +222,7 @@ class Exported:
                     raise ValueError(f"Rank mismatch for {path}: expected {want.shape} and "
                                      f"called with {got.shape}")
                 for i, (g, w) in enumerate(zip(got.shape, want.shape)):
-                    if not is_symbolic_dim(w) and not is_symbolic_dim(g) and g != w:
+                    if not is_symbolic_dim(w) and g != w:
                         raise ValueError(f"Shape mismatch for {path}.shape[{i}] (expected same "
                                          f"constant): expected {want.shape} and called with "
                                          f"{got.shape}")
