@@ -46,7 +46,7 @@ def is_index_map(eqn) -> bool:
     return name in INDEX_MAPS
 
 
-@dataclass
+@dataclass(eq=False)  # identity: groups are keys of the planner's tables
 class Group:
     shape: tuple
     eqns: list = field(default_factory=list)  # pointwise and index-map equations, in order
@@ -61,76 +61,100 @@ class Op:
     eqn: object
 
 
-def _available(x, group, computed_anywhere) -> bool:
-    """Can ``group`` read ``x`` now (it is a literal, or finished before the group started)?"""
-    if isinstance(x, Literal):
-        return True
-    return x not in group.computed and x not in group.loads and x not in group.finished \
-        and x in computed_anywhere
-
-
 def plan(jaxpr: Jaxpr, unrolled=lambda eqn: False):
     """Returns ``(steps, materialized)``: steps in emission order; ``materialized`` is the set
     of group values that need buffers (used outside their group or returned). Equations for
-    which ``unrolled(eqn)`` holds are emitted one by one (small arrays, element-wise)."""
+    which ``unrolled(eqn)`` holds are emitted one by one (small arrays, element-wise).
+
+    One loop may be open per shape at a time, so equations join the loop of their shape
+    wherever they stand in the program: an optimizer's update written step by step over every
+    leaf of a parameter tree (all first moments, then all second moments, ...) becomes one
+    loop per leaf shape instead of one per step and leaf. Open loops are emitted in an order
+    that respects what they read from each other; an equation that would make two of them
+    read each other (a global norm's scalar, computed from sums over the leaves, scaling the
+    leaves) closes its shape's loop and starts another. A loop is emitted when another kind
+    of step reads it, or at the end.
+    """
     steps: list = []
-    # Two groups may be open: ``side`` holds equations of another shape that do not depend
-    # on ``open_group`` (a PRNG's scalar key schedule between the rounds over its counters),
-    # so they do not split it; it is emitted first.
-    open_group: Group | None = None
-    side: Group | None = None
     done: set = set(jaxpr.invars) | set(jaxpr.constvars)  # values with buffers/scalars now
     group_of: dict = {}
+    open_by_shape: dict = {}  # shape -> its open Group
+    preds: dict = {}  # open Group -> the open Groups it reads (emitted before it)
 
-    def finish(g: Group) -> None:
+    def owner(x):
+        """The open group computing ``x``, or None."""
+        g = group_of.get(x) if isinstance(x, Var) else None
+        return g if g is not None and g in preds else None
+
+    def ancestors(g) -> set:
+        seen, todo = set(), [g]
+        while todo:
+            for p in preds[todo.pop()]:
+                if p not in seen and p in preds:
+                    seen.add(p)
+                    todo.append(p)
+        return seen
+
+    def close(g: Group) -> None:
+        """Emit ``g`` after the open groups it reads."""
+        for p in sorted(preds[g] & preds.keys(), key=order.__getitem__):
+            if p in preds:
+                close(p)
+        del preds[g]
+        if open_by_shape.get(g.shape) is g:
+            del open_by_shape[g.shape]
         steps.append(g)
         done.update(g.computed, g.loads, g.finished)
 
-    def close_side():
-        nonlocal side
-        if side is not None:
-            finish(side)
-            side = None
+    def close_readers_of(eqn) -> None:
+        for x in eqn.inputs:
+            g = owner(x)
+            if g is not None:
+                close(g)
 
-    def close():
-        nonlocal open_group
-        close_side()
-        if open_group is not None:
-            finish(open_group)
-            open_group = None
-
-    def reads(eqn, g: Group | None) -> bool:
-        return g is not None and any(
-            isinstance(x, Var) and (x in g.computed or x in g.loads or x in g.finished)
-            for x in eqn.inputs)
-
-    def can_join(eqn, g: Group) -> bool:
-        out = eqn.outputs[0].aval
+    def sources(eqn, g: Group):
+        """The other open groups ``eqn`` would make ``g`` read, or None if it cannot join
+        ``g`` (an input not computed yet, read through an index map from ``g`` itself, or
+        from a group that reads ``g``)."""
         name = eqn.prim.name
         if name in REDUCTIONS:
             x = eqn.inputs[0]
-            return isinstance(x, Var) and x.aval.shape == g.shape and (
-                x in g.computed or x in g.loads or _available(x, g, done))
-        if out.shape != g.shape:
-            return False
-        if is_index_map(eqn):
-            return all(_available(x, g, done) for x in eqn.inputs)
+            if not isinstance(x, Var) or x.aval.shape != g.shape:
+                return None
+            return set() if x in g.computed or x in g.loads or x in done else None
+        if eqn.outputs[0].aval.shape != g.shape:
+            return None
+        mapped = is_index_map(eqn)
+        found = set()
         for x in eqn.inputs:
-            if isinstance(x, Literal) or x in g.computed or x in g.loads:
+            if isinstance(x, Literal) or x in done:
                 continue
-            if not _available(x, g, done):
-                return False
-        return True
+            if x in g.computed or x in g.loads or x in g.finished:
+                if mapped or x in g.finished:  # needs its buffer, written after the loop
+                    return None
+                continue
+            h = owner(x)
+            if h is None or g in ancestors(h) or h is g:
+                return None
+            found.add(h)
+        return found
 
-    def new_group(eqn) -> Group:
+    order: dict = {}  # Group -> creation index (a deterministic emission order)
+
+    def start(eqn) -> Group:
         shape = eqn.inputs[0].aval.shape if eqn.prim.name in REDUCTIONS \
             else eqn.outputs[0].aval.shape
+        old = open_by_shape.get(tuple(shape))
+        if old is not None:
+            close(old)
         g = Group(tuple(shape))
-        if not can_join(eqn, g):  # inputs not ready: cannot happen in order
-            raise AssertionError(f"unschedulable equation {eqn}")
+        order[g] = len(order)
+        preds[g] = set()
+        open_by_shape[g.shape] = g
         return g
 
-    def add(eqn, g: Group) -> None:
+    def add(eqn, g: Group, found) -> None:
+        preds[g].update(found)
         out = eqn.outputs[0]
         if eqn.prim.name in REDUCTIONS:
             g.reductions.append(eqn)
@@ -143,36 +167,27 @@ def plan(jaxpr: Jaxpr, unrolled=lambda eqn: False):
     for eqn in jaxpr.eqns:
         fusible = (len(eqn.outputs) == 1 and not unrolled(eqn)
                    and (is_pointwise(eqn) or is_index_map(eqn) or eqn.prim.name in REDUCTIONS))
-        if fusible:
-            if open_group is not None and can_join(eqn, open_group):
-                add(eqn, open_group)
-                continue
-            if side is not None and can_join(eqn, side):  # (so it does not read open_group)
-                add(eqn, side)
-                continue
-            if reads(eqn, side):  # the side group's values are ready once it is emitted
-                close_side()
-                if open_group is not None and can_join(eqn, open_group):
-                    add(eqn, open_group)
-                    continue
-            if open_group is not None and not reads(eqn, open_group):
-                if side is not None and not can_join(eqn, side):
-                    close_side()
-                if side is None:
-                    side = new_group(eqn)
-                add(eqn, side)
-                continue
-            close()
-            open_group = new_group(eqn)
-            add(eqn, open_group)
+        if not fusible:
+            close_readers_of(eqn)
+            steps.append(Op(eqn))
+            done.update(eqn.outputs)
             continue
-        if reads(eqn, open_group):
-            close()
-        elif reads(eqn, side):
-            close_side()
-        steps.append(Op(eqn))
-        done.update(eqn.outputs)
-    close()
+        shape = eqn.inputs[0].aval.shape if eqn.prim.name in REDUCTIONS \
+            else eqn.outputs[0].aval.shape
+        g = open_by_shape.get(tuple(shape))
+        found = sources(eqn, g) if g is not None else None
+        if found is None:
+            g = start(eqn)
+            found = sources(eqn, g)
+            if found is None:  # an input of its own shape read through a buffer
+                close_readers_of(eqn)
+                found = sources(eqn, g)
+            if found is None:  # inputs not ready: cannot happen in order
+                raise AssertionError(f"unschedulable equation {eqn}")
+        add(eqn, g, found)
+    for g in sorted(preds, key=order.__getitem__):
+        if g in preds:
+            close(g)
     return steps, _materialized(jaxpr, steps, group_of)
 
 
