@@ -55,9 +55,11 @@ _TUPLE, _LIST, _DICT = int(PyTreeKind.TUPLE), int(PyTreeKind.LIST), int(PyTreeKi
 _NAMEDTUPLE, _ORDEREDDICT = int(PyTreeKind.NAMEDTUPLE), int(PyTreeKind.ORDEREDDICT)
 _DEFAULTDICT = int(PyTreeKind.DEFAULTDICT)
 
-# What was found about each structure (equal specs share the answer): _BAD, or _DICTS when
-# it has dicts (whose insertion order unflattening must not restore).
-_BAD, _DICTS = 1, 2
+# What was found about each structure, [flags, the spec to unflatten with], shared by equal
+# specs: _BAD; _DICTS when it has dicts (whose insertion order unflattening must not
+# restore); _OWN when one structure's spec may not stand for an equal one's (custom nodes'
+# aux data and non-str dict keys may be equal without being the same objects).
+_BAD, _DICTS, _OWN = 1, 2, 4
 _verdicts: dict = {}
 _MAX_VERDICTS = 1024
 
@@ -115,21 +117,21 @@ def flatten(tree, is_leaf, public: bool):
             leaves, spec = _flatten(tree, leaf, none_is_leaf=False, namespace=NAMESPACE)
         if _opened_as_type[0] != n_as:
             return None
-        flags = _verdicts.get(spec)
+        entry = _verdicts.get(spec)
     except Exception:  # noqa: BLE001 - the Python path raises functrans's own error, or works
         return None
-    if flags is None:
-        flags = _judge(spec)
-    if flags & _BAD:
+    if entry is None:
+        entry = _judge(spec)
+    if entry[0] & _BAD:
         return None
-    return leaves, SpecTreeDef.of(spec, flags)
+    return leaves, SpecTreeDef.of(spec, entry)
 
 
 def _is_public_leaf(x) -> bool:
     return type(x) in PUBLIC_LEAVES
 
 
-def _judge(spec) -> int:
+def _judge(spec) -> list:
     """The verdict on a structure not seen before (remembered for equal ones)."""
     flags = 0
     for kind, _, data, _, custom, _, _, _ in spec.__getstate__()[0]:
@@ -138,6 +140,7 @@ def _judge(spec) -> int:
             if node is None or node.as_type is not None:  # registered with optree elsewhere
                 flags = _BAD
                 break
+            flags |= _OWN
         elif kind == _DICT or kind == _DEFAULTDICT:
             keys = data if kind == _DICT else data[1]
             try:
@@ -148,13 +151,15 @@ def _judge(spec) -> int:
                 flags = _BAD
                 break
             flags |= _DICTS
+            if any(type(k) is not str for k in keys):
+                flags |= _OWN
         elif kind not in _KNOWN_KINDS:  # deque, structseq: leaves to functrans
             flags = _BAD
             break
     if len(_verdicts) >= _MAX_VERDICTS:
         _verdicts.clear()
-    _verdicts[spec] = flags
-    return flags
+    entry = _verdicts[spec] = [flags, None]
+    return entry
 
 
 _KNOWN_KINDS = frozenset({_LEAF_K, _NONE_K, _TUPLE, _LIST, _NAMEDTUPLE, _ORDEREDDICT})
@@ -169,13 +174,13 @@ class SpecTreeDef(PyTreeDef):
     (2, <class 'dict'>, [PyTreeDef((*, *))])
     """
 
-    __slots__ = ("_spec", "_flags", "_canon")
+    __slots__ = ("_spec", "_entry", "_canon")
 
     @classmethod
-    def of(cls, spec: PyTreeSpec, flags: int) -> SpecTreeDef:
+    def of(cls, spec: PyTreeSpec, entry: list) -> SpecTreeDef:
         self = cls.__new__(cls)
         self._spec = spec
-        self._flags = flags
+        self._entry = entry
         self._canon = None
         self.num_leaves = spec.num_leaves
         self._num_nodes = spec.num_nodes
@@ -216,10 +221,16 @@ class SpecTreeDef(PyTreeDef):
             raise ValueError(f"tree_unflatten: {self} has {self.num_leaves} leaves, got "
                              f"{len(leaves)}")
         spec = self._spec
-        if self._flags & _DICTS:
-            spec = self._canon
-            if spec is None:
-                spec = self._canon = _sorted_dicts(self._spec)
+        entry = self._entry
+        if entry[0] & _DICTS:
+            if entry[0] & _OWN:  # this structure's own aux data and keys
+                spec = self._canon
+                if spec is None:
+                    spec = self._canon = _sorted_dicts(self._spec)
+            else:  # one spec in key order for all equal structures
+                spec = entry[1]
+                if spec is None:
+                    spec = entry[1] = _sorted_dicts(self._spec)
         return spec.unflatten(leaves)
 
     def leaves_if_same(self, tree):
