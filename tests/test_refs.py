@@ -101,6 +101,33 @@ def test_jit_passes_in_and_out_the_references_it_closes_over():
     np.testing.assert_array_equal(ft.jit(lambda x: x_ref[...] + x)(1.0), [1.0, 3.0, 1.0])
 
 
+def test_nested_jits_and_make_jaxpr_pass_the_references_closed_over():
+    count = ft.new_ref(0.0)
+
+    @ft.jit
+    def tick(x):
+        count[...] += x
+        return count[...] * 2
+
+    ft.make_jaxpr(tick)(1.0)  # tracing writes nothing
+    assert float(count[...]) == 0.0
+    # an enclosing jit passes its own value of the reference to the inner one: as eagerly,
+    # tick(1) returns 2 then 4, and the reference ends at 2
+    assert float(ft.jit(lambda x: tick(x) + tick(x))(1.0)) == 6.0
+    assert float(count[...]) == 2.0
+    assert float(tick(1.0)) == 6.0 and float(count[...]) == 3.0
+
+    @ft.jit
+    def outer(x):
+        inner = ft.new_ref(x)  # a reference of outer's trace, closed over by inner jits
+        bump = ft.jit(lambda: inner.__setitem__(..., inner[...] + 1.0))
+        bump()
+        bump()
+        return inner[...]
+
+    assert float(outer(1.0)) == 3.0
+
+
 def test_a_reference_made_outside_a_transformation_is_refused_inside_others():
     r = ft.new_ref(fnp.zeros(3))
     with pytest.raises(TypeError, match="reading a Ref made outside the current "

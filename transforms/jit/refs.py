@@ -19,7 +19,8 @@ are made with the class of the references passed.
     (Array(6., dtype=float64), Array([3., 3.], dtype=float64))
 
 A reference made outside any transformation that the jitted function closes over is passed
-the same way, as an implicit argument (found when tracing first reads or writes it)::
+the same way, as an implicit argument (found when tracing first reads or writes it), and so
+is one of an enclosing jit's (or make_jaxpr's) trace::
 
     >>> count = ft.new_ref(0)
     >>> @ft.jit
@@ -85,15 +86,20 @@ _CLOSED = "_functrans_closed_ref_values"
 
 def closed_over(jitted, e: ForeignRef) -> bool:
     """Whether ``e`` (raised tracing ``jitted``) is for a reference ``jit`` can pass in: one
-    made outside any transformation, while ``jitted`` is called outside any too."""
-    return (current_trace() is EVAL_TRACE and e.ref._trace is EVAL_TRACE
+    of the trace ``jitted`` is called in (made outside any transformation and called so, or
+    one an enclosing jit or make_jaxpr traces)."""
+    return (e.ref._trace is current_trace()
             and "_closing_variant" not in jitted.__dict__)  # (the variant lets it through)
 
 
 def call_with_closed_refs(jitted, args, kwargs, found=None):
     """Call ``jitted`` with the references it closes over passed in by value and their final
     values written back; ``found`` is one more such reference (tracing met it)."""
-    refs = jitted.__dict__.setdefault("_closed_refs", [])
+    trace = current_trace()
+    known = jitted.__dict__.setdefault("_closed_refs", [])
+    # Called outside any transformation, the references found are kept for the next calls;
+    # called inside one (an enclosing jit, make_jaxpr), those of that trace serve this call.
+    refs = known if trace is EVAL_TRACE else [r for r in known if r._trace is trace]
     if found is not None and all(r is not found for r in refs):
         refs.append(found)
     while True:
