@@ -249,3 +249,11 @@ def test_specs_with_a_bare_partition_spec_check_shapes_and_dtypes(cpu_sharding):
     np.testing.assert_array_equal(f(ft.device_put(fnp.ones(2, fnp.float32), sh)), [2.0, 2.0])
     with pytest.raises(ValueError, match=r"inputs leaf 0 is float32\[3\]"):
         f(ft.device_put(fnp.ones(3, fnp.float32), sh))
+
+
+def test_arguments_must_be_on_the_specialized_devices(cpu_sharding):
+    devs, sh = cpu_sharding
+    f = cp.colocated_python(lambda x: x).specialize(devices=devs[:1])
+    with pytest.raises(ValueError, match="specialized for devices"):
+        f(ft.device_put(fnp.ones(2), sh))
+    np.testing.assert_array_equal(f(ft.device_put(fnp.ones(2), devs[0])), [1.0, 1.0])
