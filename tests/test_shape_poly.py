@@ -488,6 +488,47 @@ def test_result_shapes_are_jaxs(name):
         np.testing.assert_array_equal(exp.call(x), ft.jit(f)(x))
 
 
+_K = np.linspace(-1, 1, 4 * 3 * 3 * 3, dtype=np.float32).reshape(4, 3, 3, 3)
+_W = np.linspace(-1, 1, 6 * 8, dtype=np.float32).reshape(6, 8)
+
+
+def _conv_pool(x):  # NCHW
+    y = lax.conv_general_dilated(x, _K, (1, 1), "SAME")
+    return lax.reduce_window(y, -np.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
+
+
+def _attention(x):  # (sequence, features), causal
+    n = x.shape[0]
+    s = fnp.where(fnp.tril(fnp.ones((n, n), bool)), x @ x.T, -1e9)
+    return ft.nn.softmax(s, axis=-1) @ x
+
+
+# Models with a symbolic batch/sequence/image size: JAX 0.10.2's result shapes
+JAX_MODELS = {
+    "conv_pool": (_conv_pool, "b, 3, h, w",
+                  "(b, 4, floordiv(h - 2, 2) + 1, floordiv(w - 2, 2) + 1)",
+                  [(1, 3, 4, 5), (2, 3, 7, 6)]),
+    "conv1d": (lambda x: lax.conv_general_dilated(x[:, None, :], np.ones((2, 1, 3), "float32"),
+                                                  (1,), "VALID"),
+               "b, n", "(b, 2, max(n - 2, 0))", [(2, 2), (3, 7)]),
+    "attention": (_attention, "s, 6", "(s, 6)", [(3, 6), (5, 6)]),
+    "mlp_grad": (lambda x: ft.grad(lambda w: fnp.mean(ft.nn.relu(x @ w) ** 2))(_W), "b, 6",
+                 "(6, 8)", [(1, 6), (4, 6)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(JAX_MODELS))
+def test_models_with_symbolic_sizes(name):
+    """float32 results within 1e-5 relative of the function's: XLA-free programs, but the
+    export and the function may fuse differently (summation order in the compiled kernels)."""
+    f, spec, want, shapes = JAX_MODELS[name]
+    exp = export.export(ft.jit(f))(ft.ShapeDtypeStruct(symbolic_shape(spec), "float32"))
+    assert str(exp.out_avals[0].shape) == want
+    for shape in shapes:
+        x = np.random.default_rng(1).normal(size=shape).astype(np.float32)
+        np.testing.assert_allclose(exp.call(x), f(x), rtol=1e-5, atol=1e-6)
+
+
 def test_symbolic_types_print_as_jax():
     a, b = symbolic_shape("a, b")
     exp = export.export(ft.jit(PROGRAMS["concatenate"]))(ft.ShapeDtypeStruct((a, b), "int32"))

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import primitives as P
 from ..core import dtypes
+from ..core.shape_poly import as_dim, max_dim
 from ..core.trace import get_aval
 from ..primitives.convolution import conv_output_shape, dilate_dim
 from .ops import match_weak
@@ -110,8 +111,9 @@ def padtype_to_pads(in_shape, window_shape, window_strides, padding):
                            f"'SAME_LOWER', got {padding}.")
     pads = []
     for d, w, s in zip(in_shape, window_shape, window_strides):
-        out = -(-int(d) // int(s))
-        total = max((out - 1) * int(s) + int(w) - int(d), 0)
+        d, w, s = as_dim(d), as_dim(w), as_dim(s)  # (sizes may be symbolic)
+        out = -(-d // s)
+        total = max_dim((out - 1) * s + w - d, 0)
         small, big = total // 2, total - total // 2
         pads.append((small, big) if mode == "SAME" else (big, small))
     return pads

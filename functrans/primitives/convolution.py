@@ -22,6 +22,7 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.avals import ShapedArray
+from ..core.shape_poly import is_symbolic_dim, max_dim
 from ..core.trace import Primitive
 
 
@@ -32,6 +33,8 @@ def dilate_dim(d: int, dilation: int) -> int:
 
 def stride_dim(d: int, window: int, stride: int) -> int:
     """Number of windows of size ``window`` at ``stride`` that fit in ``d``."""
+    if is_symbolic_dim(d) or is_symbolic_dim(window):  # none when the window is wider
+        return max_dim((d - window) // stride + 1, 0)
     return 0 if d < window else (d - window) // stride + 1
 
 
