@@ -99,6 +99,16 @@ def test_decompositions_match_numpy(dtype):
     assert int(fnp.linalg.matrix_rank(tall)) == 3
 
 
+@pytest.mark.parametrize("ord", [None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf])
+def test_matrix_norms_and_condition_numbers_match_numpy(ord):
+    """The spectral norms (2, -2, 'nuc') take the complex matrix's singular values, not those
+    of its elementwise moduli; the others depend on |x| only."""
+    a = well(np.random.default_rng(7), (2, 3, 3))
+    tol = _tol("complex128")
+    assert_close(fnp.linalg.norm(a, ord, axis=(1, 2)), np.linalg.norm(a, ord, axis=(1, 2)), tol)
+    assert_close(fnp.linalg.cond(a, ord), np.linalg.cond(a, ord), tol * 4)
+
+
 @pytest.mark.parametrize("dtype", COMPLEX)
 def test_lu_and_solves_match_numpy_and_scipy(dtype):
     rng = np.random.default_rng(1)

@@ -82,7 +82,10 @@ def norm(x, ord=None, axis=None, keepdims=False):
     """
     check_arraylike("linalg.norm", x)
     x = asarray(x)
-    if dtypes.kind(get_aval(x).dtype) == "c":  # every supported norm depends on |x| only
+    # Every norm but the spectral ones (matrix ord 2, -2, 'nuc': singular values of x itself)
+    # depends on |x| only.
+    complex_x = x if dtypes.kind(get_aval(x).dtype) == "c" else None
+    if complex_x is not None:
         x = abs_(x)
     x = _float(x)
     shape = get_aval(x).shape
@@ -116,7 +119,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
         raise ValueError("fnp.linalg.norm: duplicate axes given")
     if ord in (2, -2, "nuc"):
         from .shape_ops import moveaxis
-        s = svdvals(moveaxis(x, (row, col), (-2, -1)))
+        s = svdvals(moveaxis(x if complex_x is None else complex_x, (row, col), (-2, -1)))
         red = {2: max_, -2: min_, "nuc": sum_}[ord]
         return _keep(red(s, axis=-1), shape, (row, col), keepdims)
     # NumPy's max-norms of empty matrices are 0 (initial=0); the min-norms raise.
