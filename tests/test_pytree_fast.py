@@ -320,3 +320,28 @@ def test_without_optree_installed_the_python_path_runs():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[2, 1] PyTreeDef({'a': (*, None), 'b': *}) PyTreeDef None False"
+
+
+def test_registering_a_type_optree_has_built_in_keeps_functrans_semantics():
+    # A subclass of deque is not optree's built-in: registering it is mirrored.
+    class Ring(collections.deque):
+        pass
+
+    tu.register_pytree_node(Ring, lambda r: (tuple(r), r.maxlen),
+                            lambda n, c: Ring(c, maxlen=n))
+    leaves, td = tu.tree_flatten([Ring([1, 2], maxlen=3), collections.deque([3])])
+    assert leaves[:2] == [1, 2] and isinstance(leaves[2], collections.deque)
+    assert repr(td) == "PyTreeDef([CustomNode(Ring[3], [*, *]), *])"
+    assert td.unflatten([4, 5, 6])[0] == Ring([4, 5])
+
+
+def test_registering_deque_itself_goes_the_python_way():
+    # optree refuses to register its built-in types; functrans's registration still holds
+    # (in a fresh process: the registry is global).
+    code = ("import collections, functrans.tree_util as tu; tu.tree_leaves(0); "
+            "tu.register_pytree_node(collections.deque, lambda d: (tuple(d), None), "
+            "lambda _, c: collections.deque(c)); "
+            "l, td = tu.tree_flatten([collections.deque([1, 2])]); print(l, td)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[1, 2] PyTreeDef([CustomNode(deque[None], [*, *])])"

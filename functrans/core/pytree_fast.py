@@ -29,11 +29,12 @@ no insertion order (made once per structure object).
 """
 from __future__ import annotations
 
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict, defaultdict, deque
 
 import optree
 from optree import PyTreeKind, PyTreeSpec
 
+from . import pytree as _pytree
 from .pytree import _LEAF, _NONE, PUBLIC_LEAVES, PyTreeDef, _registry
 
 if len(optree.tree_structure({}).__getstate__()[0][0]) != 8:
@@ -85,7 +86,14 @@ def mirror(nodetype) -> None:
         optree.unregister_pytree_node(nodetype, namespace=NAMESPACE)
     except ValueError:
         pass
-    optree.register_pytree_node(nodetype, to_iterable, node.from_iterable, namespace=NAMESPACE)
+    try:
+        optree.register_pytree_node(nodetype, to_iterable, node.from_iterable,
+                                    namespace=NAMESPACE)
+    except ValueError:
+        # A type optree has built in (a deque): its trees are judged bad and go the Python
+        # way. Any other type optree would take for a leaf: the Python path from now on.
+        if nodetype is not deque:
+            _pytree._fast = None
     _verdicts.clear()  # structures seen before may now flatten differently
 
 
