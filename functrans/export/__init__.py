@@ -16,6 +16,16 @@ kernel, the on-disk kernel cache), and ``call`` binds the ``jit`` primitive, so 
 with ``jit``, ``vmap``, ``grad`` and the rest. Custom derivative rules (``custom_jvp``,
 ``custom_vjp``) are Python code and are not exported: their traced bodies are, so values are
 the same and derivatives of a deserialized function come from the bodies.
+
+Shape polymorphism (JAX's): argument shapes may hold symbolic sizes from
+``symbolic_shape``; the export then serves every shape they stand for, and ``call`` checks
+the arguments against them (:mod:`functrans.export.shape_poly`)::
+
+    >>> a, b = ft.export.symbolic_shape("a, b")
+    >>> exp = ft.export.export(ft.jit(lambda x: fnp.concatenate([x, x], axis=1)))(
+    ...     ft.ShapeDtypeStruct((a, b), "int32"))
+    >>> exp.out_avals, exp.call(fnp.ones((2, 1), "int32")).shape
+    ((ShapedArray(i32[a,2*b]),), (2, 2))
 """
 from functrans.core.shape_poly import (InconclusiveDimensionOperation, SymbolicScope,  # noqa: F401
                                        UnexpectedDimVar, is_symbolic_dim, symbolic_shape)
