@@ -176,3 +176,57 @@ def test_args_res_leaves_unread_arguments_out():
     for _ in range(2):  # the first call linearizes now, the next ones take the cached rule
         _, f_vjp = ft.vjp(lambda a: a * a, a)
         assert f_vjp.args_res[0] is a
+
+
+# ---- saveable_args: arguments kept out of the saved state (JAX's VJP objects guide) ---------
+@pytest.mark.parametrize("jitted", [False, True])
+def test_arguments_not_saveable_must_be_put_back(jitted):
+    from functrans.transforms.autodiff.vjp_function import NotSaveable
+    W, x, ct = np.ones((3, 3)), np.arange(6.0).reshape(2, 3) / 10, np.ones((2, 3))
+
+    def fwd(W, x):
+        return ft.vjp(layer, W, x, saveable_args=(False, True))
+
+    def bwd(f_vjp, W, ct):
+        f_vjp.args_res[0] = W
+        return f_vjp(ct)
+
+    if jitted:
+        fwd, bwd = ft.jit(fwd), ft.jit(bwd)
+    _, f_vjp = fwd(W, x)
+    assert isinstance(f_vjp.args_res[0], NotSaveable)
+    assert not any(leaf.shape == (3, 3) for leaf in tree_leaves(f_vjp))  # W is not saved
+    with pytest.raises(ValueError, match=r"needs argument\(s\) \[0\] verbatim"):
+        f_vjp(ct)
+    for got, want in zip(bwd(f_vjp, W, ct), _layer_grads(W, x, ct)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)  # float64: rounding only
+    restored = f_vjp.replace(args_res=[W, f_vjp.args_res[1]])
+    np.testing.assert_allclose(restored(ct)[0], _layer_grads(W, x, ct)[0], rtol=1e-12)
+    assert f_vjp.structured_residuals == []
+
+
+def test_saveable_args_is_a_prefix_matched_by_numbers_of_children():
+    from functrans.transforms.autodiff.vjp_function import NotSaveable
+    d = {"hi": np.ones((4, 5)), "bye": np.ones((3, 4))}
+    _, g_vjp = ft.vjp(lambda d: d["bye"] @ d["hi"], d, saveable_args=((True, False),))
+    # dict children in key order: bye saved, hi not
+    assert isinstance(g_vjp.args_res[0]["hi"], NotSaveable)
+    np.testing.assert_array_equal(g_vjp.args_res[0]["bye"], d["bye"])
+    g_vjp.args_res = [d]  # restored with the original dict
+    (d_grad,) = g_vjp(np.ones((3, 5)))
+    np.testing.assert_array_equal(d_grad["hi"], np.ones((3, 4)).T @ np.ones((3, 5)))  # exact
+    # an argument the backward pass does not read stays NotNeeded even when marked False
+    _, f_vjp = ft.vjp(fnp.sin, fnp.float32(1.0), saveable_args=(False,))
+    assert repr(f_vjp.args_res) == "[NotNeeded()]"
+    np.testing.assert_allclose(f_vjp(fnp.float32(1.0))[0], np.cos(1.0), rtol=1e-6)  # float32
+
+
+def test_bad_saveable_args_and_replace_are_named():
+    with pytest.raises(ValueError, match=r"saveable_args at saveable_args has 1 entries, but "
+                                         r"the argument there has 2 children"):
+        ft.vjp(lambda a, b: a * b, 1.0, 2.0, saveable_args=(True,))
+    with pytest.raises(TypeError, match="saveable_args must be a tree of bools"):
+        ft.vjp(fnp.sin, 1.0, saveable_args=("no",))
+    _, f_vjp = ft.vjp(fnp.sin, 1.0)
+    with pytest.raises(TypeError, match="VJP.replace: unknown fields"):
+        f_vjp.replace(residuals=[])

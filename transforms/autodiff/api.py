@@ -32,7 +32,7 @@ from .ref_args import (on_ref_values, ref_arguments, refuse_ref_arguments, with_
                        write_back)
 from .tape import vjp_on_tape
 from .transpose import backward_pass
-from .vjp_function import NotNeeded, VJP
+from .vjp_function import NotNeeded, NotSaveable, VJP, saveable_mask
 from functrans.core.dtypes import kind as dtype_kind
 
 
@@ -181,10 +181,12 @@ def linearize(fun, *primals, has_aux=False):
     return (out, f_jvp, store["aux"]) if has_aux else (out, f_jvp)
 
 
-def vjp(fun, *primals, has_aux=False):
+def vjp(fun, *primals, has_aux=False, saveable_args=True):
     """``(fun(*primals), f_vjp)`` where ``f_vjp(ct)`` returns one cotangent per primal;
     ``f_vjp`` is a :class:`VJP`, a pytree whose leaves are the residuals (so it can be returned
-    from ``jit`` and ``make_jaxpr`` shows what the forward pass saves).
+    from ``jit`` and ``make_jaxpr`` shows what the forward pass saves). ``saveable_args`` (a
+    tree of bools, a prefix of the arguments) keeps the arguments marked False out of the
+    saved state: they show as ``NotSaveable()`` in ``f_vjp.args_res`` until put back.
 
     >>> y, f_vjp = ft.vjp(fnp.sin, 0.0)
     >>> f_vjp(1.0)
@@ -195,6 +197,7 @@ def vjp(fun, *primals, has_aux=False):
     if rebuild is not None:
         fun = _on_rebuilt(fun, rebuild)
     p_flat, in_tree = tree_flatten(primals)
+    unsaved = {i for i, s in enumerate(saveable_mask(saveable_args, primals)) if not s}
     refs = ref_arguments(primals, p_flat, what)
     if refs:  # differentiated with respect to the values they hold
         p_flat, fun, ref_out_tree = on_ref_values(fun, p_flat, in_tree, refs, has_aux)
@@ -221,7 +224,7 @@ def vjp(fun, *primals, has_aux=False):
         # in their place stand for them, as when its VJP is rebuilt inside jit)
         return tree_unflatten(in_tree, backward(ct_flat + extra, residuals))
 
-    f_vjp = _make_vjp(primals, p_flat, backward, apply, set(refs))
+    f_vjp = _make_vjp(primals, p_flat, backward, apply, set(refs), unsaved)
     out = tree_unflatten(out_tree, p_out)
     return (out, f_vjp, aux) if has_aux else (out, f_vjp)
 
@@ -229,7 +232,8 @@ def vjp(fun, *primals, has_aux=False):
 _PYTHON_SCALARS = (bool, int, float, complex)
 
 
-def _make_vjp(primals, p_flat, backward, apply, ref_leaves=frozenset()) -> VJP:
+def _make_vjp(primals, p_flat, backward, apply, ref_leaves=frozenset(),
+              unsaved=frozenset()) -> VJP:
     """The :class:`VJP` of ``backward``: the residuals that are arguments (the very values
     passed) go to ``args_res``, the others to ``opaque_residuals``; the arguments that are
     references (flat positions ``ref_leaves``) take their gradients through ``with_refs``."""
@@ -255,8 +259,9 @@ def _make_vjp(primals, p_flat, backward, apply, ref_leaves=frozenset()) -> VJP:
     for k, arg in enumerate(primals):
         tree = tree_structure(arg)
         n = tree.num_leaves
-        args_res.append(tree_unflatten(tree, [p_flat[i] if i in needed else NotNeeded()
-                                              for i in range(start, start + n)]))
+        args_res.append(tree_unflatten(tree, [
+            (NotSaveable() if i in unsaved else p_flat[i]) if i in needed else NotNeeded()
+            for i in range(start, start + n)]))
         arg_trees.append(tree)
         if start in ref_leaves:
             ref_args.append(k)

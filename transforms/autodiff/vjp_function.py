@@ -14,9 +14,9 @@ the backward pass reads (``args_res``).
 """
 from __future__ import annotations
 
-from functrans.core.tree import register_pytree_node, tree_flatten
+from functrans.core.tree import flatten_one_level, register_pytree_node, tree_flatten
 
-__all__ = ["DidntWant", "DontWant", "GradRef", "GradValue", "NotNeeded", "VJP"]
+__all__ = ["DidntWant", "DontWant", "GradRef", "GradValue", "NotNeeded", "NotSaveable", "VJP"]
 
 
 class GradValue:
@@ -53,6 +53,45 @@ class NotNeeded:
 
     def __repr__(self):
         return "NotNeeded()"
+
+
+class NotSaveable:
+    """In :attr:`VJP.args_res`, an argument leaf the backward pass reads but that
+    ``vjp(..., saveable_args=...)`` kept out of the saved state: put it back before calling."""
+
+    def __repr__(self):
+        return "NotSaveable()"
+
+
+def saveable_mask(saveable_args, primals) -> list:
+    """One bool per flat leaf of ``primals``: ``saveable_args`` is a tree of bools, a prefix
+    of the arguments matched by numbers of children (a tuple may line up with a dict), a
+    bool covering a whole subtree, as JAX's."""
+    mask = []
+
+    def walk(s, x, where):
+        if isinstance(s, bool):
+            mask.extend([s] * len(tree_flatten(x)[0]))
+            return
+        if not isinstance(s, (tuple, list)):
+            raise TypeError(f"vjp: saveable_args must be a tree of bools (tuples of them), "
+                            f"got {type(s).__name__} at {where}")
+        try:
+            children, _ = flatten_one_level(x)
+        except ValueError:
+            children = None
+        if children is None or len(children) != len(s):
+            n = "a leaf" if children is None else f"{len(children)} children"
+            raise ValueError(f"vjp: saveable_args at {where} has {len(s)} entries, but the "
+                             f"argument there has {n}")
+        for i, (si, xi) in enumerate(zip(s, children)):
+            walk(si, xi, f"{where}[{i}]")
+
+    if isinstance(saveable_args, bool):
+        walk(saveable_args, tuple(primals), "saveable_args")
+    else:
+        walk(tuple(saveable_args), tuple(primals), "saveable_args")
+    return mask
 
 
 class VJP:
@@ -94,12 +133,35 @@ class VJP:
                              f"({len(self._arg_trees)}), got {len(self.args_res)}")
         leaves = []
         for i, (a, tree) in enumerate(zip(self.args_res, self._arg_trees)):
-            flat, t = tree_flatten(a, is_leaf=lambda v: isinstance(v, NotNeeded))
+            flat, t = tree_flatten(a, is_leaf=lambda v: isinstance(v, (NotNeeded, NotSaveable)))
             if len(flat) != tree.num_leaves:
                 raise ValueError(f"VJP.args_res[{i}] must have the structure of argument {i} "
                                  f"({tree}), got {t}")
             leaves += flat
         return leaves
+
+    @property
+    def structured_residuals(self) -> list:
+        """Residuals kept with a structure of their own (JAX's third channel, filled by
+        hijax rules there): none here."""
+        return []
+
+    def replace(self, **changes) -> "VJP":
+        """A copy with ``args_res`` and/or ``opaque_residuals`` replaced.
+
+            >>> import functrans as ft, functrans.numpy as fnp
+            >>> W = fnp.ones((2, 2))
+            >>> _, f = ft.vjp(lambda W, x: W @ x, W, fnp.ones(2), saveable_args=(False, True))
+            >>> f.replace(args_res=[W, f.args_res[1]])(fnp.ones(2))[0].shape
+            (2, 2)
+        """
+        unknown = set(changes) - {"args_res", "opaque_residuals"}
+        if unknown:
+            raise TypeError(f"VJP.replace: unknown fields {sorted(unknown)}; it replaces "
+                            "args_res and opaque_residuals")
+        return VJP(changes.get("args_res", self.args_res),
+                   changes.get("opaque_residuals", self.opaque_residuals), self._apply,
+                   self._layout, self._arg_trees, self._ref_args)
 
     def __call__(self, ct):
         if self._ref_args:
@@ -111,17 +173,24 @@ class VJP:
 
     def _cotangents(self, ct):
         args = self._arg_leaves()
-        residuals = []
-        for kind, k in self._layout:
-            if kind == "opaque":
-                residuals.append(self.opaque_residuals[k])
-                continue
-            if isinstance(args[k], NotNeeded):
-                raise ValueError("the backward pass reads an argument that VJP.args_res holds "
-                                 "as NotNeeded(): put the argument back into args_res before "
-                                 "calling the VJP")
-            residuals.append(args[k])
+        missing = sorted({self._argument_of(k) for kind, k in self._layout
+                          if kind == "arg" and isinstance(args[k], (NotNeeded, NotSaveable))})
+        if missing:
+            raise ValueError(
+                f"the backward pass needs argument(s) {missing} verbatim, and VJP.args_res "
+                "does not hold them (not saveable, or taken out): put the argument back into "
+                "args_res before calling the VJP, e.g. f_vjp.args_res[" + str(missing[0]) +
+                "] = the argument")
+        residuals = [self.opaque_residuals[k] if kind == "opaque" else args[k]
+                     for kind, k in self._layout]
         return self._apply(residuals, ct)
+
+    def _argument_of(self, leaf: int) -> int:
+        for i, tree in enumerate(self._arg_trees):
+            if leaf < tree.num_leaves:
+                return i
+            leaf -= tree.num_leaves
+        raise IndexError(leaf)
 
     def with_refs(self, *targets):
         """``f_vjp`` sending each argument's cotangent where its target says: a Ref (added
@@ -171,5 +240,5 @@ register_pytree_node(
     lambda aux, children: VJP(children[0], children[1], *aux))
 # What with_refs returns in place of a cotangent holds no value, and neither does NotNeeded:
 # empty nodes, as in JAX (so a function returning them can be traced or jitted).
-for _marker in (DidntWant, GradRef, NotNeeded):
+for _marker in (DidntWant, GradRef, NotNeeded, NotSaveable):
     register_pytree_node(_marker, lambda m: ((), None), lambda _, __, cls=_marker: cls())
