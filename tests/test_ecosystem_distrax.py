@@ -143,3 +143,37 @@ def test_variational_fit_with_optax_under_jit_as_on_jax():
             "log_s": [-1.3198649883270264, -1.1968728303909302]}
     for name, value in want.items():
         assert_close(res[name], value, atol=0.0, rtol=1e-5)
+
+
+def test_bijectors_derived_from_jaxprs_and_unsigned_categorical_samples_as_on_jax():
+    # distrax's Lambda bijector and transformations.inv read the function's jaxpr and rebind
+    # each equation's inverse with `prim.bind` (one output, as JAX's), pow's exponent a
+    # literal; a Categorical with dtype uint32 marks the samples of an invalid row with
+    # ones_like(draws) * -1, which wraps (JAX 0.10.2: 2**32 - 1). Values are a few float32
+    # operations of order one: within 1e-6 relative (functrans differs by 1 ulp at most).
+    out = run_as_jax("""
+        import json
+        import jax, jax.numpy as jnp
+        import distrax
+        from distrax._src.utils import transformations
+        out = {}
+        x = jnp.array([0.5, 1.5, 2.0])
+        lam = distrax.Lambda(lambda v: v ** 3.5)
+        y, ld = lam.forward_and_log_det(x)
+        out["lam_y"], out["lam_ld"] = y.tolist(), ld.tolist()
+        out["lam_inv"] = lam.inverse(y).tolist()
+        out["inv_tanh"] = jax.jit(transformations.inv(lambda v: 2.0 * jnp.tanh(v) - 1.0))(
+            jnp.array([0.1, 0.5])).tolist()
+        c = distrax.Categorical(probs=jnp.array([[0.2, 0.8], [0.5, -0.5]]), dtype=jnp.uint32)
+        s = c.sample(seed=jax.random.PRNGKey(3), sample_shape=3)
+        out["c_dtype"], out["c_sample"] = str(s.dtype), s.tolist()
+        print(json.dumps(out))
+    """)
+    res = json.loads(out.strip().splitlines()[-1])
+    assert res["c_dtype"] == "uint32" and res["c_sample"] == [[1, 2**32 - 1]] * 3
+    want = {"lam_y": [0.0883883461356163, 4.133513927459717, 11.313708305358887],
+            "lam_ld": [-0.4801049530506134, 2.266425848007202, 2.985630989074707],
+            "lam_inv": [0.4999999701976776, 1.5, 2.0],
+            "inv_tanh": [0.6183812618255615, 0.9729551076889038]}
+    for name, value in want.items():
+        assert_close(res[name], value, atol=0.0, rtol=1e-6)
