@@ -345,3 +345,12 @@ def test_registering_deque_itself_goes_the_python_way():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[1, 2] PyTreeDef([CustomNode(deque[None], [*, *])])"
+
+
+def test_turning_the_fast_path_off_and_on_keeps_structures_equal():
+    tree = {"b": Box([1, Params(2, 3)], "t")}
+    _, before = tu.tree_flatten(tree)
+    pytree.use_optree(False)
+    pytree.use_optree(True)
+    _, after = tu.tree_flatten(tree)
+    assert type(before) is type(after) and before == after and hash(before) == hash(after)

@@ -73,6 +73,11 @@ def mirror(nodetype) -> None:
     if nodetype in _BUILTINS:
         return
     node = _registry[nodetype]
+    state = (node, nodetype in PUBLIC_LEAVES)
+    if _mirrored.get(nodetype) == state:
+        # Registering again would make structures flattened before unequal to new ones
+        # (optree compares registrations).
+        return
     to_iterable = node.to_iterable
     if node.as_type is not None:
         def to_iterable(x, _f=node.to_iterable):
@@ -94,16 +99,20 @@ def mirror(nodetype) -> None:
         # way. Any other type optree would take for a leaf: the Python path from now on.
         if nodetype is not deque:
             _pytree._fast = None
+            return
+    _mirrored[nodetype] = state
     _verdicts.clear()  # structures seen before may now flatten differently
 
 
 def mirror_all() -> None:
-    """Mirror the whole registry (when this module is loaded)."""
+    """Mirror the whole registry (when the fast path is turned on: what changed while it was
+    off)."""
     for nodetype in list(_registry):
         mirror(nodetype)
 
 
 _BUILTINS = frozenset({tuple, list, dict, OrderedDict, defaultdict, type(None)})
+_mirrored: dict = {}  # type -> (its registry entry, public leaf?) as mirrored
 
 
 def flatten(tree, is_leaf, public: bool):
