@@ -354,3 +354,14 @@ def test_turning_the_fast_path_off_and_on_keeps_structures_equal():
     pytree.use_optree(True)
     _, after = tu.tree_flatten(tree)
     assert type(before) is type(after) and before == after and hash(before) == hash(after)
+
+
+def test_structures_whose_dict_keys_hash_alike_are_told_apart():
+    # The verdicts are looked up by the spec's hash; dict keys' hashes collide (-1 and -2,
+    # a str and the int of its hash), so such structures are compared with the one judged.
+    assert tu.tree_leaves({"z": 1, "x": 2}) == [2, 1]
+    with pytest.raises(TypeError, match="pytree dict keys must be sortable"):
+        tu.tree_flatten({hash("z"): 1, "x": 2})
+    for k in (-1, -2, -1):
+        assert list(tu.tree_map(lambda v: v, {k: 1, -5: 2})) == sorted([k, -5])
+        assert tu.tree_structure({k: 0}).node_data() == (dict, [k])

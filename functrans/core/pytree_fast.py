@@ -56,10 +56,14 @@ _TUPLE, _LIST, _DICT = int(PyTreeKind.TUPLE), int(PyTreeKind.LIST), int(PyTreeKi
 _NAMEDTUPLE, _ORDEREDDICT = int(PyTreeKind.NAMEDTUPLE), int(PyTreeKind.ORDEREDDICT)
 _DEFAULTDICT = int(PyTreeKind.DEFAULTDICT)
 
-# What was found about each structure, [flags, the spec to unflatten with], shared by equal
-# specs: _BAD; _DICTS when it has dicts (whose insertion order unflattening must not
-# restore); _OWN when one structure's spec may not stand for an equal one's (custom nodes'
-# aux data and non-str dict keys may be equal without being the same objects).
+# What was found about each structure, [flags, the spec to unflatten with, the spec judged],
+# by the spec's hash, which covers node kinds, arities and dict keys but not custom nodes'
+# aux data (comparing nnx's static graph objects cost more than the flatten): _BAD; _DICTS
+# when it has dicts with keys (whose insertion order unflattening must not restore; a
+# structure with such dicts is compared with the one judged, as dict keys' hashes may
+# collide: -1 and -2, an int and a str); _OWN when one structure's spec may not stand for an
+# equal one's (custom nodes' aux data and non-str dict keys may be equal without being the
+# same objects).
 _BAD, _DICTS, _OWN = 1, 2, 4
 _verdicts: dict = {}
 _MAX_VERDICTS = 1024
@@ -134,11 +138,12 @@ def flatten(tree, is_leaf, public: bool):
             leaves, spec = _flatten(tree, leaf, none_is_leaf=False, namespace=NAMESPACE)
         if _opened_as_type[0] != n_as:
             return None
-        entry = _verdicts.get(spec)
+        h = hash(spec)
+        entry = _verdicts.get(h)
+        if entry is None or (entry[0] & _DICTS and entry[2] != spec):
+            entry = _judge(spec, h)
     except Exception:  # noqa: BLE001 - the Python path raises functrans's own error, or works
         return None
-    if entry is None:
-        entry = _judge(spec)
     if entry[0] & _BAD:
         return None
     return leaves, SpecTreeDef.of(spec, entry)
@@ -148,8 +153,8 @@ def _is_public_leaf(x) -> bool:
     return type(x) in PUBLIC_LEAVES
 
 
-def _judge(spec) -> list:
-    """The verdict on a structure not seen before (remembered for equal ones)."""
+def _judge(spec, h: int) -> list:
+    """The verdict on a structure not seen before (remembered for those of its hash)."""
     flags = 0
     for kind, _, data, _, custom, _, _, _ in spec.__getstate__()[0]:
         if kind == _CUSTOM:
@@ -167,7 +172,8 @@ def _judge(spec) -> list:
             except TypeError:  # unsortable: functrans raises, optree orders them by type
                 flags = _BAD
                 break
-            flags |= _DICTS
+            if keys:
+                flags |= _DICTS
             if any(type(k) is not str for k in keys):
                 flags |= _OWN
         elif kind not in _KNOWN_KINDS:  # deque, structseq: leaves to functrans
@@ -175,7 +181,7 @@ def _judge(spec) -> list:
             break
     if len(_verdicts) >= _MAX_VERDICTS:
         _verdicts.clear()
-    entry = _verdicts[spec] = [flags, None]
+    entry = _verdicts[h] = [flags, None, spec]
     return entry
 
 
