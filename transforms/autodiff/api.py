@@ -220,11 +220,16 @@ def vjp(fun, *primals, has_aux=False, saveable_args=True):
             if ca.shape != a.shape or (_is_float(a) and ca.dtype != a.dtype):
                 raise TypeError(f"{what}: cotangent {ca.str_short()} at output leaf {i} does "
                                 f"not match the primal output type {a.str_short()}")
-        # (an eager vjp's tape reads the arguments it holds: the values put into args_res
-        # in their place stand for them, as when its VJP is rebuilt inside jit)
+        if backward.residuals is None and len(residuals) == len(on_tape) and all(
+                a is b for a, b in zip(residuals, on_tape)):
+            residuals = None  # the tape's own: its fast path
         return tree_unflatten(in_tree, backward(ct_flat + extra, residuals))
 
     f_vjp = _make_vjp(primals, p_flat, backward, apply, set(refs), unsaved)
+    # (what an eager VJP's backward pass reads unless its leaves are replaced)
+    on_tape = [] if backward.residuals is not None else [
+        f_vjp.opaque_residuals[k] if kind == "opaque" else p_flat[k]
+        for kind, k in f_vjp._layout]
     out = tree_unflatten(out_tree, p_out)
     return (out, f_vjp, aux) if has_aux else (out, f_vjp)
 
@@ -241,20 +246,27 @@ def _make_vjp(primals, p_flat, backward, apply, ref_leaves=frozenset(),
     # are the values of references (the references are the arguments).
     index = {id(p): i for i, p in enumerate(p_flat)
              if type(p) not in _PYTHON_SCALARS and i not in ref_leaves}
-    if backward.residuals is None:  # on the tape: the arguments it read
-        needed, opaque = set(backward.args_read()) & set(index.values()), []
-        layout = tuple(("arg", i) for i in sorted(needed))  # (read from the tape, not these)
+    allowed = set(index.values())
+    if backward.residuals is None:  # on the tape: its residuals and the arguments it read
+        residuals, sources = backward.tape_residuals()
+        # (an argument read only as a literal of a program is no residual slot: it is listed,
+        # and checked when put back, but the tape reads its own)
+        extra = sorted(set(backward.args_read()) & allowed - set(sources))
+        residuals, sources = residuals + [p_flat[i] for i in extra], sources + extra
     else:
-        needed, layout, opaque = set(), [], []
-        for r in backward.residuals:
-            i = index.get(id(r))
-            if i is not None and r is p_flat[i]:
-                needed.add(i)
-                layout.append(("arg", i))
-            else:
-                layout.append(("opaque", len(opaque)))
-                opaque.append(r)
-        layout = tuple(layout)
+        residuals = backward.residuals
+        sources = [index.get(id(r)) for r in residuals]
+        sources = [i if i is not None and r is p_flat[i] else None
+                   for i, r in zip(sources, residuals)]
+    needed, layout, opaque = set(), [], []
+    for r, i in zip(residuals, sources):
+        if i is not None and i in allowed:
+            needed.add(i)
+            layout.append(("arg", i))
+        else:
+            layout.append(("opaque", len(opaque)))
+            opaque.append(r)
+    layout = tuple(layout)
     arg_trees, args_res, ref_args, start = [], [], [], 0
     for k, arg in enumerate(primals):
         tree = tree_structure(arg)
@@ -293,11 +305,11 @@ def _vjp_flat(fun, p_flat, in_tree, has_aux, what):
         # so do arrays spread over processes, whose values the tape cannot hold).
         p_flat, mask = _float_primals(p_flat)
         p_out, on_tape = vjp_on_tape(flat, p_flat, mask)
-        residuals = None  # (held by the tape)
+        residuals = None  # (held by the tape; a VJP lists them: backward.tape_residuals)
         positions = [i for i, m in enumerate(mask) if m]
 
-        def transpose(cts, _):
-            return on_tape(cts)
+        def transpose(cts, res):
+            return on_tape(cts, res)
     else:
         p_out, residuals, transpose = _traced_backward(flat, p_flat)
         mask = _float_primals(p_flat)[1]
@@ -318,6 +330,12 @@ def _vjp_flat(fun, p_flat, in_tree, has_aux, what):
     backward.residuals = residuals
     if residuals is None:
         backward.args_read = lambda: [positions[i] for i in on_tape.inputs_read()]
+
+        def tape_residuals():
+            """The tape's residuals and, for each, the argument it is the very buffer of."""
+            return on_tape.residual_values(), [None if s is None else positions[s]
+                                               for s in on_tape.residual_sources()]
+        backward.tape_residuals = tape_residuals
     return p_out, store["tree"], backward, store.get("aux")
 
 

@@ -29,7 +29,7 @@ from functrans.core.config import config
 from functrans.core.errors import (ConcretizationTypeError, TracerArrayConversionError,
                                    UnexpectedTracerError)
 from functrans.core.eval import eval_jaxpr
-from functrans.core.ir import Literal
+from functrans.core.ir import Jaxpr, Literal
 from functrans.core.staging import StagingTrace, hoist_tracer_consts
 from functrans.core.trace import (EVAL_TRACE, Trace, Tracer, check_impl_outputs,
                                   concrete_of, context_free_rule, current_trace, get_aval,
@@ -335,9 +335,14 @@ def vjp_on_tape(fun, primals, mask):
     out_nodes = [o.node if type(o) is TapeTracer and o._trace is tape else None for o in outs]
     in_avals = [tangent_aval(get_aval(p)) for p, m in zip(primals, mask) if m]
 
-    def backward(cts_out):
-        lean = current_trace() is EVAL_TRACE and not any(isinstance(c, Tracer)
-                                                          for c in cts_out)
+    def backward(cts_out, residuals=None):
+        """``residuals``, when given, stand for the tape's (in ``residual_values()``'s
+        order): the values a VJP rebuilt from its leaves holds."""
+        lean = current_trace() is EVAL_TRACE and not any(
+            isinstance(c, Tracer) for c in (cts_out if residuals is None
+                                            else list(cts_out) + list(residuals)))
+        entries = tape.entries if residuals is None else _substituted(tape.entries,
+                                                                      residuals, lean)
         cts = {}
         for n, c in zip(out_nodes, cts_out):
             if n is None or type(c) is Zero:
@@ -347,7 +352,7 @@ def vjp_on_tape(fun, primals, mask):
                 c = np.array(v, dtype) if type(c) is np.ndarray and v.flags.writeable \
                     else np.asarray(v, dtype)
             cts[n] = c if n not in cts else _add(cts[n], c, lean)
-        for lin, residuals, in_nodes, nodes in reversed(tape.entries):
+        for lin, res, in_nodes, nodes in reversed(entries):
             outs_ct = [cts.pop(n, None) for n in nodes]
             if all(c is None for c in outs_ct):
                 continue
@@ -357,7 +362,7 @@ def vjp_on_tape(fun, primals, mask):
             outs_ct = [(Zero(tangent_aval(tape.node_avals[n])) if symbolic else
                         _zeros(tape.node_avals[n], lean)) if c is None else c
                        for n, c in zip(nodes, outs_ct)]
-            for n, c in zip(in_nodes, lin.transpose(residuals, outs_ct, lean)):
+            for n, c in zip(in_nodes, lin.transpose(res, outs_ct, lean)):
                 if type(c) is Zero:
                     continue
                 cts[n] = c if n not in cts else _add(cts[n], c, lean)
@@ -376,8 +381,43 @@ def vjp_on_tape(fun, primals, mask):
             read.update(values[id(r)] for r in residuals if id(r) in values)
         return sorted(read)
 
+    def residual_values() -> list:
+        """The residuals the backward pass reads, as arrays, in a fixed order: each cached
+        linearization's, each linearization-now's constants."""
+        return [r for lin, res, _, _ in tape.entries
+                for r in (lin.jaxpr.consts if type(lin) is LinearizedNow
+                          else [Array._wrap(v) for v in res])]
+
+    def residual_sources() -> list:
+        """For each of ``residual_values()``: the differentiated input (by position among
+        them) it is the very buffer of, or None."""
+        values = {id(x.value): i for i, x in enumerate(x for x in ins if type(x) is TapeTracer)}
+        return [values.get(id(r._value if type(r) is Array else r))
+                for lin, res, _, _ in tape.entries
+                for r in (lin.jaxpr.consts if type(lin) is LinearizedNow else res)]
+
     backward.inputs_read = inputs_read
+    backward.residual_values = residual_values
+    backward.residual_sources = residual_sources
     return primals_out, backward
+
+
+def _substituted(entries, values, lean):
+    """The tape's entries reading ``values`` (in ``residual_values()``'s order) as their
+    residuals: NumPy buffers when ``lean``, else the values themselves."""
+    it, out = iter(values), []
+    for lin, res, in_nodes, nodes in entries:
+        if type(lin) is LinearizedNow:
+            j = lin.jaxpr
+            consts = [next(it) for _ in j.consts]
+            lin = LinearizedNow(Jaxpr(j.constvars, consts, j.invars, j.outvars, j.eqns))
+            out.append((lin, res, in_nodes, nodes))
+        else:
+            new = [next(it) for _ in res]
+            if lean:
+                new = [np.asarray(concrete_of(v), r.dtype) for v, r in zip(new, res)]
+            out.append((lin, new, in_nodes, nodes))
+    return out
 
 
 def _add(a, b, lean):

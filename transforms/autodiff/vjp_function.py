@@ -9,8 +9,8 @@ returning it lists what the forward pass saves::
     >>> f_vjp(2.0)
     (Array(1.75516512, dtype=float64, weak_type=True),)
 
-An eager ``vjp`` keeps its residuals on its tape: its ``VJP``'s leaves are the arguments
-the backward pass reads (``args_res``).
+An eager ``vjp``'s residuals are those of its tape, which its backward pass reads unless
+the ``VJP``'s leaves are replaced.
 """
 from __future__ import annotations
 
@@ -100,9 +100,7 @@ class VJP:
     that are arguments of the function differentiated are in ``args_res`` (one entry per
     argument: the argument's pytree with :class:`NotNeeded` at leaves the backward pass
     does not read), so a caller can drop them and put them back later
-    (``f_vjp.args_res[0] = W``); the others are ``opaque_residuals``. (An eager ``vjp``'s
-    backward pass runs on its tape, which holds the arguments it read: what is put back into
-    ``args_res`` stands for them.)
+    (``f_vjp.args_res[0] = W``); the others are ``opaque_residuals``.
 
         >>> import functrans as ft, functrans.numpy as fnp
         >>> _, f_vjp = ft.vjp(fnp.sin, fnp.zeros(2))  # it reads cos(x), not x
