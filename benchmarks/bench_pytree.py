@@ -4,7 +4,7 @@ adam's moments, a registered dataclass node) and on a 1000-leaf tree, with optre
 traversal and with the pure-Python one, alternating in one process (min of many rounds: the
 machine may be busy).
 
-    python benchmarks/bench_pytree.py [--rounds 15]
+    python benchmarks/bench_pytree.py [--rounds 30]
 """
 from __future__ import annotations
 
@@ -62,12 +62,12 @@ def cases(tree):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--rounds", type=int, default=30)
     args = ap.parse_args()
     modes = ["python"]
     if hasattr(pytree, "use_optree") and pytree.use_optree(True):
         modes.append("optree")
-    for name, tree, n in (("nnx-like", nnx_like(), 2000), ("1000 leaves", wide(), 50)):
+    for name, tree, n in (("nnx-like", nnx_like(), 200), ("1000 leaves", wide(), 10)):
         print(f"{name}: {len(tu.tree_leaves(tree))} leaves; us per call (min of "
               f"{args.rounds} rounds)")
         best = {}
