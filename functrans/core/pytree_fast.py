@@ -20,8 +20,17 @@ returns None), so results never differ:
 - a flatten function that fails or returns something other than a 2-tuple.
 
 optree rebuilds dicts in their original insertion order; JAX in sorted key order. A
-structure with dicts whose order was not sorted unflattens with a copy of its spec that has
-no insertion order (made once per structure object).
+structure with dicts whose order was not sorted unflattens with a copy of its spec in key
+order: one copy for all equal structures, or, where custom nodes' aux data or non-str keys
+are in it, one per structure object (such a tree_map costs about what the Python one does).
+Key paths (``tree_flatten_with_path``) are the Python path's.
+
+Measured (``benchmarks/bench_pytree.py``, a busy 2-core machine, min of 30 alternating
+rounds): a 20-leaf nnx-like state flattens in 14 us instead of 92, unflattens in 4 instead
+of 11; a 1000-leaf tree in 1.8 ms instead of 8.1, 0.09 instead of 2.9, tree_map 2.5 instead
+of 12.2. A flax.nnx training step, whose pytree work is mostly nnx's own flatten functions
+and one-level key-path flattens, gains a few percent (its pytree functions' share of the
+profiled step: ~15% before, ~6% after).
 
     >>> leaves, treedef = flatten({"b": [1, None], "a": 2}, None, False)
     >>> treedef, treedef.unflatten([3, 4])
