@@ -220,16 +220,13 @@ def vjp(fun, *primals, has_aux=False, saveable_args=True):
             if ca.shape != a.shape or (_is_float(a) and ca.dtype != a.dtype):
                 raise TypeError(f"{what}: cotangent {ca.str_short()} at output leaf {i} does "
                                 f"not match the primal output type {a.str_short()}")
-        if backward.residuals is None and len(residuals) == len(on_tape) and all(
-                a is b for a, b in zip(residuals, on_tape)):
+        if backward.residuals is None and residuals is not None and len(residuals) == len(
+                on_tape) and all(a is b for a, b in zip(residuals, on_tape)):
             residuals = None  # the tape's own: its fast path
         return tree_unflatten(in_tree, backward(ct_flat + extra, residuals))
 
-    f_vjp = _make_vjp(primals, p_flat, backward, apply, set(refs), unsaved)
-    # (what an eager VJP's backward pass reads unless its leaves are replaced)
-    on_tape = [] if backward.residuals is not None else [
-        f_vjp.opaque_residuals[k] if kind == "opaque" else p_flat[k]
-        for kind, k in f_vjp._layout]
+    on_tape = []  # (what an eager VJP's backward pass reads unless its leaves are replaced)
+    f_vjp = _make_vjp(primals, p_flat, backward, apply, set(refs), unsaved, on_tape)
     out = tree_unflatten(out_tree, p_out)
     return (out, f_vjp, aux) if has_aux else (out, f_vjp)
 
@@ -238,47 +235,59 @@ _PYTHON_SCALARS = (bool, int, float, complex)
 
 
 def _make_vjp(primals, p_flat, backward, apply, ref_leaves=frozenset(),
-              unsaved=frozenset()) -> VJP:
+              unsaved=frozenset(), on_tape=None) -> VJP:
     """The :class:`VJP` of ``backward``: the residuals that are arguments (the very values
     passed) go to ``args_res``, the others to ``opaque_residuals``; the arguments that are
     references (flat positions ``ref_leaves``) take their gradients through ``with_refs``."""
-    # Python scalars are constants of the backward pass, as in JAX: never in args_res; nor
-    # are the values of references (the references are the arguments).
-    index = {id(p): i for i, p in enumerate(p_flat)
-             if type(p) not in _PYTHON_SCALARS and i not in ref_leaves}
-    allowed = set(index.values())
-    if backward.residuals is None:  # on the tape: its residuals and the arguments it read
-        residuals, sources = backward.tape_residuals()
-        # (an argument read only as a literal of a program is no residual slot: it is listed,
-        # and checked when put back, but the tape reads its own)
-        extra = sorted(set(backward.args_read()) & allowed - set(sources))
-        residuals, sources = residuals + [p_flat[i] for i in extra], sources + extra
-    else:
-        residuals = backward.residuals
-        sources = [index.get(id(r)) for r in residuals]
-        sources = [i if i is not None and r is p_flat[i] else None
-                   for i, r in zip(sources, residuals)]
-    needed, layout, opaque = set(), [], []
-    for r, i in zip(residuals, sources):
-        if i is not None and i in allowed:
-            needed.add(i)
-            layout.append(("arg", i))
-        else:
-            layout.append(("opaque", len(opaque)))
-            opaque.append(r)
-    layout = tuple(layout)
-    arg_trees, args_res, ref_args, start = [], [], [], 0
+    ref_args, start = [], 0
     for k, arg in enumerate(primals):
-        tree = tree_structure(arg)
-        n = tree.num_leaves
-        args_res.append(tree_unflatten(tree, [
-            (NotSaveable() if i in unsaved else p_flat[i]) if i in needed else NotNeeded()
-            for i in range(start, start + n)]))
-        arg_trees.append(tree)
         if start in ref_leaves:
             ref_args.append(k)
-        start += n
-    return VJP(args_res, opaque, apply, layout, tuple(arg_trees), tuple(ref_args))
+        start += tree_structure(arg).num_leaves
+
+    def build():
+        # Python scalars are constants of the backward pass, as in JAX: never in args_res; nor
+        # are the values of references (the references are the arguments).
+        index = {id(p): i for i, p in enumerate(p_flat)
+                 if type(p) not in _PYTHON_SCALARS and i not in ref_leaves}
+        allowed = set(index.values())
+        if backward.residuals is None:  # on the tape: its residuals and the arguments it read
+            residuals, sources = backward.tape_residuals()
+            # (an argument read only as a literal of a program is no residual slot: it is
+            # listed, and checked when put back, but the tape reads its own)
+            extra = sorted(set(backward.args_read()) & allowed - set(sources))
+            residuals, sources = residuals + [p_flat[i] for i in extra], sources + extra
+        else:
+            residuals = backward.residuals
+            sources = [index.get(id(r)) for r in residuals]
+            sources = [i if i is not None and r is p_flat[i] else None
+                       for i, r in zip(sources, residuals)]
+        needed, layout, opaque = set(), [], []
+        for r, i in zip(residuals, sources):
+            if i is not None and i in allowed:
+                needed.add(i)
+                layout.append(("arg", i))
+            else:
+                layout.append(("opaque", len(opaque)))
+                opaque.append(r)
+        layout = tuple(layout)
+        arg_trees, args_res, start = [], [], 0
+        for arg in primals:
+            tree = tree_structure(arg)
+            n = tree.num_leaves
+            args_res.append(tree_unflatten(tree, [
+                (NotSaveable() if i in unsaved else p_flat[i]) if i in needed else NotNeeded()
+                for i in range(start, start + n)]))
+            arg_trees.append(tree)
+            start += n
+        if on_tape is not None and backward.residuals is None:
+            on_tape[:] = [opaque[k] if kind == "opaque" else p_flat[k] for kind, k in layout]
+        return args_res, opaque, layout, tuple(arg_trees)
+
+    if backward.residuals is None and not unsaved and not ref_args:
+        return VJP.lazy(build, apply)  # (listed when asked for: most are called once)
+    args_res, opaque, layout, arg_trees = build()
+    return VJP(args_res, opaque, apply, layout, arg_trees, tuple(ref_args))
 
 
 def _spread(values) -> bool:

@@ -112,18 +112,44 @@ class VJP:
                [1., 1.]], dtype=float64), Array([1., 1.], dtype=float64)]
     """
 
-    __slots__ = ("args_res", "opaque_residuals", "_apply", "_layout", "_arg_trees",
-                 "_ref_args")
+    __slots__ = ("_args_res", "_opaque", "_apply", "_layout_", "_arg_trees_", "_ref_args",
+                 "_build")
 
     def __init__(self, args_res, opaque_residuals, apply, layout, arg_trees, ref_args=()):
-        self.args_res = list(args_res)
-        self.opaque_residuals = list(opaque_residuals)
+        self._args_res = list(args_res)
+        self._opaque = list(opaque_residuals)
         self._apply = apply
         # One entry per residual the backward pass reads: ("arg", flat argument leaf) or
         # ("opaque", index into opaque_residuals).
-        self._layout = layout
-        self._arg_trees = arg_trees
+        self._layout_ = layout
+        self._arg_trees_ = arg_trees
         self._ref_args = ref_args  # the arguments that are Refs: gradients via with_refs
+        self._build = None
+
+    @classmethod
+    def lazy(cls, build, apply) -> "VJP":
+        """A VJP whose residuals ``build()`` lists (``(args_res, opaque_residuals, layout,
+        arg_trees)``) when first asked for: an eager vjp called once never lists them (its
+        backward pass reads its tape's own), as ``apply(None, ct)``."""
+        f = cls((), (), apply, (), ())
+        f._build = build
+        return f
+
+    def _listed(self) -> "VJP":
+        if self._build is not None:
+            build, self._build = self._build, None
+            args_res, opaque, self._layout_, self._arg_trees_ = build()
+            self._args_res, self._opaque = list(args_res), list(opaque)
+        return self
+
+    args_res = property(lambda self: self._listed()._args_res,
+                        lambda self, v: setattr(self._listed(), "_args_res", list(v)),
+                        doc="The arguments the backward pass reads (NotNeeded elsewhere).")
+    opaque_residuals = property(lambda self: self._listed()._opaque,
+                                lambda self, v: setattr(self._listed(), "_opaque", list(v)),
+                                doc="The other residuals the backward pass reads.")
+    _layout = property(lambda self: self._listed()._layout_)
+    _arg_trees = property(lambda self: self._listed()._arg_trees_)
 
     def _arg_leaves(self) -> list:
         if len(self.args_res) != len(self._arg_trees):
@@ -170,6 +196,8 @@ class VJP:
         return self._cotangents(ct)
 
     def _cotangents(self, ct):
+        if self._build is not None:  # never listed: the tape's own residuals
+            return self._apply(None, ct)
         args = self._arg_leaves()
         missing = sorted({self._argument_of(k) for kind, k in self._layout
                           if kind == "arg" and isinstance(args[k], (NotNeeded, NotSaveable))})
