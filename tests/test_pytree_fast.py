@@ -31,11 +31,9 @@ from test_tree_util import *  # noqa: E402,F401,F403
 @pytest.fixture(autouse=True)
 def _python_path(request):
     """Tests imported from the pytree test files run on the pure-Python path; this module's
-    own tests switch paths themselves."""
-    own = request.function.__module__ == __name__
+    own tests start on optree's (whatever FUNCTRANS_OPTREE says) and switch themselves."""
     previous = pytree._fast
-    if not own:
-        pytree.use_optree(False)
+    pytree.use_optree(request.function.__module__ == __name__)
     yield
     pytree._fast = previous
 
@@ -303,6 +301,7 @@ def test_import_does_not_load_optree_and_env_switch_turns_it_off():
             "assert 'optree' not in sys.modules, 'imported with functrans'; "
             "tu.tree_flatten({'a': 1}); print('optree' in sys.modules)")
     env = dict(os.environ)
+    env.pop("FUNCTRANS_OPTREE", None)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "True"
