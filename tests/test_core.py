@@ -252,6 +252,41 @@ def test_named_scopes_are_recorded_on_the_equations_made_inside():
             pass
 
 
+def test_differentiation_names_the_scopes_jvp_and_transpose_as_jax():
+    # The expected stacks are JAX 0.10.2's for the same programs (haiku's jaxpr_info test of
+    # a model's gradient reads them): the forward pass wraps the scopes open inside it in
+    # jvp(...), the backward pass in transpose(jvp(...)); scopes open around grad stay outside.
+    def loss(w, x):
+        with ft.named_scope("model"):
+            with ft.named_scope("dense"):
+                y = fnp.sin(w * x)
+        return fnp.sum(y)
+
+    def stacks(f, *args):
+        return [(e.prim.name, str(e.source_info.name_stack))
+                for e in ft.make_jaxpr(f)(*args).eqns]
+
+    w = x = fnp.ones(3)
+    assert stacks(ft.grad(loss), w, x) == [
+        ("mul", "jvp(model)/dense"), ("sin", "jvp(model)/dense"), ("cos", "jvp(model)/dense"),
+        ("reduce_sum", "jvp()"), ("broadcast_in_dim", "transpose(jvp())"),
+        ("mul", "transpose(jvp(model))/dense"), ("mul", "transpose(jvp(model))/dense")]
+
+    def outer(w, x):
+        with ft.named_scope("outer"):
+            return ft.grad(loss)(w, x)
+    assert stacks(outer, w, x) == [
+        ("mul", "outer/jvp(model)/dense"), ("sin", "outer/jvp(model)/dense"),
+        ("cos", "outer/jvp(model)/dense"), ("reduce_sum", "outer/jvp()"),
+        ("broadcast_in_dim", "outer/transpose(jvp())"),
+        ("mul", "outer/transpose(jvp(model))/dense"),
+        ("mul", "outer/transpose(jvp(model))/dense")]
+
+    def fwd(w, x):
+        return ft.jvp(lambda w: loss(w, x), (w,), (w,))
+    assert [s for _, s in stacks(fwd, w, x)] == ["jvp(model)/dense"] * 5 + ["jvp()"] * 2
+
+
 def test_eval_shape_runs_nothing():
     calls = []
 

@@ -125,7 +125,7 @@ def jvp(fun, primals, tangents, has_aux=False):
                             "shapes must be equal)")
         tangents_in.append(t)
     flat, store = _flatten_fun(fun, in_tree, has_aux, what)
-    p_out, t_out = jvp_flat(flat, p_flat, tangents_in)
+    p_out, t_out = jvp_flat(flat, p_flat, tangents_in, transform_stack=True)
     # A symbolic zero leaves as an Array of its tangent type, as JAX's (not a NumPy zero:
     # callers compare types, e.g. equinox's tree_equal(typematch=True))
     t_out = [Array._wrap(np.zeros(t.aval.shape, t.aval.dtype), t.aval.weak_type)
@@ -149,7 +149,7 @@ def linearize_flat(fun, primals):
     with new_trace(pe):
         tangents = [pe.new_arg(tangent_aval(get_aval(p))) if m else Zero(get_aval(p))
                     for p, m in zip(primals, mask)]
-        p_out, t_out = jvp_flat(fun, primals, tangents)
+        p_out, t_out = jvp_flat(fun, primals, tangents, transform_stack=True)
         if any(pe.is_unknown(p) for p in p_out):
             raise AssertionError("linearize: a primal output depends on the tangents")
         jaxpr = pe.to_jaxpr([instantiate(t) for t in t_out])
@@ -357,7 +357,7 @@ def _traced_backward(flat, p_flat):
     def transpose(cts, res):
         linear = jaxpr if res is None else Jaxpr(jaxpr.constvars, res, jaxpr.invars,
                                                   jaxpr.outvars, jaxpr.eqns)
-        return backward_pass(linear, [True] * n, [None] * n, cts)
+        return backward_pass(linear, [True] * n, [None] * n, cts, transform_stack=True)
     return p_out, list(jaxpr.consts), transpose
 
 

@@ -10,6 +10,9 @@ zero tangents run on the parent trace untouched::
 """
 from __future__ import annotations
 
+import contextlib
+
+from functrans.core import name_stack
 from functrans.core.memo import cache_on_jaxpr
 from functrans.core.avals import ShapedArray
 from functrans.core.eval import eval_jaxpr
@@ -173,11 +176,13 @@ class JVPTrace(Trace):
         return out
 
 
-def jvp_flat(fun, primals, tangents, name="jvp"):
+def jvp_flat(fun, primals, tangents, name="jvp", transform_stack=False):
     """Run ``fun`` (flat list -> flat list) on JVP tracers; returns (primals_out, tangents_out)
-    where tangents_out may contain symbolic Zeros."""
+    where tangents_out may contain symbolic Zeros. With ``transform_stack`` (the user-facing
+    ``jvp``/``linearize``/``vjp``), what ``fun`` stages is named ``jvp(...)`` as in JAX."""
     trace = JVPTrace(current_trace(), name)
-    with new_trace(trace):
+    with new_trace(trace), \
+            name_stack.transform("jvp") if transform_stack else contextlib.nullcontext():
         ins = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
         outs = fun(*ins)
         pairs = [trace.unpack(o) for o in outs]

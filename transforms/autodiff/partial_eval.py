@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from functrans.core.memo import cache_on_jaxpr
 from functrans.core.eval import eval_jaxpr
-from functrans.core.ir import Jaxpr, Var, has_effects, source_info
+from functrans.core.ir import Jaxpr, SourceInfo, Var, has_effects, source_info
+from functrans.core.name_stack import NameStack, current as current_name_stack
 from functrans.core.staging import StagingTrace, StagingTracer, trace_to_jaxpr
 from functrans.core.trace import Tracer, current_trace, new_trace, set_current_trace
 
@@ -34,6 +35,10 @@ class PartialEvalTrace(StagingTrace):
 
     def __init__(self, parent, name="linearize"):
         super().__init__(parent, name)
+        # The scopes open where the program is linearized: its equations' name stacks are
+        # recorded below them (as a new jaxpr's are in JAX), so the backward pass, run under
+        # those same scopes, does not name them twice.
+        self.name_base = len(current_name_stack())
 
     def is_unknown(self, x) -> bool:
         return isinstance(x, StagingTracer) and x._trace is self
@@ -52,8 +57,14 @@ class PartialEvalTrace(StagingTrace):
     def eqn_source(self, prim):
         # A staged equation depends on an unknown (in linearize: a tangent), so reverse mode
         # transposes it; its line is only ever shown when it has no transpose rule. Finding
-        # the user's frame costs a walk up a deep stack, so the others skip it.
-        return None if prim in transpose_rules else source_info()
+        # the user's frame costs a walk up a deep stack, so the others skip it, keeping only
+        # the name stack (the backward pass names what it stages after it, as JAX does).
+        if prim in transpose_rules:
+            stack = current_name_stack()
+            if len(stack) <= self.name_base:
+                return None
+            return SourceInfo("", 0, "", NameStack(stack.stack[self.name_base:]))
+        return source_info()
 
     def stage(self, prim, args, params):
         """Record the equation (known inputs become residual constants)."""

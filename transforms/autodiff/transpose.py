@@ -11,6 +11,9 @@ recomputation from ``checkpoint``) are evaluated forwards first::
 """
 from __future__ import annotations
 
+import contextlib
+
+from functrans.core import name_stack
 from functrans.core.memo import cache_on_jaxpr
 from functrans.core.ir import Jaxpr, Literal, TransposedSource, replay, source_info
 from functrans.core.staging import trace_to_jaxpr
@@ -40,12 +43,15 @@ class NonLinearError(TypeError):
     """A primitive that is not linear in its tangent input appeared in a linear program."""
 
 
-def backward_pass(jaxpr: Jaxpr, linear_in, args, cts_out) -> list:
+def backward_pass(jaxpr: Jaxpr, linear_in, args, cts_out, transform_stack=False) -> list:
     """Cotangents of the linear inputs of ``jaxpr``.
 
     ``linear_in[i]`` marks input i as linear; ``args`` gives values for the non-linear inputs
     (anything for linear ones); ``cts_out`` are the output cotangents (Zero allowed). Returns one
     cotangent per input (Zero for those that received none, None for non-linear inputs).
+    With ``transform_stack`` (the backward pass of ``vjp``/``grad``), what the transpose rules
+    stage is named ``transpose(...)`` of the scopes the linear equation was made in, as JAX
+    names it (``transpose(jvp(model))/dense``).
     """
     primal_env = dict(zip(jaxpr.constvars, jaxpr.consts))
     linear_vars = set()
@@ -86,6 +92,16 @@ def backward_pass(jaxpr: Jaxpr, linear_in, args, cts_out) -> list:
 
     for v, ct in zip(jaxpr.outvars, cts_out):
         write_ct(v, ct)
+    with name_stack.transform("transpose") if transform_stack else contextlib.nullcontext():
+        _transpose_eqns(linear_eqns, ct_env, write_ct, read_primal, outer,
+                        caller, transform_stack)
+    return [ct_env.get(v, Zero(v.aval)) if lin else None
+            for v, lin in zip(jaxpr.invars, linear_in)]
+
+
+def _transpose_eqns(linear_eqns, ct_env, write_ct, read_primal, outer, caller, transform_stack):
+    """Run the transpose rules of ``linear_eqns`` backwards, accumulating into ``ct_env``."""
+    base = name_stack.current()
     for eqn in reversed(linear_eqns):
         cts, nonzero = [], False
         for v in eqn.outputs:
@@ -103,7 +119,14 @@ def backward_pass(jaxpr: Jaxpr, linear_in, args, cts_out) -> list:
             raise NonLinearError(
                 f"reverse-mode differentiation does not support '{eqn.prim.name}'{where}: it "
                 "has no transpose rule (it is not linear in its tangent inputs)")
-        where = eqn.source or caller
+        src = eqn.source  # (a linear equation's may hold its name stack alone, no line)
+        where = src if src is not None and src.filename else caller
+        if transform_stack and where is None and src is not None:
+            where = src  # (no user frame to name: the name stack alone)
+        if transform_stack and where is not None:
+            # JAX's: the stack open now (ending in the transpose) + the equation's own
+            where = where._replace(name_stack=base + src.name_stack if src is not None
+                                   else base)
         replay.source = TransposedSource(*where) if where is not None else None
         try:
             cts_in = rule(cts, *[read_primal(x) for x in eqn.inputs], **eqn.params)
@@ -111,8 +134,6 @@ def backward_pass(jaxpr: Jaxpr, linear_in, args, cts_out) -> list:
             replay.source = outer
         for x, ct in zip(eqn.inputs, cts_in):
             write_ct(x, ct)
-    return [ct_env.get(v, Zero(v.aval)) if lin else None
-            for v, lin in zip(jaxpr.invars, linear_in)]
 
 
 @cache_on_jaxpr
