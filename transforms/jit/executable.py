@@ -21,6 +21,7 @@ from functrans.core.ir import walk_jaxprs
 from functrans.core.memo import cache_on_jaxpr
 
 from ..lowering.compile import Kernel
+from ..native import blas_split
 from ..passes import optimize
 from .lowerings import expand_lowerings
 from .segmented import Segmented, host_inputs, host_outputs, jaxpr_needs_host
@@ -53,6 +54,7 @@ def executable_for(jaxpr, name):
     """A callable running ``jaxpr`` on concrete arguments (compiled when possible)."""
     from ..cuda.user_kernels import refuse_on_cpu
     refuse_on_cpu(jaxpr, name)  # users' CUDA kernels run in cuda-backend programs only
+    blas_split.install()  # products on Numba's pool, before any kernel links ?gemm
     optimized = optimize(expand_lowerings(jaxpr))
     if config.check_jaxprs:
         check_jaxpr(optimized)  # a pass that breaks typing is caught here, not in Numba

@@ -225,5 +225,8 @@ def set_blas_threads(n: int) -> None:
     """Set OpenBLAS's thread count, process-wide, in the library jit calls and in NumPy's.
     (Its per-thread setter also slows the other threads' matrix products down afterwards, so
     shards do not use it.)"""
-    for lib in {id(x): x for x in (blas_library.JIT, blas_library.NUMPY) if x}.values():
+    # (Products cut on Numba's pool keep jit's copy on one thread.)
+    libs = (blas_library.NUMPY,) if blas_library.split_products else \
+        (blas_library.JIT, blas_library.NUMPY)
+    for lib in {id(x): x for x in libs if x}.values():
         lib.set_threads(n)

@@ -197,10 +197,16 @@ def _choose():
     chosen = (_private_copy(numpy_lib, core) if core else None) or numpy_lib
     for dtype in "sdcz" if chosen.has_complex else "sd":
         llvm.add_symbol(f"functrans_{dtype}gemm", chosen.address(dtype))
+        # (the library's own entry, for native/blas_split.py's wrappers, which replace the
+        # first name once installed)
+        llvm.add_symbol(f"functrans_{dtype}gemm_blas", chosen.address(dtype))
     return chosen, numpy_lib
 
 
 JIT, NUMPY = _choose()
+split_products = False
+"""Whether jit's real products run cut into blocks on Numba's pool, with ``JIT`` on one
+thread (``transforms/native/blas_split.py`` sets it)."""
 
 
 def info() -> dict:
