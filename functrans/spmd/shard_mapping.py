@@ -21,8 +21,8 @@ from functrans.core.config import config
 from functrans.core.hivalues import lower_specs
 from functrans.core.mesh import (AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec,
                                  canonical_spec, check_divisible, get_mesh, same_grid,
-                                 traced_arguments_placed, traced_sharding,
                                  use_abstract_mesh)
+from functrans.core.traced_arguments import traced_arguments_placed, traced_sharding
 from functrans.core.unreduced import UnreducedArray
 from functrans.core.trace import get_aval
 from functrans.core.tree import tree_flatten, tree_unflatten

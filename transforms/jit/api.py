@@ -25,7 +25,8 @@ from functrans.core.config import config
 from functrans.core.devices import Device, check_backend, get_backend
 from functrans.core.eval import eval_jaxpr
 from functrans.core.hivalues import hi_jaxpr, staged_hi_calls
-from functrans.core.mesh import SingleDeviceSharding, argument_sharding, tracing_arguments
+from functrans.core.mesh import SingleDeviceSharding
+from functrans.core.traced_arguments import argument_sharding, tracing_arguments
 from functrans.core.staging import hoist_tracer_consts, trace_to_jaxpr
 from functrans.core.trace import EVAL_TRACE, _state, get_aval
 from functrans.core.array import Array
