@@ -51,17 +51,22 @@ def test_the_tuning_can_be_turned_off_and_never_overrides_the_users_malloc_setti
     assert min(_fault_counts("import", MALLOC_TRIM_THRESHOLD_="131072")[1:]) > 2000
 
 
-@pytest.mark.parametrize("given, expected", [(None, "PASSIVE"), ("active", "active")])
-def test_openmp_threads_sleep_while_waiting_unless_the_user_chose(given, expected):
-    # core/thread_waits.py: functrans sets OMP_WAIT_POLICY before the first parallel loop
-    # starts libgomp, and leaves a user's own setting alone; the parallel loop must run.
-    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
-    if given:
-        env["OMP_WAIT_POLICY"] = given
-    code = ("import os, functrans as ft, functrans.numpy as fnp\n"
+@pytest.mark.parametrize("given, expected", [
+    ({}, "PASSIVE 1000"),
+    ({"OMP_WAIT_POLICY": "active"}, "active 1000"),
+    ({"GOMP_SPINCOUNT": "0"}, "PASSIVE 0")])
+def test_openmp_threads_spin_briefly_then_sleep_unless_the_user_chose(given, expected):
+    # core/thread_waits.py: functrans sets OMP_WAIT_POLICY and GOMP_SPINCOUNT before the
+    # first parallel loop starts libgomp, and leaves a user's own settings alone; the
+    # parallel loop and a product cut on the pool must run.
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    env.update(given)
+    code = ("import os, numpy as np, functrans as ft, functrans.numpy as fnp\n"
             "x = fnp.ones(1 << 19, 'float32')\n"
             "assert float(ft.jit(lambda a: fnp.sum(a * 2))(x).block_until_ready()) == 2 ** 20\n"
-            "print(os.environ['OMP_WAIT_POLICY'])")
+            "m = np.ones((256, 256), 'float32')\n"
+            "assert (np.asarray(ft.jit(lambda a: a @ a)(m)) == 256).all()\n"
+            "print(os.environ['OMP_WAIT_POLICY'], os.environ['GOMP_SPINCOUNT'])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          timeout=120, check=True).stdout
     assert out.strip() == expected
