@@ -38,7 +38,6 @@ from . import custom_batching  # noqa: F401
 from .spmd import pmap, shard_map  # noqa: F401
 from . import debug, distributed, sharding  # noqa: F401
 from . import export  # noqa: F401,E402  (after jit: it builds on jit)
-from . import testing  # noqa: F401,E402
 from . import experimental  # noqa: F401,E402
 from . import ad_checkpoint, dtypes, errors, stages, test_util, typing  # noqa: F401,E402
 from . import ref  # noqa: F401,E402
@@ -76,3 +75,12 @@ ad = _types.SimpleNamespace(**{n: getattr(_vjp_function, n)
 import gc as _gc  # noqa: E402
 
 _gc.freeze()
+
+
+def __getattr__(name):
+    """``ft.testing`` loads on first use: it imports hypothesis (about 90 ms), which programs
+    that do not test need not pay at ``import functrans``."""
+    if name == "testing":
+        import importlib
+        return importlib.import_module(".testing", __name__)
+    raise AttributeError(f"module 'functrans' has no attribute {name!r}")
