@@ -355,14 +355,9 @@ def tree_flatten(tree, is_leaf: Callable[[Any], bool] | None = None):
     >>> tree_flatten([1, (2, 3)])[0]
     [1, 2, 3]
     """
-    fast = _fast
-    if fast is not None:
-        if fast is _UNLOADED:
-            fast = _load_fast()
-        if fast is not None:
-            out = fast.flatten(tree, is_leaf, False)
-            if out is not None:
-                return out
+    out = _flatten_fast(tree, is_leaf, False)
+    if out is not None:
+        return out
     leaves: list = []
     return leaves, _flatten(tree, is_leaf, leaves)
 
@@ -374,16 +369,20 @@ def public_flatten(tree, is_leaf: Callable[[Any], bool] | None = None):
     >>> public_flatten([1, (2, None)])
     ([1, 2], PyTreeDef([*, (*, None)]))
     """
-    fast = _fast
-    if fast is not None:
-        if fast is _UNLOADED:
-            fast = _load_fast()
-        if fast is not None:
-            out = fast.flatten(tree, is_leaf, True)
-            if out is not None:
-                return out
+    out = _flatten_fast(tree, is_leaf, True)
+    if out is not None:
+        return out
     leaves: list = []
     return leaves, _flatten(tree, public_leaf(is_leaf), leaves)
+
+
+def _flatten_fast(tree, is_leaf, public: bool):
+    """``(leaves, treedef)`` from optree's traversal (pytree_fast.py), or None where it is
+    not installed, turned off, or leaves the tree to the Python path."""
+    fast = _fast
+    if fast is _UNLOADED:
+        fast = _load_fast()
+    return None if fast is None else fast.flatten(tree, is_leaf, public)
 
 
 def public_leaf(is_leaf):
