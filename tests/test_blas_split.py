@@ -4,6 +4,7 @@ NumPy with the cut on and off."""
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 
 import numba
@@ -112,8 +113,52 @@ def test_jit_products_match_numpy(dtype, rtol, shape, threads):
         numba.set_num_threads(prev)
 
 
+def _jaxpr(f, *shapes):
+    return ft.make_jaxpr(f)(*(np.ones(s, np.float32) for s in shapes)).jaxpr
+
+
+def test_may_split_counts_products_from_static_shapes():
+    assert not blas_split.may_split(_jaxpr(lambda x, y: x @ y, (64, 64), (64, 63)))
+    assert blas_split.may_split(_jaxpr(lambda x, y: x @ y, (64, 64), (64, 64)))  # 2^18
+    # batched products count all their multiply-adds (a bound on each BLAS call's)
+    assert blas_split.may_split(_jaxpr(lambda x, y: x @ y, (4, 64, 64), (4, 64, 16)))
+    assert not blas_split.may_split(_jaxpr(lambda x: ft.numpy.sin(x) * 2, (1024, 1024)))
+    # a product nested in a scan's body, or in a convolution
+    def scanned(c, xs):
+        return ft.lax.scan(lambda c, x: (c @ x, None), c, xs)[0]
+    assert blas_split.may_split(_jaxpr(scanned, (128, 128), (3, 128, 128)))
+    conv = lambda x, w: ft.lax.conv(x, w, (1, 1), "SAME")  # noqa: E731
+    assert blas_split.may_split(_jaxpr(conv, (8, 16, 32, 32), (32, 16, 3, 3)))
+    assert not blas_split.may_split(_jaxpr(conv, (1, 1, 4, 4), (1, 1, 3, 3)))
+
+
+_FRESH = """
+import numpy as np, functrans as ft
+from functrans.transforms.lowering import blas_library
+from functrans.transforms.native import blas_split
+ft.jit(lambda x: x @ x)(np.ones((16, 16), np.float32))
+print(bool(blas_split._installed), blas_library.split_products)
+ft.jit(lambda x: x @ x)(np.ones((128, 128), np.float32))
+print(bool(blas_split._installed), blas_library.split_products)
+"""
+
+
+def test_wrappers_installed_with_the_first_program_that_may_cut():
+    """In a fresh process: small products keep OpenBLAS's symbols (no wrapper compile)."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", _FRESH], capture_output=True, text=True,
+                         check=True).stdout.split("\n")
+    assert out[0] == "False False"
+    parallel.ensure_threads()
+    lib = blas_library.JIT
+    can = (lib is not None and lib.private and numba.threading_layer() != "workqueue"
+           and os.environ.get("FUNCTRANS_BLAS_SPLIT", "1") != "0")
+    assert out[1] == ("True True" if can else "True False")
+
+
 def test_installed_with_jits_private_blas_on_one_thread():
-    ft.jit(lambda x: x @ x)(np.ones((4, 4)))  # jit installs the cut with its first program
+    ft.jit(lambda x: x @ x)(np.ones((128, 128)))  # the first program that may cut installs
     lib = blas_library.JIT
     if lib is None or not lib.private or numba.threading_layer() == "workqueue":
         assert not blas_split.install()

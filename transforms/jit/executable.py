@@ -54,8 +54,8 @@ def executable_for(jaxpr, name):
     """A callable running ``jaxpr`` on concrete arguments (compiled when possible)."""
     from ..cuda.user_kernels import refuse_on_cpu
     refuse_on_cpu(jaxpr, name)  # users' CUDA kernels run in cuda-backend programs only
-    blas_split.install()  # products on Numba's pool, before any kernel links ?gemm
     optimized = optimize(expand_lowerings(jaxpr))
+    blas_split.install_for(optimized)  # large products on Numba's pool, before kernels link
     if config.check_jaxprs:
         check_jaxpr(optimized)  # a pass that breaks typing is caught here, not in Numba
     return _compile(optimized, name)

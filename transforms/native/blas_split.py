@@ -7,8 +7,10 @@ runner, a shared server), that wait is ruinous. Measured on 2 cores with other w
 a 512x128 @ 128x512 float32 product took 28-32 ms (p50) on two OpenBLAS threads, 0.7 ms on
 one, and 0.9 ms as two blocks on Numba's pool.
 
-So once jit compiles its first program (:func:`install`), its products run OpenBLAS on one
-thread. A product of at least ``SPLIT_MIN`` multiply-adds (OpenBLAS's own threshold for
+So once jit compiles a program that may hold such a product (:func:`install_for`: a
+product of at least ``SPLIT_MIN`` multiply-adds, counted from the jaxpr's static shapes), its
+products run OpenBLAS on one thread. Programs of small products only never pay the wrappers'
+compile (about 50 ms on a cold cache): OpenBLAS runs their products on one thread by itself. A product of at least ``SPLIT_MIN`` multiply-adds (OpenBLAS's own threshold for
 using threads) is cut into one block of rows of the result (of columns, when it has more
 columns) per thread of Numba's pool, the pool jit's parallel loops use: one pool for loops
 and products, with the thread count ``numba.set_num_threads`` gives the calling thread (pmap's
@@ -24,16 +26,18 @@ cut: they run on one thread once this is installed.
 """
 from __future__ import annotations
 
+import math
 import os
 import threading
 
 from llvmlite import binding as llvm
 
+from functrans.core.ir import walk_jaxprs
 from functrans.transforms.lowering import blas_library
 
 from . import engine, parallel
 
-__all__ = ["install", "SPLIT_MIN", "wrapper_ir"]
+__all__ = ["install", "install_for", "may_split", "SPLIT_MIN", "wrapper_ir"]
 
 SPLIT_MIN = 1 << 18  # multiply-adds: smaller products run on the calling thread
 _TILE = {"s": 16, "d": 8}  # rows per register tile of OpenBLAS's kernels: blocks are whole
@@ -175,6 +179,43 @@ def wrapper_ir(dtype: str, ilp64: bool) -> str:
         "  ret void",
         "}", ""]
     return "\n".join(lines + main)
+
+
+def may_split(jaxpr) -> bool:
+    """Whether ``jaxpr`` (or a program nested in it) holds a product the wrappers would cut:
+    a ``dot_general`` of at least ``SPLIT_MIN`` multiply-adds in all, or a convolution whose
+    bound (the kernel's size times the larger of input and output) reaches it. Bounds, not
+    exact counts: a program that cuts nothing may install the wrappers, never the reverse.
+
+        >>> from functrans.core.tracing import make_jaxpr
+        >>> import numpy as np
+        >>> may_split(make_jaxpr(lambda x: x @ x)(np.ones((4, 4))).jaxpr)
+        False
+    """
+    for eqn in jaxpr.eqns:
+        name = eqn.primitive.name
+        if name == "dot_general":
+            (contracting, _), _ = eqn.params["dimension_numbers"]
+            lhs = eqn.inputs[0].aval.shape
+            macs = math.prod(eqn.outputs[0].aval.shape) * math.prod(lhs[d] for d in contracting)
+        elif name == "conv_general_dilated":
+            lhs, rhs = (v.aval.shape for v in eqn.inputs[:2])
+            macs = math.prod(rhs) * max(math.prod(lhs), math.prod(eqn.outputs[0].aval.shape))
+        else:
+            if any(may_split(j) for j in walk_jaxprs(eqn.params)):
+                return True
+            continue
+        if macs >= SPLIT_MIN:
+            return True
+    return False
+
+
+def install_for(jaxpr) -> bool:
+    """:func:`install`, if ``jaxpr`` may hold a product to cut (:func:`may_split`); whether
+    products are cut. Before that, the ``?gemm`` symbols are OpenBLAS's own."""
+    if _installed:
+        return _installed[0]
+    return install() if may_split(jaxpr) else False
 
 
 def install() -> bool:
