@@ -1,0 +1,163 @@
+"""Convolutions by blocks of images on the pool (transforms/lowering/conv_blocked.py) against
+a NumPy reference in float64, over shapes, strides, paddings, block sizes and thread counts.
+
+Tolerance: each output is a sum of K = K0*K1*C products (the weight gradient's: N*K0*K1),
+so its rounding error is at most about K * eps * (the same sum of absolute values), which the
+reference computes from |x| and |w| (Higham's bound for a recursive or blocked sum)."""
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import functrans as ft
+from functrans.transforms.lowering import conv_blocked
+from functrans.transforms.native import blas_split
+
+pytestmark = pytest.mark.skipif(not blas_split.install(),
+                                reason="needs jit's private one-thread BLAS (split products)")
+
+
+def _windows(x, k0, k1, p0, p1, s0, s1, lo0, lo1):
+    """(N, P0, P1, K0, K1, C): each output position's window of ``x`` (zeros outside)."""
+    n, h, w, c = x.shape
+    hi0 = max(0, (p0 - 1) * s0 + k0 - lo0 - h)
+    hi1 = max(0, (p1 - 1) * s1 + k1 - lo1 - w)
+    xp = np.pad(x, ((0, 0), (lo0, hi0), (lo1, hi1), (0, 0)))
+    out = np.empty((n, p0, p1, k0, k1, c), x.dtype)
+    for a in range(p0):
+        for b in range(p1):
+            out[:, a, b] = xp[:, a * s0:a * s0 + k0, b * s1:b * s1 + k1]
+    return out
+
+
+def _check(got, x, w, reference, k_terms, dtype):
+    want = reference(x.astype(np.float64), w.astype(np.float64))
+    bound = reference(np.abs(x).astype(np.float64), np.abs(w).astype(np.float64))
+    eps = np.finfo(dtype).eps
+    assert got.dtype == dtype and got.shape == want.shape
+    assert np.all(np.abs(got - want) <= 2 * k_terms * eps * bound + np.finfo(dtype).tiny)
+
+
+conv_case = st.fixed_dictionaries({
+    "n": st.integers(1, 7), "s": st.tuples(st.integers(1, 9), st.integers(1, 9)),
+    "c": st.integers(1, 5), "o": st.integers(1, 6),
+    "k": st.tuples(st.integers(1, 3), st.integers(1, 3)),
+    "stride": st.tuples(st.integers(1, 2), st.integers(1, 2)),
+    "lo": st.tuples(st.integers(0, 2), st.integers(0, 2)),
+    "dtype": st.sampled_from([np.float32, np.float64]),
+    "per": st.integers(1, 8), "threads": st.integers(1, 2), "seed": st.integers(0, 2**16)})
+
+
+def _sizes(case):
+    (h, w), (k0, k1), (s0, s1) = case["s"], case["k"], case["stride"]
+    lo0, lo1 = min(case["lo"][0], k0 - 1), min(case["lo"][1], k1 - 1)
+    p0, p1 = (h + lo0 - k0) // s0 + 1, (w + lo1 - k1) // s1 + 1
+    return h, w, k0, k1, s0, s1, lo0, lo1, max(p0, 1), max(p1, 1)
+
+
+def _threads(n):
+    return min(n, numba.config.NUMBA_NUM_THREADS)
+
+
+@settings(max_examples=60, deadline=None)
+@given(conv_case)
+def test_im2col_blocks_match_the_reference(case):
+    h, w_, k0, k1, s0, s1, lo0, lo1, p0, p1 = _sizes(case)
+    n, c, o, dt = case["n"], case["c"], case["o"], case["dtype"]
+    rng = np.random.default_rng(case["seed"])
+    x = rng.standard_normal((n, h, w_, c)).astype(dt)
+    w = rng.standard_normal((o, k0 * k1 * c)).astype(dt)
+
+    def reference(x, w):
+        win = _windows(x, k0, k1, p0, p1, s0, s1, lo0, lo1).reshape(n * p0 * p1, -1)
+        return win @ w.T
+
+    prev = numba.get_num_threads()
+    numba.set_num_threads(_threads(case["threads"]))
+    try:
+        got = conv_blocked.conv2_im2col(x, w, p0, p1, s0, s1, lo0, lo1, k0, k1,
+                                        min(case["per"], n))
+    finally:
+        numba.set_num_threads(prev)
+    _check(got, x, w, reference, k0 * k1 * c, dt)
+
+
+@settings(max_examples=40, deadline=None)
+@given(conv_case)
+def test_products_first_blocks_match_the_reference(case):
+    h, w_, k0, k1, _, _, lo0, lo1, _, _ = _sizes(case)
+    p0, p1 = h + lo0 - k0 + 1, w_ + lo1 - k1 + 1  # stride 1
+    if p0 < 1 or p1 < 1:
+        return
+    n, c, o, dt = case["n"], case["c"], case["o"], case["dtype"]
+    rng = np.random.default_rng(case["seed"])
+    x = rng.standard_normal((n, h, w_, c)).astype(dt)
+    wk = rng.standard_normal((c, k0 * k1 * o)).astype(dt)
+
+    def reference(x, wk):  # wk[c, k * O + o] is w[o, k, c]
+        w = wk.reshape(c, k0 * k1, o).transpose(2, 1, 0).reshape(o, -1)
+        win = _windows(x, k0, k1, p0, p1, 1, 1, lo0, lo1).reshape(n * p0 * p1, -1)
+        return win @ w.T
+
+    got = conv_blocked.conv2_products_first(x, wk, p0, p1, lo0, lo1, k0, k1,
+                                            min(case["per"], n))
+    _check(got, x, wk, reference, k0 * k1 * c, dt)
+
+
+@settings(max_examples=40, deadline=None)
+@given(conv_case)
+def test_weight_gradient_blocks_match_the_reference(case):
+    # lhs (F, S0, S1, B): windows of size (K0, K1) = rhs's, outputs (P0, P1) = the kernel's
+    h, w_, k0, k1, _, _, lo0, lo1, _, _ = _sizes(case)
+    f, b, o, dt = case["n"], case["c"], case["o"], case["dtype"]
+    q0, q1 = h + lo0 - k0 + 1, w_ + lo1 - k1 + 1
+    if q0 < 1 or q1 < 1:
+        return
+    rng = np.random.default_rng(case["seed"])
+    lhs = rng.standard_normal((f, h, w_, b)).astype(dt)
+    rhs = rng.standard_normal((f, q0, q1, o)).astype(dt)
+    p0, p1 = k0, k1  # the gradient's spatial size: the forward kernel's
+
+    def reference(lhs, rhs):
+        win = _windows(lhs, q0, q1, p0, p1, 1, 1, lo0, lo1)  # (F, P0, P1, Q0, Q1, B)
+        return np.einsum("fabqrc,fqro->abco", win, rhs).reshape(p0 * p1 * b, o)
+
+    per = min(case["per"], f)
+    parts = min(_threads(case["threads"]), -(-f // per))
+    got = conv_blocked.conv2_weight_gradient(lhs, rhs, p0, p1, lo0, lo1, per, parts)
+    _check(got, lhs, rhs, reference, f * q0 * q1, dt)
+
+
+def test_jit_convolution_and_its_gradients_take_the_blocked_drivers(monkeypatch):
+    """A CNN layer's value and gradients under jit, run by the blocked drivers, against the
+    same program with the blocks off (the unblocked drivers). They differ in the order of
+    additions only: the weight gradient sums 6*10*10 = 600 terms per value, so within
+    600 * eps32 = 7e-5 of its magnitude."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((6, 10, 10, 3)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 3, 8)).astype(np.float32)
+
+    def loss(x, w):
+        y = ft.lax.conv_general_dilated(x, w, (1, 1), "SAME",
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        return (ft.numpy.tanh(y) ** 2).sum()
+
+    called = []
+    for name in ("conv2_im2col", "conv2_products_first", "conv2_weight_gradient"):
+        real = getattr(conv_blocked, name)
+        monkeypatch.setattr(conv_blocked, name,
+                            lambda *a, _real=real, _name=name: called.append(_name) or _real(*a))
+    f = ft.jit(ft.value_and_grad(loss, argnums=(0, 1)))
+    got = f(x, w)
+    assert sorted(set(called)) == ["conv2_im2col", "conv2_products_first",
+                                   "conv2_weight_gradient"]
+    monkeypatch.setattr(conv_blocked, "usable", lambda: False)
+    called.clear()
+    want = f(x, w)
+    assert not called
+    for g, r in zip(ft.tree_util.tree_leaves(got), ft.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(r), rtol=1e-4,
+                                   atol=1e-4 * np.abs(np.asarray(r)).max())
