@@ -9,7 +9,11 @@ blocked steps). functrans runs it with the pinned libraries the tests install
 libraries installed. Programs whose library a framework cannot import show the error.
 
     python benchmarks/bench_ecosystem.py [--programs optax_mlp,equinox_mlp,flax_cnn,nnx_mlp]
-        [--steps 50] [--jax-python PATH]
+        [--steps 50] [--rounds 1] [--jax-python PATH]
+
+With ``--rounds R`` the two frameworks alternate R times per program (a shared machine's
+speed drifts over minutes) and each column is the median of the rounds' figures, with the
+rounds' range of step medians after the ratio.
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -158,8 +163,9 @@ for _ in range({steps}):
     state, loss = step(state)
     jax.block_until_ready((state, loss))
     times.append(time.perf_counter() - t)
+times.sort()
 print("{mark}" + json.dumps({{"first": first, "step": statistics.median(times),
-                             "loss": float(loss)}}))
+                             "p90": times[int(0.9 * (len(times) - 1))], "loss": float(loss)}}))
 """
 
 
@@ -187,28 +193,47 @@ def run_program(name: str, framework: str, steps: int, jax_python: str | None) -
     return {"error": last[:100]}
 
 
+def _median(rows, key):
+    return statistics.median(r[key] for r in rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--programs", default=",".join(PROGRAMS))
     parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--jax-python", default=os.environ.get("FUNCTRANS_BENCH_JAX_PYTHON"))
     args = parser.parse_args()
-    print(f"{cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(f"{cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"{args.rounds} round(s) alternating")
     print(f"{'program':<14} {'functrans first':>16} {'JAX first':>10} {'functrans step':>15} "
-          f"{'JAX step':>10} {'step ratio':>11}")
+          f"{'p90':>7} {'JAX step':>10} {'p90':>7} {'step ratio':>11}")
     for name in args.programs.split(","):
-        ft = run_program(name, "functrans", args.steps, None)
-        jx = run_program(name, "jax", args.steps, args.jax_python) if args.jax_python \
-            else {"error": "no --jax-python"}
-        if "error" in ft:
-            print(f"{name:<14} functrans: {ft['error']}")
+        fts, jxs = [], []
+        for _ in range(args.rounds):
+            fts.append(run_program(name, "functrans", args.steps, None))
+            jxs.append(run_program(name, "jax", args.steps, args.jax_python)
+                       if args.jax_python else {"error": "no --jax-python"})
+        bad = [r for r in fts if "error" in r]
+        if bad:
+            print(f"{name:<14} functrans: {bad[0]['error']}")
             continue
+        ft = {k: _median(fts, k) for k in ("first", "step", "p90")}
+        spread = (f"functrans {min(r['step'] for r in fts) * 1e3:.2f}-"
+                  f"{max(r['step'] for r in fts) * 1e3:.2f}ms")
         row = f"{name:<14} {ft['first']:>15.2f}s "
-        if "error" in jx:
-            print(row + f"{'-':>10} {ft['step'] * 1e3:>13.2f}ms   (JAX: {jx['error']})")
+        bad = [r for r in jxs if "error" in r]
+        if bad:
+            print(row + f"{'-':>10} {ft['step'] * 1e3:>13.2f}ms {ft['p90'] * 1e3:>6.2f}   "
+                        f"(JAX: {bad[0]['error']})")
             continue
-        print(row + f"{jx['first']:>9.2f}s {ft['step'] * 1e3:>13.2f}ms {jx['step'] * 1e3:>8.2f}ms "
-              f"{ft['step'] / jx['step']:>10.2f}x   (loss {ft['loss']:.4f} / {jx['loss']:.4f})")
+        jx = {k: _median(jxs, k) for k in ("first", "step", "p90")}
+        spread += (f", JAX {min(r['step'] for r in jxs) * 1e3:.2f}-"
+                   f"{max(r['step'] for r in jxs) * 1e3:.2f}ms")
+        print(row + f"{jx['first']:>9.2f}s {ft['step'] * 1e3:>13.2f}ms {ft['p90'] * 1e3:>6.2f} "
+              f"{jx['step'] * 1e3:>8.2f}ms {jx['p90'] * 1e3:>6.2f} "
+              f"{ft['step'] / jx['step']:>10.2f}x   (loss {fts[-1]['loss']:.4f} / "
+              f"{jxs[-1]['loss']:.4f}; rounds: {spread})")
 
 
 if __name__ == "__main__":

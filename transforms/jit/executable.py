@@ -27,6 +27,7 @@ from .lowerings import expand_lowerings
 from .segmented import Segmented, host_inputs, host_outputs, jaxpr_needs_host
 from .tiered import Tiered, interpreted_cost, worth_interpreting
 from .views import Views, only_views
+from .window_slices import windows_as_slices
 
 
 def _has_half_or_narrow(jaxpr) -> bool:
@@ -54,7 +55,7 @@ def executable_for(jaxpr, name):
     """A callable running ``jaxpr`` on concrete arguments (compiled when possible)."""
     from ..cuda.user_kernels import refuse_on_cpu
     refuse_on_cpu(jaxpr, name)  # users' CUDA kernels run in cuda-backend programs only
-    optimized = optimize(expand_lowerings(jaxpr))
+    optimized = optimize(windows_as_slices(expand_lowerings(jaxpr)))
     blas_split.install_for(optimized)  # large products on Numba's pool, before kernels link
     if config.check_jaxprs:
         check_jaxpr(optimized)  # a pass that breaks typing is caught here, not in Numba
