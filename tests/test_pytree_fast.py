@@ -161,6 +161,41 @@ def test_generated_trees_agree(tree):
     assert _both(lambda: tu.tree_leaves_with_path(tree)) == [tu.tree_leaves_with_path(tree)] * 2
 
 
+def _cut(tree, draw):
+    """A prefix of ``tree``: some subtrees replaced by a leaf."""
+    if draw(st.booleans()):
+        return 0
+    leaves, td = pytree.tree_flatten(tree, lambda x: x is not tree)
+    if td.num_nodes == 1:  # a leaf or an empty node
+        return tree
+    return pytree.tree_unflatten(td, [_cut(c, draw) for c in leaves])
+
+
+@settings(max_examples=150, deadline=None)
+@given(TREES, st.data())
+def test_flatten_up_to_prefixes_agree(tree, data):
+    """tree_map over a tree and a prefix of it (the prefix's leaves stand for whole
+    subtrees): the same elements, the same objects, on both paths."""
+    prefix = _cut(tree, data.draw)
+    py, fast = _both(lambda: tu.tree_structure(prefix).flatten_up_to(tree))
+    if isinstance(py, tuple):  # both raised the same error (a prefix with deque leaves...)
+        assert py == fast
+        return
+    assert len(py) == len(fast) and all(a is b for a, b in zip(py, fast))
+    mapped = _both(lambda: repr(tu.tree_map(lambda p, x: (p, x), prefix, tree)))
+    assert mapped[0] == mapped[1]
+
+
+@pytest.mark.parametrize("other", [collections.OrderedDict(a=1, b=(2,)),
+                                   collections.defaultdict(list, a=1, b=(2,)),
+                                   {"a": 1}, {"a": 1, "b": (2,), "c": 3}, ((1,), [2])])
+def test_flatten_up_to_mismatches_raise_on_both_paths(other):
+    py, fast = _both(lambda: tu.tree_structure({"a": 0, "b": 0}).flatten_up_to(other))
+    assert py == fast and py[0] is ValueError
+    py, fast = _both(lambda: tu.tree_structure(((0,), (0,))).flatten_up_to(other))
+    assert py == fast and py[0] is ValueError
+
+
 @settings(max_examples=60, deadline=None)
 @given(TREES, st.sampled_from(["tuple", "point", "box", "none"]))
 def test_generated_trees_with_is_leaf_agree(tree, kind):

@@ -596,8 +596,8 @@ def flatten_up_to(treedef: PyTreeDef, tree, what: str = "tree") -> list:
     >>> flatten_up_to(tree_structure((0, 0)), ([1, 2], {"a": 3}))
     [[1, 2], {'a': 3}]
     """
-    if type(treedef) is not PyTreeDef:  # optree's structure: a tree of the same one is quick
-        out = treedef.leaves_if_same(tree)
+    if type(treedef) is not PyTreeDef:  # optree's structure: optree flattens down to it
+        out = treedef.leaves_up_to(tree)
         if out is not None:
             return out
     out = []

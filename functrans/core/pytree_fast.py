@@ -72,8 +72,9 @@ _DEFAULTDICT = int(PyTreeKind.DEFAULTDICT)
 # structure with such dicts is compared with the one judged, as dict keys' hashes may
 # collide: -1 and -2, an int and a str); _OWN when one structure's spec may not stand for an
 # equal one's (custom nodes' aux data and non-str dict keys may be equal without being the
-# same objects).
-_BAD, _DICTS, _OWN = 1, 2, 4
+# same objects); _MAPS when it has dict, OrderedDict or defaultdict nodes (optree's
+# flatten_up_to takes any of them for another).
+_BAD, _DICTS, _OWN, _MAPS = 1, 2, 4, 8
 _verdicts: dict = {}
 _MAX_VERDICTS = 1024
 
@@ -172,7 +173,10 @@ def _judge(spec, h: int) -> list:
                 flags = _BAD
                 break
             flags |= _OWN
+        elif kind == _ORDEREDDICT:
+            flags |= _MAPS
         elif kind == _DICT or kind == _DEFAULTDICT:
+            flags |= _MAPS
             keys = data if kind == _DICT else data[1]
             try:
                 if sorted(keys) != keys:  # optree kept the insertion order (another mode)
@@ -264,6 +268,26 @@ class SpecTreeDef(PyTreeDef):
                 if spec is None:
                     spec = entry[1] = _sorted_dicts(self._spec)
         return spec.unflatten(leaves)
+
+    def leaves_up_to(self, tree):
+        """``tree`` flattened down to this structure (a whole subtree where this one has a
+        leaf: tree_map's other trees, in_axes-style prefixes), by optree; None where it
+        does not fit, or opened a node optree must not judge (ask the Python path, which
+        names the mismatch). A structure with dicts takes only a tree of its very structure
+        (:meth:`leaves_if_same`): optree's flatten_up_to takes dict, OrderedDict and
+        defaultdict for one another, where JAX and functrans raise.
+
+        >>> flatten((1, [2, 3]), None, False)[1].leaves_up_to(((4,), [5, 6]))
+        [(4,), 5, 6]
+        """
+        if self._entry[0] & _MAPS:
+            return self.leaves_if_same(tree)
+        n_as = _opened_as_type[0]
+        try:
+            out = self._spec.flatten_up_to(tree)
+        except Exception:  # noqa: BLE001 - the Python path raises functrans's own error
+            return None
+        return out if _opened_as_type[0] == n_as else None
 
     def leaves_if_same(self, tree):
         """``tree``'s leaves if it has this very structure (None: ask the Python path,
