@@ -83,6 +83,40 @@ def test_native_fast_path_calls_the_compiled_driver_directly(monkeypatch):
     assert general == []
 
 
+def test_parallel_drivers_take_the_fast_path_and_the_regions_lock(monkeypatch):
+    """A program with parallel loops (2^19 elements) runs from the fast path too; when
+    Numba's workqueue layer is in use (``parallel_regions.lock`` set), it holds the lock."""
+    import threading
+
+    from functrans.transforms.lowering.compile import parallel_regions
+    f = ft.jit(lambda v: fnp.sin(v) * 2.0 + 1.0)
+    x = fnp.asarray(np.linspace(-1, 1, 1 << 19))
+    first = f(x)
+    assert executable_for(ft.make_jaxpr(lambda v: fnp.sin(v) * 2.0 + 1.0)(x).jaxpr,
+                          "f").single.parallel
+    general = []
+    original = NativeProgram.__call__
+    monkeypatch.setattr(NativeProgram, "__call__",
+                        lambda self, *a: general.append(1) or original(self, *a))
+    np.testing.assert_array_equal(f(x), first)
+
+    class Counting:
+        def __init__(self):
+            self.lock, self.entered = threading.Lock(), 0
+
+        def __enter__(self):
+            self.entered += 1
+            return self.lock.__enter__()
+
+        def __exit__(self, *exc):
+            return self.lock.__exit__(*exc)
+
+    lock = Counting()
+    monkeypatch.setattr(parallel_regions, "lock", lock)
+    np.testing.assert_array_equal(f(x), first)
+    assert general == [] and lock.entered == 1
+
+
 def test_python_floats_and_numpy_float64_share_one_specialization():
     with ft.config.override(jit_codegen="numba"):
         f = ft.jit(lambda v: v * 3.0)

@@ -19,6 +19,7 @@ import numpy as np
 from functrans.core.array import Array
 from functrans.core.config import config
 from functrans.core.ir import Jaxpr, Literal, Var, run_interface, walk_jaxprs
+from functrans.transforms.lowering.compile import parallel_regions
 from functrans.transforms.lowering.plan import REDUCTIONS, is_index_map, is_pointwise
 from functrans.transforms.lowering.scalar import scalar_rules
 
@@ -285,12 +286,14 @@ class NativeProgram:
         ``leaves`` (each call's leaves have the same kinds and types), or None where the
         general call is needed (programs of several runs, outputs that are inputs). The
         caller is Python source generated for this signature: no loops, no argument lists
-        built at run time."""
+        built at run time. A driver with parallel loops takes the lock of
+        ``parallel_regions`` when there is one, as :meth:`Driver.run` does."""
         d = self.single
-        if d is None or not self.plain_outputs or d.entry is None or d.parallel:
+        if d is None or not self.plain_outputs or d.entry is None:
             return None
         ns = {"entry": d.entry, "empty": np.empty, "new": object.__new__, "Array": Array,
-              "take": _take_arena, "give": _give_arena, "NO_ARENA": _NO_ARENA}
+              "take": _take_arena, "give": _give_arena, "NO_ARENA": _NO_ARENA,
+              "regions": parallel_regions}
         args = []
         for k, (x, v) in enumerate(zip(leaves, self.jaxpr.invars)):
             t = type(x)
@@ -319,10 +322,14 @@ class NativeProgram:
             ns.update(FAILED=FAILED, driver=d)
         call_args = ", ".join(args + outs + [f"c{k}" for k in range(len(d.consts))])
         if d.arena_size:
-            lines += [f"arena = take({d.arena_size})", "try:",
-                      f"    entry({call_args}, arena)", "finally:", "    give(arena)"]
+            run = [f"arena = take({d.arena_size})", "try:", f"    entry({call_args}, arena)",
+                   "finally:", "    give(arena)"]
         else:
-            lines.append(f"entry({call_args}, NO_ARENA)")
+            run = [f"entry({call_args}, NO_ARENA)"]
+        if d.parallel:  # (a lock only with Numba's workqueue layer: see ParallelRegions)
+            run = ["lock = regions.lock", "if lock is None:", *(f"    {ln}" for ln in run),
+                   "else:", "    with lock:", *(f"        {ln}" for ln in run)]
+        lines += run
         if d.user_kernels:
             lines += ["if FAILED[0]:", "    driver.report_failure(ins)"]
         for k, weak in enumerate(self.out_weak):
