@@ -9,11 +9,13 @@ blocked steps). functrans runs it with the pinned libraries the tests install
 libraries installed. Programs whose library a framework cannot import show the error.
 
     python benchmarks/bench_ecosystem.py [--programs optax_mlp,equinox_mlp,flax_cnn,nnx_mlp]
-        [--steps 50] [--rounds 1] [--jax-python PATH]
+        [--steps 50] [--rounds 1] [--busy] [--jax-python PATH]
 
 With ``--rounds R`` the two frameworks alternate R times per program (a shared machine's
 speed drifts over minutes) and each column is the median of the rounds' figures, with the
-rounds' range of step medians after the ratio.
+rounds' range of step medians after the ratio. ``--busy`` times the steps again with a second
+process spinning on one core (a notebook on a laptop, a CI runner) and adds a table of p50,
+p90 and max under that load.
 """
 from __future__ import annotations
 
@@ -148,7 +150,7 @@ PROGRAMS = {
 }
 
 HARNESS = """
-import json, statistics, time
+import json, statistics, subprocess, sys, time
 t0 = time.perf_counter()
 {program}
 state, loss = step(state)
@@ -157,21 +159,39 @@ first = time.perf_counter() - t0
 for _ in range(3):
     state, loss = step(state)
 jax.block_until_ready(state)
-times = []
-for _ in range({steps}):
-    t = time.perf_counter()
-    state, loss = step(state)
-    jax.block_until_ready((state, loss))
-    times.append(time.perf_counter() - t)
-times.sort()
-print("{mark}" + json.dumps({{"first": first, "step": statistics.median(times),
-                             "p90": times[int(0.9 * (len(times) - 1))], "loss": float(loss)}}))
+
+def timed(state):
+    times = []
+    for _ in range({steps}):
+        t = time.perf_counter()
+        state, loss = step(state)
+        jax.block_until_ready((state, loss))
+        times.append(time.perf_counter() - t)
+    times.sort()
+    return state, loss, times
+
+state, loss, times = timed(state)
+result = {{"first": first, "step": statistics.median(times),
+           "p90": times[int(0.9 * (len(times) - 1))], "loss": float(loss)}}
+if {busy}:  # again, with a second process spinning on one core
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.5)
+        state, loss, busy = timed(state)
+    finally:
+        spinner.kill()
+        spinner.wait()
+    result["busy"] = [statistics.median(busy), busy[int(0.9 * (len(busy) - 1))], busy[-1]]
+print("{mark}" + json.dumps(result))
 """
 
 
-def run_program(name: str, framework: str, steps: int, jax_python: str | None) -> dict:
-    """Time ``name`` in a fresh process of ``framework`` ("functrans" or "jax")."""
-    code = HARNESS.format(program=textwrap.dedent(PROGRAMS[name]), steps=steps, mark=_MARK)
+def run_program(name: str, framework: str, steps: int, jax_python: str | None,
+                busy: bool = False) -> dict:
+    """Time ``name`` in a fresh process of ``framework`` ("functrans" or "jax"); with
+    ``busy``, also under a second process spinning on one core."""
+    code = HARNESS.format(program=textwrap.dedent(PROGRAMS[name]), steps=steps, mark=_MARK,
+                          busy=busy)
     with tempfile.TemporaryDirectory() as tmp:
         script = os.path.join(tmp, "program.py")
         with open(script, "w") as f:
@@ -202,6 +222,7 @@ def main() -> None:
     parser.add_argument("--programs", default=",".join(PROGRAMS))
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--busy", action="store_true")
     parser.add_argument("--jax-python", default=os.environ.get("FUNCTRANS_BENCH_JAX_PYTHON"))
     args = parser.parse_args()
     print(f"{cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
@@ -211,8 +232,8 @@ def main() -> None:
     for name in args.programs.split(","):
         fts, jxs = [], []
         for _ in range(args.rounds):
-            fts.append(run_program(name, "functrans", args.steps, None))
-            jxs.append(run_program(name, "jax", args.steps, args.jax_python)
+            fts.append(run_program(name, "functrans", args.steps, None, args.busy))
+            jxs.append(run_program(name, "jax", args.steps, args.jax_python, args.busy)
                        if args.jax_python else {"error": "no --jax-python"})
         bad = [r for r in fts if "error" in r]
         if bad:
@@ -234,6 +255,12 @@ def main() -> None:
               f"{jx['step'] * 1e3:>8.2f}ms {jx['p90'] * 1e3:>6.2f} "
               f"{ft['step'] / jx['step']:>10.2f}x   (loss {fts[-1]['loss']:.4f} / "
               f"{jxs[-1]['loss']:.4f}; rounds: {spread})")
+        if args.busy:
+            def busy(rows):
+                return " / ".join(f"{statistics.median(r['busy'][i] for r in rows) * 1e3:.2f}"
+                                  for i in range(3))
+            print(f"{'':<14} one core busy, p50 / p90 / max ms: functrans {busy(fts)}, "
+                  f"JAX {busy(jxs)}")
 
 
 if __name__ == "__main__":
