@@ -41,7 +41,8 @@ def split_with_recorder():
             .replace("@functrans_sgemm_blas", "@ft_test_sgemm_record")
             .replace("@functrans_sgemm_split", "@ft_test_sgemm_split")
             .replace("@chunk", "@ft_test_sgemm_chunk"))
-    return _PROTO(engine.load("ft_test_sgemm_split", engine.compile_ir(text)))
+    return _PROTO(engine.load("ft_test_sgemm_split",
+                              engine.compile_ir(text, opt=blas_split.WRAPPER_OPT)))
 
 
 def _run(wrapper, threads, ta, tb, m, n, k, lda, ldb, ldc, a=4096, b=1 << 20, c=1 << 24):
@@ -118,18 +119,23 @@ def _jaxpr(f, *shapes):
 
 
 def test_may_split_counts_products_from_static_shapes():
-    assert not blas_split.may_split(_jaxpr(lambda x, y: x @ y, (64, 64), (64, 63)))
-    assert blas_split.may_split(_jaxpr(lambda x, y: x @ y, (64, 64), (64, 64)))  # 2^18
+    assert blas_split.may_split(_jaxpr(lambda x, y: x @ y, (64, 64), (64, 63))) == set()
+    assert blas_split.may_split(_jaxpr(lambda x, y: x @ y, (64, 64), (64, 64))) == {"s"}  # 2^18
     # batched products count all their multiply-adds (a bound on each BLAS call's)
-    assert blas_split.may_split(_jaxpr(lambda x, y: x @ y, (4, 64, 64), (4, 64, 16)))
-    assert not blas_split.may_split(_jaxpr(lambda x: ft.numpy.sin(x) * 2, (1024, 1024)))
-    # a product nested in a scan's body, or in a convolution
+    assert blas_split.may_split(_jaxpr(lambda x, y: x @ y, (4, 64, 64), (4, 64, 16))) == {"s"}
+    assert blas_split.may_split(_jaxpr(lambda x: ft.numpy.sin(x) * 2, (1024, 1024))) == set()
+    # a product nested in a scan's body, or in a convolution; the dtype is the product's
     def scanned(c, xs):
         return ft.lax.scan(lambda c, x: (c @ x, None), c, xs)[0]
-    assert blas_split.may_split(_jaxpr(scanned, (128, 128), (3, 128, 128)))
+    assert blas_split.may_split(_jaxpr(scanned, (128, 128), (3, 128, 128))) == {"s"}
     conv = lambda x, w: ft.lax.conv(x, w, (1, 1), "SAME")  # noqa: E731
-    assert blas_split.may_split(_jaxpr(conv, (8, 16, 32, 32), (32, 16, 3, 3)))
-    assert not blas_split.may_split(_jaxpr(conv, (1, 1, 4, 4), (1, 1, 3, 3)))
+    assert blas_split.may_split(_jaxpr(conv, (8, 16, 32, 32), (32, 16, 3, 3))) == {"s"}
+    assert blas_split.may_split(_jaxpr(conv, (1, 1, 4, 4), (1, 1, 3, 3))) == set()
+    both = ft.make_jaxpr(lambda a, b: (a @ a, b @ b))(np.ones((64, 64), np.float32),
+                                                     np.ones((64, 64), np.float64)).jaxpr
+    assert blas_split.may_split(both) == {"s", "d"}
+    ints = ft.make_jaxpr(lambda a: a @ a)(np.ones((128, 128), np.int32)).jaxpr
+    assert blas_split.may_split(ints) == set()  # not a BLAS product
 
 
 _FRESH = """
@@ -137,24 +143,28 @@ import numpy as np, functrans as ft
 from functrans.transforms.lowering import blas_library
 from functrans.transforms.native import blas_split
 ft.jit(lambda x: x @ x)(np.ones((16, 16), np.float32))
-print(bool(blas_split._installed), blas_library.split_products)
+print(sorted(blas_split._installed), blas_library.split_products)
 ft.jit(lambda x: x @ x)(np.ones((128, 128), np.float32))
-print(bool(blas_split._installed), blas_library.split_products)
+print(sorted(blas_split._installed), blas_library.split_products)
+ft.jit(lambda x: x @ x)(np.ones((128, 128), np.float64))
+print(sorted(blas_split._installed), blas_library.split_products)
 """
 
 
 def test_wrappers_installed_with_the_first_program_that_may_cut():
-    """In a fresh process: small products keep OpenBLAS's symbols (no wrapper compile)."""
+    """In a fresh process: small products keep OpenBLAS's symbols (no wrapper compile); each
+    dtype's wrapper comes with the first program that may cut its products."""
     import subprocess
     import sys
     out = subprocess.run([sys.executable, "-c", _FRESH], capture_output=True, text=True,
                          check=True).stdout.split("\n")
-    assert out[0] == "False False"
+    assert out[0] == "[] False"
     parallel.ensure_threads()
     lib = blas_library.JIT
     can = (lib is not None and lib.private and numba.threading_layer() != "workqueue"
            and os.environ.get("FUNCTRANS_BLAS_SPLIT", "1") != "0")
-    assert out[1] == ("True True" if can else "True False")
+    assert out[1] == ("['s'] True" if can else "['s'] False")
+    assert out[2] == ("['d', 's'] True" if can else "['d', 's'] False")
 
 
 def test_installed_with_jits_private_blas_on_one_thread():

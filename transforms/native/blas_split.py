@@ -9,8 +9,9 @@ one, and 0.9 ms as two blocks on Numba's pool.
 
 So once jit compiles a program that may hold such a product (:func:`install_for`: a
 product of at least ``SPLIT_MIN`` multiply-adds, counted from the jaxpr's static shapes), its
-products run OpenBLAS on one thread. Programs of small products only never pay the wrappers'
-compile (about 50 ms on a cold cache): OpenBLAS runs their products on one thread by itself. A product of at least ``SPLIT_MIN`` multiply-adds (OpenBLAS's own threshold for
+products run OpenBLAS on one thread. Each dtype's wrapper is compiled when a program first
+needs it (on a cold cache, 11 ms each; a warm one loads it): programs of small products
+never pay it, and OpenBLAS runs their products on one thread by itself. A product of at least ``SPLIT_MIN`` multiply-adds (OpenBLAS's own threshold for
 using threads) is cut into one block of rows of the result (of columns, when it has more
 columns) per thread of Numba's pool, the pool jit's parallel loops use: one pool for loops
 and products, with the thread count ``numba.set_num_threads`` gives the calling thread (pmap's
@@ -37,12 +38,15 @@ from functrans.transforms.lowering import blas_library
 
 from . import engine, parallel
 
-__all__ = ["install", "install_for", "may_split", "SPLIT_MIN", "wrapper_ir"]
+__all__ = ["install", "install_for", "may_split", "SPLIT_MIN", "WRAPPER_OPT", "wrapper_ir"]
 
 SPLIT_MIN = 1 << 18  # multiply-adds: smaller products run on the calling thread
+# Unoptimized: the wrappers only compute block bounds around BLAS calls, and at -O0 each
+# compiles in about half the time (11 ms against 21 on a cold cache).
+WRAPPER_OPT = 0
 _TILE = {"s": 16, "d": 8}  # rows per register tile of OpenBLAS's kernels: blocks are whole
 _lock = threading.Lock()
-_installed: list = []
+_installed: dict = {}  # BLAS letter -> whether its products are cut
 
 
 def wrapper_ir(dtype: str, ilp64: bool) -> str:
@@ -181,17 +185,26 @@ def wrapper_ir(dtype: str, ilp64: bool) -> str:
     return "\n".join(lines + main)
 
 
-def may_split(jaxpr) -> bool:
-    """Whether ``jaxpr`` (or a program nested in it) holds a product the wrappers would cut:
-    a ``dot_general`` of at least ``SPLIT_MIN`` multiply-adds in all, or a convolution whose
-    bound (the kernel's size times the larger of input and output) reaches it. Bounds, not
-    exact counts: a program that cuts nothing may install the wrappers, never the reverse.
+def may_split(jaxpr) -> set:
+    """The BLAS letters ("s": float32, "d": float64) of the products ``jaxpr`` (or a program
+    nested in it) may cut: a ``dot_general`` of at least ``SPLIT_MIN`` multiply-adds in
+    all, or a convolution whose bound (the kernel's size times the larger of input and
+    output) reaches it. Bounds, not exact counts: a program that cuts nothing may install a
+    wrapper, never the reverse.
 
         >>> from functrans.core.tracing import make_jaxpr
         >>> import numpy as np
         >>> may_split(make_jaxpr(lambda x: x @ x)(np.ones((4, 4))).jaxpr)
-        False
+        set()
+        >>> may_split(make_jaxpr(lambda x: x @ x)(np.ones((64, 64), np.float32)).jaxpr)
+        {'s'}
     """
+    found: set = set()
+    _collect(jaxpr, found)
+    return found
+
+
+def _collect(jaxpr, found):
     for eqn in jaxpr.eqns:
         name = eqn.primitive.name
         if name == "dot_general":
@@ -202,36 +215,38 @@ def may_split(jaxpr) -> bool:
             lhs, rhs = (v.aval.shape for v in eqn.inputs[:2])
             macs = math.prod(rhs) * max(math.prod(lhs), math.prod(eqn.outputs[0].aval.shape))
         else:
-            if any(may_split(j) for j in walk_jaxprs(eqn.params)):
-                return True
+            for j in walk_jaxprs(eqn.params):
+                _collect(j, found)
             continue
-        if macs >= SPLIT_MIN:
-            return True
-    return False
+        letter = _LETTERS.get(str(eqn.outputs[0].aval.dtype))
+        if letter is not None and macs >= SPLIT_MIN:
+            found.add(letter)
+
+
+_LETTERS = {"float32": "s", "float64": "d"}
 
 
 def install_for(jaxpr) -> bool:
-    """:func:`install`, if ``jaxpr`` may hold a product to cut (:func:`may_split`); whether
-    products are cut. Before that, the ``?gemm`` symbols are OpenBLAS's own."""
-    if _installed:
-        return _installed[0]
-    return install() if may_split(jaxpr) else False
+    """:func:`install` for the products ``jaxpr`` may cut (:func:`may_split`); whether
+    products are cut. Until a program needs one, a ``?gemm`` symbol stays OpenBLAS's own."""
+    missing = "".join(sorted(may_split(jaxpr) - _installed.keys()))
+    return install(missing) if missing else blas_library.split_products
 
 
-def install() -> bool:
-    """Make jit's real products run cut on Numba's pool (once); whether they do. Not without
-    jit's private OpenBLAS copy (whose thread count jit may set without touching NumPy's),
-    with Numba's workqueue layer (it cannot run two regions at once: pmap's shards would
-    collide), or with ``FUNCTRANS_BLAS_SPLIT=0``."""
-    if _installed:
-        return _installed[0]
+def install(letters: str = "sd") -> bool:
+    """Make jit's real products of the BLAS ``letters`` ("s", "d") run cut on Numba's pool
+    (each once); whether products are cut. Not without jit's private OpenBLAS copy (whose
+    thread count jit may set without touching NumPy's), with Numba's workqueue layer (it
+    cannot run two regions at once: pmap's shards would collide), or with
+    ``FUNCTRANS_BLAS_SPLIT=0``."""
     with _lock:
-        if not _installed:
-            _installed.append(_install())
-    return _installed[0]
+        for letter in letters:
+            if letter not in _installed:
+                _installed[letter] = _install(letter)
+    return blas_library.split_products
 
 
-def _install() -> bool:
+def _install(letter: str) -> bool:
     lib = blas_library.JIT
     if lib is None or not lib.private or lib.threads() is None \
             or os.environ.get("FUNCTRANS_BLAS_SPLIT", "1") == "0":
@@ -240,16 +255,14 @@ def _install() -> bool:
     import numba
     if numba.threading_layer() == "workqueue":
         return False
-    for dtype in "sd":
-        text = wrapper_ir(dtype, lib.ilp64)
-        symbol = engine.symbol_for(f"ft_{dtype}gemm_split", text)
-        obj = engine.cached_object(symbol)
-        if obj is None:
-            # (the defined name is fixed; the symbol only names the cache entry)
-            obj = engine.compile_ir(text)
-            engine.store_object(symbol, obj)
-        llvm.add_symbol(f"functrans_{dtype}gemm", engine.load(
-            f"functrans_{dtype}gemm_split", obj))
+    text = wrapper_ir(letter, lib.ilp64)
+    symbol = engine.symbol_for(f"ft_{letter}gemm_split_O{WRAPPER_OPT}", text)
+    obj = engine.cached_object(symbol)
+    if obj is None:
+        # (The defined name is fixed; the symbol only names the cache entry.)
+        obj = engine.compile_ir(text, opt=WRAPPER_OPT)
+        engine.store_object(symbol, obj)
+    llvm.add_symbol(f"functrans_{letter}gemm", engine.load(f"functrans_{letter}gemm_split", obj))
     lib.set_threads(1)
     blas_library.split_products = True
     return True
