@@ -332,23 +332,30 @@ def test_jit_cache_is_shared_by_both_paths():
 
 
 def test_import_does_not_load_optree_and_env_switch_turns_it_off():
-    code = ("import sys, functrans, functrans.tree_util as tu; "
+    """Neither the import nor a first program loads optree; a process that keeps flattening
+    (LOAD_AFTER trees) does, unless FUNCTRANS_OPTREE=0."""
+    code = ("import sys, functrans as ft, functrans.tree_util as tu; "
+            "from functrans.core import pytree; "
             "assert 'optree' not in sys.modules, 'imported with functrans'; "
-            "tu.tree_flatten({'a': 1}); print('optree' in sys.modules)")
+            "ft.jit(lambda t: t['a'] + 1)({'a': 1.0}); "
+            "print('optree' in sys.modules); "
+            "[tu.tree_flatten({'a': 1}) for _ in range(pytree.LOAD_AFTER)]; "
+            "print('optree' in sys.modules, type(tu.tree_structure({'a': 1})).__name__)")
     env = dict(os.environ)
     env.pop("FUNCTRANS_OPTREE", None)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "True"
+    assert out.stdout.split() == ["False", "True", "SpecTreeDef"]
     env["FUNCTRANS_OPTREE"] = "0"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "False"
+    assert out.stdout.split() == ["False", "False", "PyTreeDef"]
 
 
 def test_without_optree_installed_the_python_path_runs():
     code = ("import sys; sys.modules['optree'] = None; "
             "import functrans.tree_util as tu; from functrans.core import pytree; "
+            "[tu.tree_flatten({'b': 1, 'a': (2, None)}) for _ in range(pytree.LOAD_AFTER)]; "
             "l, td = tu.tree_flatten({'b': 1, 'a': (2, None)}); "
             "print(l, td, type(td).__name__, pytree._fast, pytree.use_optree(True))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -46,10 +46,14 @@ PUBLIC_LEAVES: set = _PublicLeaves()
 """Node types that the public tree functions (``functrans.tree_util``) treat as leaves: typed
 PRNG key arrays, arrays to their users, pytree nodes around their data to transformations."""
 
-# The C++ traversal (optree, when installed; FUNCTRANS_OPTREE=0 turns it off): loaded at the
-# first flatten, so that ``import functrans`` never imports it. None: not in use.
+# The C++ traversal (optree, when installed; FUNCTRANS_OPTREE=0 turns it off): loaded once a
+# process has flattened LOAD_AFTER trees (a program called in a loop: jit's arguments, a
+# library's modules at every step), so that neither ``import functrans`` nor a program's
+# first trace and compile pays its import (about 20 ms). None: not in use.
 _UNLOADED = object()
 _fast = _UNLOADED if os.environ.get("FUNCTRANS_OPTREE", "1") != "0" else None
+LOAD_AFTER = 256
+_flattens_left = [LOAD_AFTER]  # until optree loads
 
 
 def _load_fast():
@@ -381,6 +385,9 @@ def _flatten_fast(tree, is_leaf, public: bool):
     not installed, turned off, or leaves the tree to the Python path."""
     fast = _fast
     if fast is _UNLOADED:
+        _flattens_left[0] -= 1
+        if _flattens_left[0] > 0:
+            return None
         fast = _load_fast()
     return None if fast is None else fast.flatten(tree, is_leaf, public)
 
