@@ -1,7 +1,6 @@
 """``lax.reduce_window`` (pooling) with JAX's signature and semantics."""
 from __future__ import annotations
 
-import itertools
 import operator
 
 import numpy as np
@@ -9,7 +8,8 @@ import numpy as np
 from .. import primitives as P
 from ..core import tree as tree_util
 from ..core.trace import Tracer, get_aval
-from ..primitives.windowed import check_window_params, identity, window_output_shape
+from ..primitives.windowed import (check_window_params, identity, window_offsets,
+                                   window_output_shape)
 from . import ops
 from .convolution import padtype_to_pads
 
@@ -116,32 +116,24 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     return tree_util.tree_unflatten(tree, out)
 
 
-def _fold(leaves, inits, tree, computation, params, init_is_identity=False):
+def _fold(leaves, inits, tree, computation, params):
     """The general reduction: pad with init, then combine one strided slice per window
-    offset into an accumulator that starts at init (at the first slice, when
-    ``init_is_identity``: ``computation(init, x)`` is ``x``)."""
+    offset into an accumulator that starts at init."""
     shape = get_aval(leaves[0]).shape
     out_shape = window_output_shape(shape, **params)
     config = [(lo, hi, b - 1) for (lo, hi), b in zip(params["padding"], params["base_dilation"])]
-    empty = any(d == 0 for d in out_shape)
     padded, accs = [], []
     for x, init in zip(leaves, inits):
         dtype = get_aval(x).dtype
         init = ops.convert_element_type(init, dtype) if get_aval(init).dtype != dtype else init
         padded.append(x if all(c == (0, 0, 0) for c in config) else ops.pad(x, init, config))
-        if empty or not init_is_identity:
-            accs.append(ops.broadcast_in_dim(init, out_shape, ()))
-    if empty:
+        accs.append(ops.broadcast_in_dim(init, out_shape, ()))
+    if any(d == 0 for d in out_shape):
         return accs
-    strides, wdil = params["window_strides"], params["window_dilation"]
-    offsets = itertools.product(*(range(w) for w in params["window_dimensions"]))
-    for i, offset in enumerate(offsets):
-        start = [k * d for k, d in zip(offset, wdil)]
-        limit = [s + (o - 1) * st + 1 for s, o, st in zip(start, out_shape, strides)]
+    for start, limit, strides in window_offsets(out_shape, params["window_dimensions"],
+                                                params["window_strides"],
+                                                params["window_dilation"]):
         pieces = [ops.slice(p, start, limit, strides) for p in padded]
-        if i == 0 and init_is_identity:
-            accs = pieces
-            continue
         res = computation(tree_util.tree_unflatten(tree, accs),
                           tree_util.tree_unflatten(tree, pieces))
         res_leaves, res_tree = tree_util.tree_flatten(res)

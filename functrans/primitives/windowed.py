@@ -20,6 +20,8 @@ from functrans.core.dtypes import kind as dtype_kind
 __all__ = ["reduce_window_sum_p", "reduce_window_max_p", "reduce_window_min_p",
            "select_and_gather_add_p", "select_and_scatter_add_p"]
 
+import itertools
+
 import numpy as np
 
 from ..core.avals import ShapedArray
@@ -35,6 +37,20 @@ def window_output_shape(shape, window_dimensions, window_strides, padding, base_
     return tuple(stride_dim(dilate_dim(d, b) + lo + hi, dilate_dim(w, wd), s)
                  for d, w, s, (lo, hi), b, wd in zip(shape, window_dimensions, window_strides,
                                                      padding, base_dilation, window_dilation))
+
+
+def window_offsets(out_shape, window_dimensions, window_strides, window_dilation):
+    """Per window offset (row-major), ``(start, limit, strides)`` of the strided slice of the
+    padded and dilated operand holding that offset's element of every window: a window
+    reduction is these slices combined.
+
+    >>> list(window_offsets((2,), (2,), (2,), (1,)))
+    [((0,), (3,), (2,)), ((1,), (4,), (2,))]
+    """
+    for offset in itertools.product(*(range(w) for w in window_dimensions)):
+        start = tuple(k * d for k, d in zip(offset, window_dilation))
+        limit = tuple(s + (o - 1) * st + 1 for s, o, st in zip(start, out_shape, window_strides))
+        yield start, limit, tuple(window_strides)
 
 
 def check_window_params(name, aval, window_dimensions, window_strides, padding, base_dilation,

@@ -2,7 +2,7 @@
 and the gradients of average pooling) as sums of strided slices, before jit optimizes a
 program.
 
-The slices are those the general ``lax.reduce_window`` folds (``lax/windowed.py``). A
+The slices are those the general ``lax.reduce_window`` folds (``window_offsets``). A
 strided slice is an index map, so the native generator fuses the window's reduction into
 the loops that make its operand and consume its result; a window primitive is compiled by
 the Numba backend instead, as a run of its own (a call, a buffer, a pass over memory). The
@@ -78,10 +78,21 @@ def _small(eqn) -> bool:
             and all(lo >= 0 and hi >= 0 for lo, hi in p["padding"]))
 
 
-def _sliced(kind, x, **params):
-    from functrans import lax, tree_util
-    from functrans.lax.windowed import _fold
-    from functrans.primitives.windowed import identity
-    combine = {"sum": lax.add, "max": lax.max, "min": lax.min}[kind]
-    return _fold([x], [identity(kind, x.dtype)], tree_util.tree_structure(x), combine, params,
-                 init_is_identity=True)[0]
+def _sliced(kind, x, *, window_dimensions, window_strides, padding, base_dilation,
+            window_dilation):
+    from functrans.primitives import add_p, max_p, min_p, pad_p, slice_p
+    from functrans.primitives.windowed import identity, window_offsets, window_output_shape
+    aval = x.aval
+    out_shape = window_output_shape(aval.shape, window_dimensions, window_strides, padding,
+                                    base_dilation, window_dilation)
+    config = tuple((lo, hi, b - 1) for (lo, hi), b in zip(padding, base_dilation))
+    if any(c != (0, 0, 0) for c in config):
+        x = pad_p.bind1(x, identity(kind, aval.dtype), padding_config=config)
+    combine = {"sum": add_p, "max": max_p, "min": min_p}[kind]
+    out = None
+    for start, limit, strides in window_offsets(out_shape, window_dimensions, window_strides,
+                                                window_dilation):
+        part = slice_p.bind1(x, start_indices=start, limit_indices=limit,
+                             strides=None if all(s == 1 for s in strides) else strides)
+        out = part if out is None else combine.bind1(out, part)
+    return out
