@@ -213,6 +213,12 @@ def run_program(name: str, framework: str, steps: int, jax_python: str | None,
     return {"error": last[:100]}
 
 
+def _busy(rows) -> str:
+    """The rounds' medians of p50 / p90 / max under load, in ms."""
+    return " / ".join(f"{statistics.median(r['busy'][i] for r in rows) * 1e3:.2f}"
+                      for i in range(3))
+
+
 def _median(rows, key):
     return statistics.median(r[key] for r in rows)
 
@@ -247,6 +253,8 @@ def main() -> None:
         if bad:
             print(row + f"{'-':>10} {ft['step'] * 1e3:>13.2f}ms {ft['p90'] * 1e3:>6.2f}   "
                         f"(JAX: {bad[0]['error']})")
+            if args.busy:
+                print(f"{'':<14} one core busy, p50 / p90 / max ms: functrans {_busy(fts)}")
             continue
         jx = {k: _median(jxs, k) for k in ("first", "step", "p90")}
         spread += (f", JAX {min(r['step'] for r in jxs) * 1e3:.2f}-"
@@ -256,11 +264,8 @@ def main() -> None:
               f"{ft['step'] / jx['step']:>10.2f}x   (loss {fts[-1]['loss']:.4f} / "
               f"{jxs[-1]['loss']:.4f}; rounds: {spread})")
         if args.busy:
-            def busy(rows):
-                return " / ".join(f"{statistics.median(r['busy'][i] for r in rows) * 1e3:.2f}"
-                                  for i in range(3))
-            print(f"{'':<14} one core busy, p50 / p90 / max ms: functrans {busy(fts)}, "
-                  f"JAX {busy(jxs)}")
+            print(f"{'':<14} one core busy, p50 / p90 / max ms: functrans {_busy(fts)}, "
+                  f"JAX {_busy(jxs)}")
 
 
 if __name__ == "__main__":

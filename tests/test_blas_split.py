@@ -176,3 +176,27 @@ def test_installed_with_jits_private_blas_on_one_thread():
         assert blas_split.install() == blas_library.split_products
         if blas_library.split_products:
             assert lib.threads() == 1
+
+
+def test_loops_beside_cut_products_run_on_the_pool():
+    """With products cut on the pool (jit's BLAS on one thread), a program's large loops run
+    on the pool too (before, programs calling BLAS kept their loops serial, to leave the
+    cores to OpenBLAS's threads); the results do not change."""
+    from functrans.transforms.jit.executable import executable_for
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((128, 128)).astype(np.float32)
+    big = rng.standard_normal((1 << 19,)).astype(np.float32)
+
+    def f(a, big):
+        return a @ a, ft.numpy.tanh(big) * 2.0 + 1.0
+
+    got = ft.jit(f)(a, big)
+    program = executable_for(ft.make_jaxpr(f)(a, big).jaxpr, "f")
+    assert program.single.parallel == blas_library.split_products
+    # tanh's SIMD form is within a few ulps: 16 float32 ulps (2e-6) bound it and the affine
+    np.testing.assert_allclose(np.asarray(got[1]), np.tanh(big) * 2 + 1, rtol=2e-6, atol=2e-6)
+    # a sum of 128 products: within 128 eps of the sum of their magnitudes, which the
+    # largest row's absolute sum squared bounds
+    want = a.astype(np.float64) @ a.astype(np.float64)
+    np.testing.assert_allclose(np.asarray(got[0]), want, rtol=0,
+                               atol=128 * np.finfo(np.float32).eps * np.abs(a).sum(1).max() ** 2)

@@ -23,6 +23,7 @@ import numpy as np
 
 from functrans.core.ir import Jaxpr, Var
 from functrans.transforms.lowering import blas  # noqa: F401  (registers the BLAS symbols)
+from functrans.transforms.lowering import blas_library
 
 from functrans.transforms.lowering.compile import _NUMBA_ERRORS, describe_failure, parallel_regions
 from functrans.transforms.lowering.emit import LoweringError
@@ -78,10 +79,12 @@ class Driver:
         em = Emitter(fn, mod, arena, data)
         # OpenBLAS's threads keep spinning after a product: loops on the pool would fight them
         # for the cores, so programs that call BLAS (anywhere: ``calls_blas`` is the whole
-        # program's answer) leave the threading to BLAS.
+        # program's answer) leave the threading to BLAS, unless jit's BLAS runs on one
+        # thread with its products cut on the pool (native/blas_split.py): then there are no
+        # threads but the pool's, and the loops use it too.
         if calls_blas is None:
             calls_blas = program_calls_blas(Jaxpr([], [], self.ins, self.outs, list(eqns)))
-        em.allow_parallel = not calls_blas
+        em.allow_parallel = not calls_blas or blas_library.split_products
         em.block(Jaxpr([], [], self.ins, self.outs, list(eqns)), in_locs, dests=out_locs)
         fn.ret()
         fn.params.extend([("ptr", f"%in{k}.obj") if v.aval.shape else
