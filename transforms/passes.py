@@ -7,6 +7,7 @@
 - :func:`fold_constants`: evaluate equations whose inputs are all known and small;
 - :func:`cse`: merge equations that compute the same thing from the same inputs;
 - :func:`transpose_dots`: fold a transpose of a matrix product into the product;
+- :func:`dot_operand_transposes`: a product reads a transposed operand's source directly;
 - :func:`dce`: drop equations whose results are unused.
 
     >>> jaxpr = ft.make_jaxpr(lambda x: x * 1.0 + fnp.sin(x) * fnp.sin(x))(np.ones(3))
@@ -313,11 +314,60 @@ def transpose_dots(jaxpr: Jaxpr) -> Jaxpr:
     return jaxpr.replace(eqns=[replace.get(e, e) for e in jaxpr.eqns])
 
 
+def dot_operand_transposes(jaxpr: Jaxpr) -> Jaxpr:
+    """``dot_general(transpose(x), y)`` as a ``dot_general`` of ``x`` itself, its dimension
+    numbers renamed (BLAS reads a matrix either way round), when the transpose keeps the
+    order of the operand's free dimensions (which fixes the result's). vmap of matrix-vector
+    products and their gradients (equinox's ``Linear`` under ``vmap``) make these
+    transposed copies; the transpose stays only if something else reads it.
+
+        >>> f = lambda w, x: lax.dot_general(w.T, x, (((0,), (0,)), ((), ())))
+        >>> j = ft.make_jaxpr(f)(np.ones((3, 4)), np.ones((4, 2))).jaxpr
+        >>> [e.prim.name for e in dce(dot_operand_transposes(j)).eqns]
+        ['dot_general']
+    """
+    producer = {e.outputs[0]: e for e in jaxpr.eqns
+                if e.prim.name == "transpose" and len(e.outputs) == 1}
+    if not producer:
+        return jaxpr
+    eqns, changed = [], False
+    for eqn in jaxpr.eqns:
+        if eqn.prim.name == "dot_general":
+            new = _read_through_transposes(eqn, producer)
+            changed = changed or new is not eqn
+            eqn = new
+        eqns.append(eqn)
+    return jaxpr.replace(eqns=eqns) if changed else jaxpr
+
+
+def _read_through_transposes(dot, producer):
+    (lc, rc), (lb, rb) = dot.params["dimension_numbers"]
+    inputs, dims = list(dot.inputs), [[lc, lb], [rc, rb]]
+    for side in (0, 1):
+        t = producer.get(inputs[side]) if isinstance(inputs[side], Var) else None
+        if t is None:
+            continue
+        perm = tuple(t.params["permutation"])
+        contract, batch = dims[side]
+        free = [d for d in range(len(perm)) if d not in contract and d not in batch]
+        mapped = [perm[d] for d in free]
+        if mapped != sorted(mapped):  # the result's free dimensions would change order
+            continue
+        inputs[side] = t.inputs[0]
+        dims[side] = [tuple(perm[d] for d in contract), tuple(perm[d] for d in batch)]
+    if inputs == list(dot.inputs):
+        return dot
+    (lc, lb), (rc, rb) = dims
+    return dot.replace(inputs=inputs,
+                       params=dict(dot.params, dimension_numbers=((lc, rc), (lb, rb))))
+
+
 def _optimize_nested(jaxpr: Jaxpr) -> Jaxpr:
     j = simplify(jaxpr)
     j = fold_constants(j)
     j = cse(j)
     j = transpose_dots(j)
+    j = dot_operand_transposes(j)
     j = dce(j)
     return _keep_weak_outputs(jaxpr, _map_subjaxprs(j, _optimize_nested))
 
@@ -353,10 +403,11 @@ def _map_subjaxprs(jaxpr: Jaxpr, fn) -> Jaxpr:
 
 
 def optimize(jaxpr: Jaxpr) -> Jaxpr:
-    """inline -> simplify -> fold -> cse -> transpose_dots -> dce, also inside branches and
-    loop bodies. (Nested jaxprs keep their inputs and outputs: only their insides change.)"""
+    """inline -> simplify -> fold -> cse -> transpose_dots -> dot_operand_transposes -> dce,
+    also inside branches and loop bodies. (Nested jaxprs keep their inputs and outputs: only
+    their insides change.)"""
     return _optimize_nested(inline_calls(jaxpr))
 
 
-__all__ = ["inline_calls", "simplify", "fold_constants", "cse", "transpose_dots", "dce",
-           "optimize"]
+__all__ = ["inline_calls", "simplify", "fold_constants", "cse", "transpose_dots",
+           "dot_operand_transposes", "dce", "optimize"]
