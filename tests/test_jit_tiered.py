@@ -248,16 +248,18 @@ def test_background_failure_warns_and_keeps_interpreting(monkeypatch):
 def test_programs_whose_kernels_are_built_compile_first():
     """A new batch size of a program that ran: its driver is new, and so is a kernel whose
     constant depends on the batch (the mean's gradient, 1/batch); compiling them is quicker
-    than interpreting a call, so the call compiles first (no interpreted tier)."""
+    than interpreting a call, so the call compiles first (no interpreted tier). The first
+    batch size's program is mostly new kernels (two loops with constants no other test
+    uses, beside two products whose kernels other programs share)."""
     def loss(w, a):
-        return fnp.mean(fnp.tanh(a @ w * 0.3125) + 7.25)  # constants no other test uses
+        return fnp.mean(fnp.tanh(a @ w * 0.3125) + 7.25) + fnp.mean(fnp.sin(w * 0.40625))
 
     with ft.config.override(jit_tiered=True):
         jf = ft.jit(ft.grad(loss))
         w = np.random.default_rng(2).standard_normal((64, 64))
         small = np.random.default_rng(0).standard_normal((32, 64))
         jf(w, small).block_until_ready()
-        bigger = np.random.default_rng(1).standard_normal((64, 64))
+        bigger = np.random.default_rng(1).standard_normal((48, 64))
         got = jf(w, bigger)
         exe = _executable(jf, w, bigger)
     assert isinstance(_executable(jf, w, small), Tiered)  # new kernels: interpreted first
