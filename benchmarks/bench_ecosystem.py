@@ -36,6 +36,39 @@ from timing import cpu_name  # noqa: E402
 
 _MARK = "BENCH-ECOSYSTEM-RESULT "
 
+# The flax.nnx MLP step, sized by {inputs}, {hidden} and {batch}.
+_NNX = """
+        import jax, jax.numpy as jnp, optax
+        from flax import nnx
+
+        class MLP(nnx.Module):
+            def __init__(self, rngs):
+                self.l1 = nnx.Linear({inputs}, {hidden}, rngs=rngs)
+                self.l2 = nnx.Linear({hidden}, {hidden}, rngs=rngs)
+                self.l3 = nnx.Linear({hidden}, 10, rngs=rngs)
+
+            def __call__(self, x):
+                return self.l3(nnx.relu(self.l2(nnx.relu(self.l1(x)))))
+
+        model = MLP(nnx.Rngs(0))
+        opt = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
+        x = jax.random.normal(jax.random.key(1), ({batch}, {inputs}))
+        y = jnp.arange({batch}) % 10
+
+        @nnx.jit
+        def train(model, opt):
+            def loss_fn(m):
+                return optax.softmax_cross_entropy_with_integer_labels(m(x), y).mean()
+            loss, g = nnx.value_and_grad(loss_fn)(model)
+            opt.update(model, g)
+            return loss
+
+        def step(state):
+            return state, train(*state)
+
+        state = (model, opt)
+    """
+
 # Each program defines `step(state) -> (state, loss)` and `state`; the harness below times it.
 PROGRAMS = {
     "optax_mlp": """
@@ -116,70 +149,10 @@ PROGRAMS = {
 
         state = (params, opt.init(params))
     """,
-    "nnx_mlp": """
-        import jax, jax.numpy as jnp, optax
-        from flax import nnx
-
-        class MLP(nnx.Module):
-            def __init__(self, rngs):
-                self.l1 = nnx.Linear(784, 512, rngs=rngs)
-                self.l2 = nnx.Linear(512, 512, rngs=rngs)
-                self.l3 = nnx.Linear(512, 10, rngs=rngs)
-
-            def __call__(self, x):
-                return self.l3(nnx.relu(self.l2(nnx.relu(self.l1(x)))))
-
-        model = MLP(nnx.Rngs(0))
-        opt = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
-        x = jax.random.normal(jax.random.key(1), (128, 784))
-        y = jnp.arange(128) % 10
-
-        @nnx.jit
-        def train(model, opt):
-            def loss_fn(m):
-                return optax.softmax_cross_entropy_with_integer_labels(m(x), y).mean()
-            loss, g = nnx.value_and_grad(loss_fn)(model)
-            opt.update(model, g)
-            return loss
-
-        def step(state):
-            return state, train(*state)
-
-        state = (model, opt)
-    """,
+    "nnx_mlp": _NNX.format(inputs=784, hidden=512, batch=128),
     # The nnx step at sizes where compute is negligible: its time is the per-call overhead
     # (nnx's graph traversal, the framework's dispatch and pytree work), not in the default set.
-    "nnx_overhead": """
-        import jax, jax.numpy as jnp, optax
-        from flax import nnx
-
-        class MLP(nnx.Module):
-            def __init__(self, rngs):
-                self.l1 = nnx.Linear(4, 4, rngs=rngs)
-                self.l2 = nnx.Linear(4, 4, rngs=rngs)
-                self.l3 = nnx.Linear(4, 10, rngs=rngs)
-
-            def __call__(self, x):
-                return self.l3(nnx.relu(self.l2(nnx.relu(self.l1(x)))))
-
-        model = MLP(nnx.Rngs(0))
-        opt = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
-        x = jax.random.normal(jax.random.key(1), (2, 4))
-        y = jnp.arange(2) % 10
-
-        @nnx.jit
-        def train(model, opt):
-            def loss_fn(m):
-                return optax.softmax_cross_entropy_with_integer_labels(m(x), y).mean()
-            loss, g = nnx.value_and_grad(loss_fn)(model)
-            opt.update(model, g)
-            return loss
-
-        def step(state):
-            return state, train(*state)
-
-        state = (model, opt)
-    """,
+    "nnx_overhead": _NNX.format(inputs=4, hidden=4, batch=2),
 }
 DEFAULT = ("optax_mlp", "equinox_mlp", "flax_cnn", "nnx_mlp")
 
