@@ -6,7 +6,9 @@ the generated kernels; what a kernel adds is its compile: about a second per dis
 convolution (Numba types and links each one), which made a small CNN's first compiled step
 take twice JAX's. The native backend runs the 2-D float convolutions these strategies cover
 this way (``host_strategy``), each by one call of a compiled driver (``conv_drivers.py``);
-the others stay in generated kernels (``window_ops._conv``)::
+the others stay in generated kernels (``window_ops._conv``). Once jit's products run on
+the pool (``native/blas_split.py``), the drivers run by blocks of images there
+(``conv_blocked.py``)::
 
     >>> x, w = np.ones((1, 4, 4, 8), np.float32), np.ones((3, 3, 8, 2), np.float32)
     >>> eqn = ft.make_jaxpr(lambda x, w: lax.conv_general_dilated(
