@@ -331,6 +331,14 @@ def test_jit_cache_is_shared_by_both_paths():
     assert len(traces) == 1
 
 
+def _in_fresh_process(code, env=None) -> str:
+    """What ``code`` prints, run by a new interpreter (the registry and the loaded paths are
+    per process)."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
 def test_import_does_not_load_optree_and_env_switch_turns_it_off():
     """Neither the import nor a first program loads optree; a process that keeps flattening
     (LOAD_AFTER trees) does, unless FUNCTRANS_OPTREE=0."""
@@ -343,13 +351,9 @@ def test_import_does_not_load_optree_and_env_switch_turns_it_off():
             "print('optree' in sys.modules, type(tu.tree_structure({'a': 1})).__name__)")
     env = dict(os.environ)
     env.pop("FUNCTRANS_OPTREE", None)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["False", "True", "SpecTreeDef"]
+    assert _in_fresh_process(code, env).split() == ["False", "True", "SpecTreeDef"]
     env["FUNCTRANS_OPTREE"] = "0"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["False", "False", "PyTreeDef"]
+    assert _in_fresh_process(code, env).split() == ["False", "False", "PyTreeDef"]
 
 
 def test_without_optree_installed_the_python_path_runs():
@@ -358,9 +362,8 @@ def test_without_optree_installed_the_python_path_runs():
             "[tu.tree_flatten({'b': 1, 'a': (2, None)}) for _ in range(pytree.LOAD_AFTER)]; "
             "l, td = tu.tree_flatten({'b': 1, 'a': (2, None)}); "
             "print(l, td, type(td).__name__, pytree._fast, pytree.use_optree(True))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[2, 1] PyTreeDef({'a': (*, None), 'b': *}) PyTreeDef None False"
+    assert _in_fresh_process(code).strip() == \
+        "[2, 1] PyTreeDef({'a': (*, None), 'b': *}) PyTreeDef None False"
 
 
 def test_registering_a_type_optree_has_built_in_keeps_functrans_semantics():
@@ -383,9 +386,8 @@ def test_registering_deque_itself_goes_the_python_way():
             "tu.register_pytree_node(collections.deque, lambda d: (tuple(d), None), "
             "lambda _, c: collections.deque(c)); "
             "l, td = tu.tree_flatten([collections.deque([1, 2])]); print(l, td)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[1, 2] PyTreeDef([CustomNode(deque[None], [*, *])])"
+    assert _in_fresh_process(code).strip() == \
+        "[1, 2] PyTreeDef([CustomNode(deque[None], [*, *])])"
 
 
 def test_turning_the_fast_path_off_and_on_keeps_structures_equal():
