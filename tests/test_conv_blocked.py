@@ -69,17 +69,17 @@ def test_im2col_blocks_match_the_reference(case):
     n, c, o, dt = case["n"], case["c"], case["o"], case["dtype"]
     rng = np.random.default_rng(case["seed"])
     x = rng.standard_normal((n, h, w_, c)).astype(dt)
-    w = rng.standard_normal((o, k0 * k1 * c)).astype(dt)
+    w = rng.standard_normal((o, k0, k1, c)).astype(dt)
 
     def reference(x, w):
         win = _windows(x, k0, k1, p0, p1, s0, s1, lo0, lo1).reshape(n * p0 * p1, -1)
-        return win @ w.T
+        return (win @ w.reshape(o, -1).T).reshape(n, p0, p1, o)
 
     prev = numba.get_num_threads()
     numba.set_num_threads(_threads(case["threads"]))
     try:
-        got = conv_blocked.conv2_im2col(x, w, p0, p1, s0, s1, lo0, lo1, k0, k1,
-                                        min(case["per"], n))
+        got = np.empty((n, p0, p1, o), dt)
+        conv_blocked.conv2_im2col(x, w, got, s0, s1, lo0, lo1, min(case["per"], n))
     finally:
         numba.set_num_threads(prev)
     _check(got, x, w, reference, k0 * k1 * c, dt)
@@ -95,15 +95,15 @@ def test_products_first_blocks_match_the_reference(case):
     n, c, o, dt = case["n"], case["c"], case["o"], case["dtype"]
     rng = np.random.default_rng(case["seed"])
     x = rng.standard_normal((n, h, w_, c)).astype(dt)
-    wk = rng.standard_normal((c, k0 * k1 * o)).astype(dt)
+    wk = rng.standard_normal((c, k0, k1, o)).astype(dt)
 
-    def reference(x, wk):  # wk[c, k * O + o] is w[o, k, c]
-        w = wk.reshape(c, k0 * k1, o).transpose(2, 1, 0).reshape(o, -1)
+    def reference(x, wk):  # wk[c, k0, k1, o] is w[o, k0, k1, c]
+        w = wk.transpose(3, 1, 2, 0).reshape(o, -1)
         win = _windows(x, k0, k1, p0, p1, 1, 1, lo0, lo1).reshape(n * p0 * p1, -1)
-        return win @ w.T
+        return (win @ w.T).reshape(n, p0, p1, o)
 
-    got = conv_blocked.conv2_products_first(x, wk, p0, p1, lo0, lo1, k0, k1,
-                                            min(case["per"], n))
+    got = np.empty((n, p0, p1, o), dt)
+    conv_blocked.conv2_products_first(x, wk, got, lo0, lo1, min(case["per"], n))
     _check(got, x, wk, reference, k0 * k1 * c, dt)
 
 
@@ -123,19 +123,21 @@ def test_weight_gradient_blocks_match_the_reference(case):
 
     def reference(lhs, rhs):
         win = _windows(lhs, q0, q1, p0, p1, 1, 1, lo0, lo1)  # (F, P0, P1, Q0, Q1, B)
-        return np.einsum("fabqrc,fqro->abco", win, rhs).reshape(p0 * p1 * b, o)
+        return np.einsum("fabqrc,fqro->abco", win, rhs)
 
     per = min(case["per"], f)
     parts = min(_threads(case["threads"]), -(-f // per))
-    got = conv_blocked.conv2_weight_gradient(lhs, rhs, p0, p1, lo0, lo1, per, parts)
+    got = np.empty((p0, p1, b, o), dt)
+    conv_blocked.conv2_weight_gradient(lhs, rhs, got, lo0, lo1, per, parts)
     _check(got, lhs, rhs, reference, f * q0 * q1, dt)
 
 
-def test_jit_convolution_and_its_gradients_take_the_blocked_drivers(monkeypatch):
-    """A CNN layer's value and gradients under jit, run by the blocked drivers, against the
-    same program with the blocks off (the unblocked drivers). They differ in the order of
-    additions only: the weight gradient sums 6*10*10 = 600 terms per value, so within
-    600 * eps32 = 7e-5 of its magnitude."""
+def test_jit_convolutions_are_steps_of_one_driver():
+    """A CNN layer's value and gradients under jit: one driver calls the three blocked
+    drivers from native code (conv_calls.py), and agrees with the un-jitted function. They
+    differ in the order of additions only: the weight gradient sums 6*10*10 = 600 terms per
+    value, so within 600 * eps32 = 7e-5 of its magnitude."""
+    from functrans.transforms.jit.executable import executable_for
     rng = np.random.default_rng(0)
     x = rng.standard_normal((6, 10, 10, 3)).astype(np.float32)
     w = rng.standard_normal((3, 3, 3, 8)).astype(np.float32)
@@ -145,19 +147,91 @@ def test_jit_convolution_and_its_gradients_take_the_blocked_drivers(monkeypatch)
                                         dimension_numbers=("NHWC", "HWIO", "NHWC"))
         return (ft.numpy.tanh(y) ** 2).sum()
 
-    called = []
-    for name in ("conv2_im2col", "conv2_products_first", "conv2_weight_gradient"):
-        real = getattr(conv_blocked, name)
-        monkeypatch.setattr(conv_blocked, name,
-                            lambda *a, _real=real, _name=name: called.append(_name) or _real(*a))
-    f = ft.jit(ft.value_and_grad(loss, argnums=(0, 1)))
-    got = f(x, w)
-    assert sorted(set(called)) == ["conv2_im2col", "conv2_products_first",
-                                   "conv2_weight_gradient"]
-    monkeypatch.setattr(conv_blocked, "usable", lambda: False)
-    called.clear()
-    want = f(x, w)
-    assert not called
+    vg = ft.value_and_grad(loss, argnums=(0, 1))
+    with ft.config.override(jit_tiered=False):
+        program = executable_for(ft.make_jaxpr(vg)(x, w).jaxpr, "cnn_layer")
+    assert program.single is not None  # one run: no host steps between drivers
+    calls = sorted(e.params["kernel"].name for e in program.jaxpr.eqns
+                   if e.prim.name == "numba_call")
+    assert calls == ["conv_im2col", "conv_products_first", "conv_weight_gradient"]
+    with ft.config.override(jit_tiered=False):
+        got = ft.jit(vg)(x, w)
+    want = vg(x, w)
     for g, r in zip(ft.tree_util.tree_leaves(got), ft.tree_util.tree_leaves(want)):
         np.testing.assert_allclose(np.asarray(g), np.asarray(r), rtol=1e-4,
                                    atol=1e-4 * np.abs(np.asarray(r)).max())
+
+
+layer_case = st.fixed_dictionaries({
+    "n": st.integers(1, 5), "hw": st.tuples(st.integers(3, 9), st.integers(3, 9)),
+    "c": st.integers(1, 4), "o": st.integers(1, 5),
+    "k": st.tuples(st.integers(1, 3), st.integers(1, 3)),
+    "stride": st.sampled_from([(1, 1), (2, 2), (1, 2)]),
+    "padding": st.sampled_from(["SAME", "VALID", ((1, 0), (0, 2))]),
+    "layout": st.sampled_from([("NHWC", "HWIO", "NHWC"), ("NCHW", "OIHW", "NCHW"),
+                               ("NHWC", "OIHW", "NCHW")]),
+    "dtype": st.sampled_from([np.float32, np.float64]), "seed": st.integers(0, 2**16)})
+
+
+@settings(max_examples=15, deadline=None)
+@given(layer_case)
+def test_jit_convolution_calls_match_the_unjitted_vjp(case):
+    """A convolution and both its gradients (vjp with a random cotangent) under jit, where
+    the drivers are steps of the program, against the un-jitted function, over layouts,
+    strides, paddings and dtypes. Each result is a sum of at most K terms (K0*K1*C forward,
+    K0*K1*O for the input's gradient, N*P0*P1 for the kernel's), each side within
+    K * eps * (the same sums of absolute values, computed from |x|, |w|, |g|) of the exact
+    value, so they agree within twice that."""
+    n, (h, w_), c, o, (k0, k1) = case["n"], case["hw"], case["c"], case["o"], case["k"]
+    lhs_spec, rhs_spec, out_spec = case["layout"]
+    dt = case["dtype"]
+    rng = np.random.default_rng(case["seed"])
+    shape = {"N": n, "H": h, "W": w_, "C": c}
+    x = rng.standard_normal([shape[d] for d in lhs_spec]).astype(dt)
+    kshape = {"H": k0, "W": k1, "I": c, "O": o}
+    w = rng.standard_normal([kshape[d] for d in rhs_spec]).astype(dt)
+
+    def conv(x, w):
+        return ft.lax.conv_general_dilated(x, w, case["stride"], case["padding"],
+                                           dimension_numbers=case["layout"])
+
+    y = conv(x, w)
+    if y.size == 0:
+        return
+    g = rng.standard_normal(y.shape).astype(dt)
+
+    def value_and_grads(x, w, g):
+        y, pullback = ft.vjp(conv, x, w)
+        return (y,) + pullback(g)
+
+    with ft.config.override(jit_tiered=False):  # the compiled program, not the interpreter
+        got = ft.jit(value_and_grads)(x, w, g)
+    want = value_and_grads(x, w, g)
+    bound = value_and_grads(np.abs(x), np.abs(w), np.abs(g))
+    sp = [y.shape[out_spec.index(d)] for d in "HW"]
+    terms = max(k0 * k1 * c, k0 * k1 * o, n * sp[0] * sp[1])
+    eps = np.finfo(dt).eps
+    for a, b, m in zip(got, want, bound):
+        assert a.dtype == dt and a.shape == b.shape
+        assert np.all(np.abs(np.asarray(a) - np.asarray(b))
+                      <= 2 * terms * eps * np.asarray(m) + np.finfo(dt).tiny)
+
+
+def test_pmap_of_a_convolution_layer_matches_vmap():
+    """pmap's shards run the blocked drivers with their share of the pool's threads; the
+    per-device gradients are vmap's (the oracle for pmap), within the order of additions:
+    the weight gradient sums 4*8*8 = 256 terms, so 256 * eps32 = 3e-5 of its scale."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 4, 8, 8, 3)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 3, 6)).astype(np.float32)
+
+    def loss(w, x):
+        y = ft.lax.conv_general_dilated(x, w, (1, 1), "SAME",
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        return (y ** 2).mean()
+
+    with ft.config.override(num_cpu_devices=2, jit_tiered=False):
+        got = ft.pmap(ft.grad(loss), in_axes=(None, 0))(w, x)
+    want = ft.vmap(ft.grad(loss), in_axes=(None, 0))(w, x)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4,
+                               atol=1e-4 * np.abs(np.asarray(want)).max())

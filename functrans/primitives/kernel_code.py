@@ -146,7 +146,7 @@ class KernelCode:
         return bool(getattr(self.fn, "targetoptions", {}).get("parallel"))
 
     def __eq__(self, other):
-        return type(other) is KernelCode and other._ident == self._ident
+        return type(other) is type(self) and other._ident == self._ident
 
     def __hash__(self):
         return hash(self._ident)

@@ -23,6 +23,7 @@ from functrans.core.memo import cache_on_jaxpr
 from ..lowering.compile import Kernel
 from ..native import blas_split
 from ..passes import optimize
+from .conv_calls import convs_as_calls
 from .lowerings import expand_lowerings
 from .segmented import Segmented, host_inputs, host_outputs, jaxpr_needs_host
 from .tiered import Tiered, interpreted_cost, worth_interpreting
@@ -73,7 +74,9 @@ def _compile(jaxpr, name):
     if config.jit_codegen != "native":
         return Tiered(jaxpr, name) if tiered else Kernel(jaxpr, name)
     from ..native.program import NativeProgram
-    prog = NativeProgram(jaxpr, name)
+    # Host convolutions become steps of the driver (conv_calls.py); the interpreter of a
+    # tiered program runs them as they are.
+    prog = NativeProgram(convs_as_calls(jaxpr), name)
     # Interpreting while the code compiles pays when the compile takes several interpreted
     # calls; when it is built already (a warm disk cache), mostly built (a new batch size), or
     # an interpreted call is slow (a large model), it compiles first.

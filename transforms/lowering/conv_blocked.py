@@ -13,22 +13,29 @@ A block's sums are the same products as the whole matrix's rows, so the results 
 of the unblocked drivers up to BLAS's choice of kernel; the weight gradient's sums over the
 batch are split per thread, then added (a different order of additions).
 
-    >>> x, w = np.ones((4, 3, 3, 4), np.float32), np.ones((2, 9 * 4), np.float32)
-    >>> if usable():  # 2 images a block; the centre pixel sums 9 * 4 ones
-    ...     assert conv2_im2col(x, w, 3, 3, 1, 1, 1, 1, 3, 3, 2)[4].tolist() == [36, 36]
+Each driver writes a result it is given, in channels-last layouts; jit's programs call them
+from native code as ``numba_call`` kernels (``*_kernel``, ``jit/conv_calls.py``), the host
+path (``conv_host.py``) from Python.
+
+    >>> x, w = np.ones((4, 3, 3, 4), np.float32), np.ones((2, 3, 3, 4), np.float32)
+    >>> res = np.empty((4, 3, 3, 2), np.float32)
+    >>> if usable():  # "SAME": the centre pixel sums 9 * 4 ones
+    ...     conv2_im2col(x, w, res, 1, 1, 1, 1)
+    ...     assert res[0, 1, 1].tolist() == [36, 36]
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import prange, types
+from numba import carray, prange, types
 from numba.extending import overload
 
 from . import blas_library
 from .runtime import col2im2, im2col2
 
 __all__ = ["BLOCK_BYTES", "conv2_im2col", "conv2_products_first", "conv2_weight_gradient",
-           "images_per_block", "usable"]
+           "images_per_block", "usable", "im2col_kernel", "products_first_kernel",
+           "weight_gradient_kernel", "c_entry"]
 
 BLOCK_BYTES = 1 << 18  # a block's matrix: about half this machine class's L2 per core
 
@@ -39,15 +46,17 @@ def usable() -> bool:
     return blas_library.split_products
 
 
-def images_per_block(n: int, rows_per_image: int, width: int, itemsize: int) -> int:
+@numba.njit(cache=True, nogil=True)
+def images_per_block(n: int, rows_per_image: int, width: int, itemsize: int,
+                     threads: int) -> int:
     """Images per block: as many as fit ``BLOCK_BYTES`` of a ``width``-wide matrix, at least
-    one, and few enough that every thread of the pool gets blocks.
+    one, and few enough that each of ``threads`` gets blocks.
 
-        >>> images_per_block(32, 196, 144, 4)
+        >>> images_per_block(32, 196, 144, 4, 2)
         2
     """
     per = max(1, BLOCK_BYTES // max(1, rows_per_image * width * itemsize))
-    return max(1, min(per, -(-n // (2 * numba.get_num_threads()))))
+    return max(1, min(per, -(-n // (2 * threads))))
 
 
 def _raw(dtype):
@@ -60,7 +69,12 @@ def _raw(dtype):
 
 if blas_library.JIT is not None:
     _sgemm_raw, _dgemm_raw = _raw("s"), _raw("d")
+# The calling thread's share of the pool, read when a driver runs (pmap's shards get theirs):
+# the pool's own entry point, named, so the drivers stay cacheable on disk (Numba's
+# ``get_num_threads`` is a pointer it cannot cache); typed as Numba's parallel loops declare it.
+_threads = types.ExternalFunction("get_num_threads", types.intp())
 _pjit = numba.njit(cache=True, error_model="numpy", nogil=True, parallel=True)
+_inline = numba.njit(inline="always", error_model="numpy", nogil=True)
 
 
 def _gemm(a, b, c, ta, tb, accumulate):
@@ -89,52 +103,144 @@ def _gemm_typed(a, b, c, ta, tb, accumulate):
 
 
 @_pjit
-def conv2_im2col(x, w, p0, p1, s0, s1, lo0, lo1, k0, k1, per):
-    """``conv_drivers.conv2_im2col`` by blocks of ``per`` images: the (N * P0 * P1, O)
-    products of ``x`` (N, S0, S1, C) with ``w`` (O, K0 * K1 * C). For every C: with the
-    block in cache, ``im2col2``'s short runs beat the narrow driver's per-element copies
-    (32x28x28x1 by 3x3x16: 0.27 ms against 0.73)."""
+def conv2_im2col(x, w, res, s0, s1, lo0, lo1, per=0):
+    """``res`` (N, P0, P1, O): the products of the windows of ``x`` (N, S0, S1, C) with ``w``
+    (O, K0, K1, C), as ``conv_drivers.conv2_im2col`` computes them, by blocks of ``per``
+    images (0: ``images_per_block``'s choice). For every C: with the block in cache,
+    ``im2col2``'s short runs beat the narrow driver's per-element copies (32x28x28x1 by
+    3x3x16: 0.27 ms against 0.73)."""
+    _im2col(x, w, res, s0, s1, lo0, lo1, per)
+
+
+@_pjit
+def conv2_products_first(x, wk, res, lo0, lo1, per=0):
+    """``res`` (N, P0, P1, O) of ``x`` (N, S0, S1, C) and ``wk`` (C, K0, K1, O) (stride 1),
+    as ``conv_drivers.conv2_products_first`` computes it, by blocks of ``per`` images (a
+    window never reaches across images, so each block's sums need only its own products)."""
+    _products_first(x, wk, res, lo0, lo1, per)
+
+
+@_pjit
+def conv2_weight_gradient(lhs, rhs, res, lo0, lo1, per=0, parts=0):
+    """``res`` (P0, P1, B, O): ``conv_drivers.conv2_weight_gradient`` of ``lhs`` (F, S0, S1,
+    B) and ``rhs`` (F, K0, K1, O), with the sum over F (the batch of the convolution it
+    differentiates) cut in ``parts`` (0: one per thread), blocks of ``per`` images each
+    (0: ``images_per_block``'s choice): each part adds its blocks' products into its own
+    (P0 * P1 * B, O) sum, then the sums are added."""
+    _weight_gradient(lhs, rhs, res, lo0, lo1, per, parts)
+
+
+# The drivers as numba_call kernels (jit/conv_calls.py): operands, then the result; the
+# strides and paddings arrive as 0-d arrays, values the program passes at run time, so one
+# compiled kernel serves every convolution of a dtype. Eagerly they run as these Numba
+# functions; from native code, through the C entry points below.
+@_pjit
+def im2col_kernel(x, w, s0, s1, lo0, lo1, res):
+    _im2col(x, w, res, s0[()], s1[()], lo0[()], lo1[()], 0)
+
+
+@_pjit
+def products_first_kernel(x, wk, lo0, lo1, res):
+    _products_first(x, wk, res, lo0[()], lo1[()], 0)
+
+
+@_pjit
+def weight_gradient_kernel(lhs, rhs, lo0, lo1, res):
+    _weight_gradient(lhs, rhs, res, lo0[()], lo1[()], 0, 0)
+
+
+# The C entry points: each 4-d array as its data pointer and sizes, each 0-d value as a
+# pointer, in the kernel's order (numba_call's native calling convention, less its status
+# and exception slots). A program links to them by name, not to their code: the blocked
+# drivers' IR would be optimized again in every program's kernel, seconds on a cold cache.
+def _im2col_c(x, x0, x1, x2, x3, w, w0, w1, w2, w3, s0, s1, lo0, lo1, r, r0, r1, r2, r3):
+    conv2_im2col(carray(x, (x0, x1, x2, x3)), carray(w, (w0, w1, w2, w3)),
+                 carray(r, (r0, r1, r2, r3)), s0[0], s1[0], lo0[0], lo1[0], 0)
+
+
+def _products_first_c(x, x0, x1, x2, x3, w, w0, w1, w2, w3, lo0, lo1, r, r0, r1, r2, r3):
+    conv2_products_first(carray(x, (x0, x1, x2, x3)), carray(w, (w0, w1, w2, w3)),
+                         carray(r, (r0, r1, r2, r3)), lo0[0], lo1[0], 0)
+
+
+def _weight_gradient_c(x, x0, x1, x2, x3, w, w0, w1, w2, w3, lo0, lo1, r, r0, r1, r2, r3):
+    conv2_weight_gradient(carray(x, (x0, x1, x2, x3)), carray(w, (w0, w1, w2, w3)),
+                          carray(r, (r0, r1, r2, r3)), lo0[0], lo1[0], 0, 0)
+
+
+_C_FUNCTIONS = {"im2col": (_im2col_c, 4), "products_first": (_products_first_c, 2),
+                "weight_gradient": (_weight_gradient_c, 2)}
+_c_entries: dict = {}  # (strategy, dtype name) -> the CFunc (kept alive: LLVM calls it)
+
+
+def c_entry(strategy: str, dtype) -> str:
+    """The symbol of ``strategy``'s C entry point for ``dtype`` (float32 or float64),
+    compiled (or loaded from Numba's disk cache) and registered with LLVM on first use in
+    this process; the caller has started the pool (the drivers' parallel loops link to it)."""
+    dt = np.dtype(dtype)
+    symbol = f"functrans_conv_{strategy}_{dt.name}"
+    if (strategy, dt.name) not in _c_entries:
+        from llvmlite import binding as llvm
+        fn, scalars = _C_FUNCTIONS[strategy]
+        data = types.CPointer(numba.from_dtype(dt))
+        array = [data] + [types.int64] * 4
+        sig = types.void(*array, *array, *[types.CPointer(types.int64)] * scalars, *array)
+        entry = numba.cfunc(sig, cache=True, nogil=True, error_model="numpy")(fn)
+        llvm.add_symbol(symbol, entry.address)
+        _c_entries[(strategy, dt.name)] = entry
+    return symbol
+
+
+# The bodies, inlined into each caller (the prange loops become the caller's own).
+@_inline
+def _im2col(x, w, res, s0, s1, lo0, lo1, per):
     n = x.shape[0]
-    width = k0 * k1 * x.shape[3]
+    o, k0, k1, c = w.shape
+    p0, p1 = res.shape[1], res.shape[2]
+    width = k0 * k1 * c
     rows = p0 * p1
-    res = np.empty((n * rows, w.shape[0]), x.dtype)
+    if per <= 0:
+        per = images_per_block(n, rows, width, x.itemsize, _threads())
+    w2 = w.reshape((o, width))
+    out = res.reshape((n * rows, o))
     for blk in prange((n + per - 1) // per):
         i0 = blk * per
         i1 = min(n, i0 + per)
         cols = np.empty(((i1 - i0) * rows, width), x.dtype)
         im2col2(x[i0:i1], cols, (p0, p1), (s0, s1), (lo0, lo1), (k0, k1))
-        _gemm(cols, w, res[i0 * rows:i1 * rows], False, True, False)
-    return res
+        _gemm(cols, w2, out[i0 * rows:i1 * rows], False, True, False)
 
 
-@_pjit
-def conv2_products_first(x, wk, p0, p1, lo0, lo1, k0, k1, per):
-    """``conv_drivers.conv2_products_first`` by blocks of ``per`` images (a window never
-    reaches across images, so each block's sums need only its own products)."""
+@_inline
+def _products_first(x, wk, res, lo0, lo1, per):
     n, s0, s1, c = x.shape
-    o = wk.shape[1] // (k0 * k1)
-    res = np.empty((n * p0 * p1, o), x.dtype)
+    _, k0, k1, o = wk.shape
+    p0, p1 = res.shape[1], res.shape[2]
+    if per <= 0:
+        per = images_per_block(n, s0 * s1, k0 * k1 * o, x.itemsize, _threads())
     flat = x.reshape((n * s0 * s1, c))
+    wk2 = wk.reshape((c, k0 * k1 * o))
+    out = res.reshape((n * p0 * p1, o))
     for blk in prange((n + per - 1) // per):
         i0 = blk * per
         i1 = min(n, i0 + per)
-        prods = np.empty(((i1 - i0) * s0 * s1, wk.shape[1]), x.dtype)
-        _gemm(flat[i0 * s0 * s1:i1 * s0 * s1], wk, prods, False, False, False)
-        col2im2(prods, res[i0 * p0 * p1:i1 * p0 * p1], (s0, s1), (p0, p1), (lo0, lo1),
+        prods = np.empty(((i1 - i0) * s0 * s1, k0 * k1 * o), x.dtype)
+        _gemm(flat[i0 * s0 * s1:i1 * s0 * s1], wk2, prods, False, False, False)
+        col2im2(prods, out[i0 * p0 * p1:i1 * p0 * p1], (s0, s1), (p0, p1), (lo0, lo1),
                 (k0, k1))
-    return res
 
 
-@_pjit
-def conv2_weight_gradient(lhs, rhs, p0, p1, lo0, lo1, per, parts):
-    """``conv_drivers.conv2_weight_gradient`` with the sum over ``lhs``'s first dimension
-    (the batch of the convolution it differentiates) cut in ``parts``, blocks of ``per``
-    images each: each part adds its blocks' products into its own (P0 * P1 * B, O) sum,
-    then the sums are added."""
+@_inline
+def _weight_gradient(lhs, rhs, res, lo0, lo1, per, parts):
     f, _, _, b = lhs.shape
     _, k0, k1, o = rhs.shape
+    p0, p1 = res.shape[0], res.shape[1]
     width = p0 * p1 * b
+    if per <= 0:
+        per = images_per_block(f, k0 * k1, width, lhs.itemsize, _threads())
     blocks = (f + per - 1) // per
+    if parts <= 0:
+        parts = min(_threads(), blocks)
     sums = np.empty((parts, width, o), lhs.dtype)
     flat = rhs.reshape((f * k0 * k1, o))
     for t in prange(parts):
@@ -146,7 +252,7 @@ def conv2_weight_gradient(lhs, rhs, p0, p1, lo0, lo1, per, parts):
             im2col2(lhs[i0:i1], cols, (k0, k1), (1, 1), (lo0, lo1), (p0, p1))
             _gemm(cols, flat[i0 * k0 * k1:i1 * k0 * k1], sums[t], True, False, not first)
             first = False
-    res = sums[0].copy()
+    out = res.reshape((width, o))
+    out[:] = sums[0]
     for t in range(1, parts):
-        res += sums[t]
-    return res
+        out += sums[t]

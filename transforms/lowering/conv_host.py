@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
 from . import conv_blocked
@@ -96,45 +95,43 @@ class HostConv:
         inv = tuple(int(i) for i in np.argsort(held))
         self.out_perm = None if inv == (0, 1, 2, 3) else inv
 
-    def __call__(self, lhs, rhs) -> np.ndarray:
+    def operands(self, lhs, rhs):
+        """The driver's operands: ``lhs`` and ``rhs`` in its layouts (C-contiguous)."""
         dt = self.dtype
         lhs, rhs = np.ascontiguousarray(lhs, dt), np.ascontiguousarray(rhs, dt)
-        (p0, p1), (lo0, lo1) = self.out_sp, self.lo
-        blocked = conv_blocked.usable()  # by blocks of images on the pool: conv_blocked.py
         if self.strategy == "weight_gradient":
-            if blocked:
-                f, k0, k1, _ = rhs.shape
-                per = conv_blocked.images_per_block(f, k0 * k1, p0 * p1 * lhs.shape[3],
-                                                    dt.itemsize)
-                parts = min(numba.get_num_threads(), -(-f // per))
-                res = conv_blocked.conv2_weight_gradient(lhs, rhs, p0, p1, lo0, lo1, per,
-                                                         parts)
+            return lhs, rhs
+        x = lhs if self.lperm is None else np.ascontiguousarray(lhs.transpose(self.lperm))
+        w = rhs if self.rperm is None else np.ascontiguousarray(rhs.transpose(self.rperm))
+        if self.strategy == "products_first":  # w: (O, K0, K1, I) -> (I, K0, K1, O)
+            w = np.ascontiguousarray(w.transpose((3, 1, 2, 0)))
+        return x, w
+
+    def __call__(self, lhs, rhs) -> np.ndarray:
+        x, w = self.operands(lhs, rhs)
+        (p0, p1), (lo0, lo1) = self.out_sp, self.lo
+        if conv_blocked.usable():  # by blocks of images on the pool: conv_blocked.py
+            r = np.empty(self.held_shape, self.dtype)
+            if self.strategy == "weight_gradient":
+                conv_blocked.conv2_weight_gradient(x, w, r, lo0, lo1)
+            elif self.strategy == "products_first":
+                conv_blocked.conv2_products_first(x, w, r, lo0, lo1)
             else:
-                res = conv2_weight_gradient(lhs, rhs, p0, p1, lo0, lo1)
+                conv_blocked.conv2_im2col(x, w, r, *self.strides, lo0, lo1)
         else:
-            x = lhs if self.lperm is None else np.ascontiguousarray(lhs.transpose(self.lperm))
-            w = rhs if self.rperm is None else np.ascontiguousarray(rhs.transpose(self.rperm))
-            c, o, (k0, k1) = self.c, self.o, self.ksp
-            n, s0, s1 = x.shape[:3]
-            if self.strategy == "products_first":  # w: (O, K0, K1, I) -> (I, K0 * K1 * O)
-                wk = np.ascontiguousarray(w.reshape((o, k0 * k1, c)).transpose((2, 1, 0)))
-                wk = wk.reshape((c, k0 * k1 * o))
-                if blocked:
-                    per = conv_blocked.images_per_block(n, s0 * s1, k0 * k1 * o, dt.itemsize)
-                    res = conv_blocked.conv2_products_first(x, wk, p0, p1, lo0, lo1, k0, k1,
-                                                            per)
-                else:
-                    res = conv2_products_first(x, wk, p0, p1, lo0, lo1, k0, k1)
-            elif blocked:
-                per = conv_blocked.images_per_block(n, p0 * p1, k0 * k1 * c, dt.itemsize)
-                res = conv_blocked.conv2_im2col(x, w.reshape((o, k0 * k1 * c)), p0, p1,
-                                                *self.strides, lo0, lo1, k0, k1, per)
-            else:  # (im2col2 copies runs of whole pixels: too short under 4 features)
-                st0, st1 = self.strides
-                driver = conv2_im2col if c >= 4 else conv2_im2col_narrow
-                res = driver(x, w.reshape((o, k0 * k1 * c)), p0, p1, st0, st1, lo0, lo1, k0,
-                             k1)
-        r = res.reshape(self.held_shape)
+            if self.strategy == "weight_gradient":
+                res = conv2_weight_gradient(x, w, p0, p1, lo0, lo1)
+            else:
+                o, (k0, k1) = self.o, self.ksp
+                if self.strategy == "products_first":  # (I, K0 * K1 * O)
+                    res = conv2_products_first(x, w.reshape((w.shape[0], k0 * k1 * o)), p0,
+                                               p1, lo0, lo1, k0, k1)
+                else:  # (im2col2 copies runs of whole pixels: too short under 4 features)
+                    st0, st1 = self.strides
+                    driver = conv2_im2col if self.c >= 4 else conv2_im2col_narrow
+                    res = driver(x, w.reshape((o, k0 * k1 * self.c)), p0, p1, st0, st1, lo0,
+                                 lo1, k0, k1)
+            r = res.reshape(self.held_shape)
         return r if self.out_perm is None else np.ascontiguousarray(r.transpose(self.out_perm))
 
 
