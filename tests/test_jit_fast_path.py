@@ -117,6 +117,41 @@ def test_parallel_drivers_take_the_fast_path_and_the_regions_lock(monkeypatch):
     assert general == [] and lock.entered == 1
 
 
+def test_namedtuple_states_take_the_fast_path(monkeypatch):
+    """Optimizers keep their state in namedtuples (optax's ScaleByAdamState, an empty state):
+    a step taking them runs from the fast path, with the general path's results, and a
+    namedtuple class registered as a node of its own keeps the general path."""
+    import collections
+
+    Adam = collections.namedtuple("Adam", "count mu nu")
+    Empty = collections.namedtuple("Empty", "")
+
+    def step(params, state):
+        mu = [0.9 * m + g for m, g in zip(state[0].mu, params)]
+        return [p - 0.1 * m for p, m in zip(params, mu)], (Adam(state[0].count + 1, mu,
+                                                                state[0].nu), state[1])
+
+    params = [np.linspace(0, 1, 5), np.ones((2, 3))]
+    state = (Adam(np.int32(0), [np.zeros(5), np.zeros((2, 3))], None), Empty())
+    f = ft.jit(step)
+    first = f(params, state)
+    assert len(f._fast) == 1
+    general = []
+    original = NativeProgram.__call__
+    monkeypatch.setattr(NativeProgram, "__call__",
+                        lambda self, *a: general.append(1) or original(self, *a))
+    again = f(params, state)
+    assert general == []
+    assert type(again[1][0]) is Adam and type(again[1][1]) is Empty
+    for a, b in zip(ft.tree_util.tree_leaves(again), ft.tree_util.tree_leaves(first)):
+        np.testing.assert_array_equal(a, b)
+
+    Own = collections.namedtuple("Own", "a b")
+    ft.tree_util.register_pytree_node(Own, lambda o: ((o.b,), o.a), lambda a, c: Own(a, c[0]))
+    g = ft.jit(lambda o: o.b * 2)
+    assert float(g(Own(3, 1.5))) == 3.0 and len(g._fast) == 0
+
+
 def test_python_floats_and_numpy_float64_share_one_specialization():
     with ft.config.override(jit_codegen="numba"):
         f = ft.jit(lambda v: v * 3.0)

@@ -172,6 +172,17 @@ def _is_namedtuple(t: type) -> bool:
     return issubclass(t, tuple) and hasattr(t, "_fields") and t is not tuple
 
 
+def plain_namedtuple(t: type) -> bool:
+    """Whether class ``t`` is a namedtuple flattened as one: its fields in order, no
+    registration of its own (jit's fast signatures take it like a tuple).
+
+        >>> import collections
+        >>> plain_namedtuple(collections.namedtuple("P", "a b")), plain_namedtuple(tuple)
+        (True, False)
+    """
+    return t not in _registry and _is_namedtuple(t)
+
+
 def _namedtuple_node(t: type) -> _NodeType:
     return _NodeType(lambda n: (list(n), None), lambda _, c: t(*c),
                      lambda n: ([(GetAttrKey(f), c) for f, c in zip(t._fields, n)], None))

@@ -30,6 +30,7 @@ from functrans.core.traced_arguments import argument_sharding, tracing_arguments
 from functrans.core.staging import hoist_tracer_consts, trace_to_jaxpr
 from functrans.core.trace import EVAL_TRACE, _state, get_aval
 from functrans.core.array import Array
+from functrans.core.pytree import plain_namedtuple
 from functrans.core.tree import tree_flatten, tree_unflatten
 
 from .aot import Compiled, Lowered, Traced
@@ -262,7 +263,8 @@ _SCALARS = (float, int, bool, complex)
 
 def _fast_signature(args, kwargs):
     """``(key, leaves)`` for arguments made of arrays, Python and NumPy scalars in tuples,
-    lists, dicts and None (the containers ``tree_flatten`` knows without a registry lookup),
+    lists, dicts, namedtuples and None (the containers ``tree_flatten`` knows without a
+    registered node),
     or None when something else needs the general path. The key also holds the config flags
     that change traced programs; leaves come in ``tree_flatten``'s order."""
     key, leaves = [], []
@@ -316,7 +318,7 @@ def _add_node(x, t, key, leaves) -> bool:
     elif isinstance(x, np.generic):  # a NumPy scalar's type fixes its dtype
         key.append(t)
         leaves.append(x)
-    elif t is tuple or t is list:
+    elif t is tuple or t is list or plain_namedtuple(t):  # (optimizers' states)
         key.append((t, len(x)))
         return _add_children(x, key, leaves)
     elif t is dict:

@@ -151,9 +151,16 @@ class NativeProgram:
                 foreign.update(id(eqn) for eqn in e.eqns)
         self.single = self.runs[0] if len(self.runs) == 1 and \
             isinstance(self.runs[0], Driver) else None
-        # The driver's outputs are the program's, in order, each once: wrap them as they are.
-        self.plain_outputs = self.single is not None and \
-            list(self.single.outs) == list(jaxpr.outvars)
+        # The driver's outputs are the program's, each once (in the driver's order, which
+        # may differ): wrap them as they are, in the program's order.
+        self.out_order = None
+        if self.single is not None:
+            pos = {v: i for i, v in enumerate(self.single.outs)}
+            outvars = jaxpr.outvars
+            if len(outvars) == len(pos) and len(set(map(id, outvars))) == len(outvars) \
+                    and all(isinstance(v, Var) and v in pos for v in outvars):
+                self.out_order = [pos[v] for v in outvars]
+        self.plain_outputs = self.out_order is not None
         self.out_weak = [v.aval.weak_type for v in jaxpr.outvars]
         self._out_plan = _output_plan(jaxpr)
 
@@ -267,7 +274,7 @@ class NativeProgram:
             ins = [_arg(x, dt) for x, dt in zip(args, self.in_dtypes)] + self.consts
             outs = single.run(ins)
             if self.plain_outputs:
-                return [Array._wrap(o, w) for o, w in zip(outs, self.out_weak)]
+                return [Array._wrap(outs[i], w) for i, w in zip(self.out_order, self.out_weak)]
             env = dict(zip(single.outs, outs))
             env.update(zip(self.jaxpr.invars, ins))
             env.update(zip(self.jaxpr.constvars, self.consts))
@@ -332,9 +339,9 @@ class NativeProgram:
         lines += run
         if d.user_kernels:
             lines += ["if FAILED[0]:", "    driver.report_failure(ins)"]
-        for k, weak in enumerate(self.out_weak):
-            lines += [f"o{k}.setflags(write=False)", f"r{k} = new(Array)",
-                      f"r{k}._value, r{k}._weak, r{k}._sharding = o{k}, {weak}, None"]
+        for k, (i, weak) in enumerate(zip(self.out_order, self.out_weak)):
+            lines += [f"o{i}.setflags(write=False)", f"r{k} = new(Array)",
+                      f"r{k}._value, r{k}._weak, r{k}._sharding = o{i}, {weak}, None"]
         lines.append(f"return [{', '.join(f'r{k}' for k in range(len(d.outs)))}]")
         unpack = "".join(f"x{k}, " for k in range(len(leaves)))
         head = f"    {unpack}= leaves\n" if leaves else ""
