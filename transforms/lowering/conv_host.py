@@ -8,7 +8,8 @@ take twice JAX's. The native backend runs the 2-D float convolutions these strat
 this way (``host_strategy``), each by one call of a compiled driver (``conv_drivers.py``);
 the others stay in generated kernels (``window_ops._conv``). Once jit's products run on
 the pool (``native/blas_split.py``), the drivers run by blocks of images there
-(``conv_blocked.py``)::
+(``conv_blocked.py``), and jit's native programs call them as steps of their driver
+(``jit/conv_calls.py``, with this module's plan of layouts) instead of from the host::
 
     >>> x, w = np.ones((1, 4, 4, 8), np.float32), np.ones((3, 3, 8, 2), np.float32)
     >>> eqn = ft.make_jaxpr(lambda x, w: lax.conv_general_dilated(
