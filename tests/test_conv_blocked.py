@@ -235,3 +235,36 @@ def test_pmap_of_a_convolution_layer_matches_vmap():
     want = ft.vmap(ft.grad(loss), in_axes=(None, 0))(w, x)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4,
                                atol=1e-4 * np.abs(np.asarray(want)).max())
+
+
+def test_a_fresh_process_runs_the_entry_points_from_the_caches(tmp_path):
+    """Two fresh processes on one kernel cache: the first compiles the program, the second
+    loads it and the C entry points (Numba's disk cache) before any other parallel code ran.
+    The convolution is large enough for jit to cut products on the pool (so it is a step of
+    the driver). Both print the jitted CNN layer's result, which must be the un-jitted one's
+    (within the 3*3*4 = 36 terms' 36 * eps32 bound, relative to the sums of absolute
+    values)."""
+    import os
+    import subprocess
+    import sys
+    code = (
+        "import numpy as np, functrans as ft\n"
+        "from functrans.transforms.lowering import conv_blocked\n"
+        "x = np.linspace(-1, 1, 4 * 12 * 12 * 4, dtype='f4').reshape(4, 12, 12, 4)\n"
+        "w = np.linspace(-1, 1, 3 * 3 * 4 * 8, dtype='f4').reshape(3, 3, 4, 8)\n"
+        "f = lambda x, w: ft.lax.conv_general_dilated(x, w, (1, 1), 'SAME', "
+        "dimension_numbers=('NHWC', 'HWIO', 'NHWC'))\n"
+        "with ft.config.override(jit_tiered=False):\n"
+        "    print(repr(np.asarray(ft.jit(f)(x, w)).tolist()))\n"
+        "print(repr(np.asarray(f(x, w)).tolist()))\n"
+        "print(repr(np.asarray(f(abs(x), abs(w))).tolist()))\n"
+        "print(conv_blocked.usable(), sorted(conv_blocked._c_entries))\n")
+    env = dict(os.environ, FUNCTRANS_CACHE_DIR=str(tmp_path))
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env=env, timeout=600)
+        assert out.returncode == 0, out.stderr[-2000:]
+        *values, used = out.stdout.splitlines()[-4:]
+        assert used == "True [('im2col', 'float32')]"
+        got, want, bound = (np.array(eval(line)) for line in values)
+        assert np.all(np.abs(got - want) <= 2 * 36 * np.finfo(np.float32).eps * bound)

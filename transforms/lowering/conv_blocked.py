@@ -25,6 +25,8 @@ path (``conv_host.py``) from Python.
 """
 from __future__ import annotations
 
+import threading
+
 import numba
 import numpy as np
 from numba import carray, prange, types
@@ -171,6 +173,7 @@ def _weight_gradient_c(x, x0, x1, x2, x3, w, w0, w1, w2, w3, lo0, lo1, r, r0, r1
 _C_FUNCTIONS = {"im2col": (_im2col_c, 4), "products_first": (_products_first_c, 2),
                 "weight_gradient": (_weight_gradient_c, 2)}
 _c_entries: dict = {}  # (strategy, dtype name) -> the CFunc (kept alive: LLVM calls it)
+_c_lock = threading.Lock()
 
 
 def c_entry(strategy: str, dtype) -> str:
@@ -179,15 +182,16 @@ def c_entry(strategy: str, dtype) -> str:
     this process; the caller has started the pool (the drivers' parallel loops link to it)."""
     dt = np.dtype(dtype)
     symbol = f"functrans_conv_{strategy}_{dt.name}"
-    if (strategy, dt.name) not in _c_entries:
-        from llvmlite import binding as llvm
-        fn, scalars = _C_FUNCTIONS[strategy]
-        data = types.CPointer(numba.from_dtype(dt))
-        array = [data] + [types.int64] * 4
-        sig = types.void(*array, *array, *[types.CPointer(types.int64)] * scalars, *array)
-        entry = numba.cfunc(sig, cache=True, nogil=True, error_model="numpy")(fn)
-        llvm.add_symbol(symbol, entry.address)
-        _c_entries[(strategy, dt.name)] = entry
+    with _c_lock:
+        if (strategy, dt.name) not in _c_entries:
+            from llvmlite import binding as llvm
+            fn, scalars = _C_FUNCTIONS[strategy]
+            data = types.CPointer(numba.from_dtype(dt))
+            array = [data] + [types.int64] * 4
+            sig = types.void(*array, *array, *[types.CPointer(types.int64)] * scalars, *array)
+            entry = numba.cfunc(sig, cache=True, nogil=True, error_model="numpy")(fn)
+            llvm.add_symbol(symbol, entry.address)
+            _c_entries[(strategy, dt.name)] = entry
     return symbol
 
 
