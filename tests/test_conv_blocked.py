@@ -268,3 +268,38 @@ def test_a_fresh_process_runs_the_entry_points_from_the_caches(tmp_path):
         assert used == "True [('im2col', 'float32')]"
         got, want, bound = (np.array(eval(line)) for line in values)
         assert np.all(np.abs(got - want) <= 2 * 36 * np.finfo(np.float32).eps * bound)
+
+
+@pytest.mark.parametrize("layout", [("NHWC", "HWIO", "NHWC"), ("NCHW", "OIHW", "NCHW")])
+def test_host_runs_without_the_pool_match_the_unjitted_vjp(monkeypatch, layout):
+    """Where products are not cut on the pool, the convolutions stay host runs with the
+    unblocked drivers (layouts changed by NumPy): a layer's value and both gradients under
+    jit against the un-jitted function. The sums have at most 5*7*7 = 245 terms (the
+    kernel's gradient), so they agree within 2 * 245 * eps32 of the sums of absolute
+    values."""
+    from functrans.transforms.jit.executable import executable_for
+    monkeypatch.setattr(conv_blocked, "usable", lambda: False)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((5, 7, 7, 6) if layout[0] == "NHWC" else (5, 6, 7, 7))
+    w = rng.standard_normal((3, 3, 6, 4) if layout[1] == "HWIO" else (4, 6, 3, 3))
+    x, w = x.astype(np.float32), w.astype(np.float32)
+
+    def conv(x, w):
+        return ft.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=layout)
+
+    g = rng.standard_normal(conv(x, w).shape).astype(np.float32)
+
+    def value_and_grads(x, w, g):
+        y, pullback = ft.vjp(conv, x, w)
+        return (y,) + pullback(g)
+
+    with ft.config.override(jit_tiered=False):
+        program = executable_for(ft.make_jaxpr(value_and_grads)(x, w, g).jaxpr, "layer")
+        got = ft.jit(value_and_grads)(x, w, g)
+    assert not any(e.prim.name == "numba_call" for e in program.jaxpr.eqns)
+    assert sum(type(r).__name__ == "_HostConvs" for r in program.runs) >= 1
+    want = value_and_grads(x, w, g)
+    bound = value_and_grads(np.abs(x), np.abs(w), np.abs(g))
+    for a, b, m in zip(got, want, bound):
+        assert np.all(np.abs(np.asarray(a) - np.asarray(b))
+                      <= 2 * 245 * np.finfo(np.float32).eps * np.asarray(m))
