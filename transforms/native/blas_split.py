@@ -61,7 +61,7 @@ def wrapper_ir(dtype: str, ilp64: bool) -> str:
 
     lines = [f"declare void {blas}({sig})",
              "declare i32 @get_num_threads()",
-             "declare void @numba_parallel_for(ptr, ptr, ptr, ptr, ptr, i64, i64, i32)", ""]
+             "declare void @functrans_parallel_for(ptr, ptr, ptr, ptr, ptr, i64, i64, i32)", ""]
     # data slots (8 bytes each): 0 ta, 1 tb, 2 m, 3 n, 4 k, 5 alpha, 6 a, 7 lda, 8 b, 9 ldb,
     # 10 beta, 11 c, 12 ldc, 13 rows per block, 14 1 when cut by rows
     names = ["ta", "tb", "m", "n", "k", "alpha", "a", "lda", "b", "ldb", "beta", "c", "ldc",
@@ -178,7 +178,7 @@ def wrapper_ir(dtype: str, ilp64: bool) -> str:
         "  %argp = alloca ptr", "  store ptr null, ptr %argp",
         "  %stepp = alloca i64", "  store i64 1, ptr %stepp",
         "  %dimp = alloca i64", "  store i64 %units, ptr %dimp",
-        "  call void @numba_parallel_for(ptr @chunk, ptr %argp, ptr %dimp, ptr %stepp, "
+        "  call void @functrans_parallel_for(ptr @chunk, ptr %argp, ptr %dimp, ptr %stepp, "
         "ptr %data, i64 0, i64 1, i32 %nt)",
         "  ret void",
         "}", ""]

@@ -36,6 +36,8 @@ def ensure_threads() -> None:
         if not _ready:
             from numba.np.ufunc import parallel
             parallel._launch_threads()
+            from . import work_pool
+            work_pool.install()
             _ready = True
 
 
@@ -65,8 +67,8 @@ def launch(k, units: str, nthreads: str) -> None:
     ``nthreads`` threads. The data block holds the kernel's parameters, then more 8-byte
     slots the caller may fill before this call (``data_slot(k, len(k.params) + i)``)."""
     fn, mod = k.fn, k.mod
-    mod.declare("numba_parallel_for", "declare void @numba_parallel_for(ptr, ptr, ptr, ptr, "
-                                      "ptr, i64, i64, i32)")
+    mod.declare("functrans_parallel_for", "declare void @functrans_parallel_for(ptr, ptr, ptr, "
+                                          "ptr, ptr, i64, i64, i32)")
     for i, (ty, name) in enumerate(k.params):
         fn.do(f"store {ty.split()[0]} {name}, ptr {data_slot(k, i)}")
     args = fn.alloca("ptr")
@@ -75,7 +77,7 @@ def launch(k, units: str, nthreads: str) -> None:
     fn.do(f"store i64 1, ptr {steps}")
     dims = fn.alloca("i64")
     fn.do(f"store i64 {units}, ptr {dims}")
-    fn.do(f"call void @numba_parallel_for(ptr @chunk, ptr {args}, ptr {dims}, ptr {steps}, "
+    fn.do(f"call void @functrans_parallel_for(ptr @chunk, ptr {args}, ptr {dims}, ptr {steps}, "
           f"ptr {_data(k)}, i64 0, i64 1, i32 {nthreads})")
 
 
