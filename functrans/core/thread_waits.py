@@ -1,6 +1,9 @@
 """Let waiting worker threads sleep: no multi-millisecond stalls when other processes are busy.
 
-Parallel loops run on Numba's OpenMP thread pool (GNU libgomp). By default libgomp's idle
+Numba's ``prange`` loops (users' kernels, the blocked convolution drivers) run on Numba's
+OpenMP thread pool (GNU libgomp); jit's generated loops and cut products ran there too until
+they moved to functrans's work-sharing pool (transforms/native/work_pool.py), whose figures
+are in its docstring. The measurements below are from that time. By default libgomp's idle
 threads, and a thread waiting at the barrier that ends a parallel loop, spin for about 300,000
 iterations (a few milliseconds) before sleeping. On an idle machine a parallel loop's other
 thread arrives within microseconds, so the spin costs nothing; but when another process keeps

@@ -286,8 +286,12 @@ define void @functrans_pool_spin(i32 %n) nounwind {{
   ret void
 }}
 
+; (a fork in the middle of a region leaves its words as they were: start over from 0)
 define void @functrans_pool_after_fork() nounwind {{
   store atomic i32 0, ptr @ft_pool_workers seq_cst, align 4
+  store atomic i32 0, ptr @ft_pool_gen seq_cst, align 4
+  store atomic i64 0, ptr @ft_pool_next seq_cst, align 8
+  store atomic i32 0, ptr @ft_pool_done seq_cst, align 4
   store atomic i32 0, ptr @ft_pool_busy seq_cst, align 4
   store atomic i32 0, ptr @ft_pool_sleepers seq_cst, align 4
   store atomic i32 0, ptr @ft_pool_waiting seq_cst, align 4
