@@ -20,9 +20,10 @@ The entry point ``functrans_parallel_for`` has ``numba_parallel_for``'s signatur
 ``dims'[0]`` their count), as the generated chunk functions expect. It is LLVM IR (atomics
 and Linux futexes), compiled once and cached like kernels. The workers are Python threads
 that enter it through ctypes (which lets go of the GIL) and never come back. A region from a
-second thread while one runs, or from inside a unit, runs on its caller alone; so does
-everything where there are no workers: one thread, another OS or CPU than Linux on x86-64,
-``FUNCTRANS_POOL=numba`` (Numba's threading layer then runs the regions, as before).
+second thread while one runs (pmap's shards), or from inside a unit, runs on Numba's
+threading layer, as every region did before; a region with one thread, or with no workers,
+runs on its caller. Where the pool is not built (another OS or CPU than Linux on x86-64,
+or ``FUNCTRANS_POOL=numba``), ``functrans_parallel_for`` is Numba's entry point itself.
 
 Between regions, idle workers spin briefly, then sleep on a futex; a caller with batches
 still running elsewhere does the same. ``SPIN`` is 2000 pause instructions (25 ns each on the
@@ -75,7 +76,8 @@ def pool_ir() -> str:
     accessors for the Python side."""
     futex = f"call i64 (i64, ...) @syscall(i64 {_SYS_FUTEX}"
     words = ["gen", "done", "waiting", "sleepers", "busy", "workers", "paused"]
-    lines = ["declare i64 @syscall(i64, ...)", "declare void @llvm.x86.sse2.pause()", ""]
+    lines = ["declare i64 @syscall(i64, ...)", "declare void @llvm.x86.sse2.pause()",
+             "declare void @numba_parallel_for(ptr, ptr, ptr, ptr, ptr, i64, i64, i32)", ""]
     # each word on its own cache line: the caller and workers write different ones
     lines += [f"@ft_pool_{w} = internal global i32 0, align 64" for w in words]
     lines += ["@ft_pool_next = internal global i64 0, align 64",
@@ -160,7 +162,11 @@ entry:
 lock:
   %lk = cmpxchg ptr @ft_pool_busy, i32 0, i32 1 acquire monotonic
   %got = extractvalue {{ i32, i1 }} %lk, 1
-  br i1 %got, label %publish, label %serial
+  br i1 %got, label %publish, label %elsewhere
+elsewhere:
+  call void @numba_parallel_for(ptr %fn, ptr %args, ptr %dims, ptr %steps, ptr %data,
+                                i64 %inner, i64 %arrays, i32 %nthreads)
+  ret void
 serial:
   call void @run_range(ptr %fn, ptr %data, i64 %base, i64 %units)
   ret void
