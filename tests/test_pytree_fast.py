@@ -408,3 +408,24 @@ def test_structures_whose_dict_keys_hash_alike_are_told_apart():
     for k in (-1, -2, -1):
         assert list(tu.tree_map(lambda v: v, {k: 1, -5: 2})) == sorted([k, -5])
         assert tu.tree_structure({k: 0}).node_data() == (dict, [k])
+
+
+def test_jit_cache_entries_move_to_optrees_form():
+    # A signature first traced on the pure-Python path (optree loads after a few hundred
+    # flattens) is found again with optree's PyTreeDef and cached under it from then on:
+    # lookups compare two optree forms (one C++ call), not the two forms node by node.
+    import functrans as ft
+    f = ft.jit(lambda t: t["w"] * 2.0 + t["b"][0])
+    tree = {"w": np.arange(3.0), "b": (np.float64(1.0), Box([1], "t"))}
+    pytree.use_optree(False)
+    try:
+        first = np.asarray(f(tree))
+    finally:
+        pytree.use_optree(True)
+    [(key, entry)] = f._cache.items()
+    assert type(key[0]) is pytree.PyTreeDef
+    np.testing.assert_array_equal(np.asarray(f(tree)), first)  # the same entry, no new trace
+    [(key2, entry2)] = f._cache.items()
+    assert entry2 is entry and type(key2[0]) is not pytree.PyTreeDef
+    np.testing.assert_array_equal(np.asarray(f(tree)), first)
+    assert len(f._cache) == 1
