@@ -200,3 +200,31 @@ def test_loops_beside_cut_products_run_on_the_pool():
     want = a.astype(np.float64) @ a.astype(np.float64)
     np.testing.assert_allclose(np.asarray(got[0]), want, rtol=0,
                                atol=128 * np.finfo(np.float32).eps * np.abs(a).sum(1).max() ** 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("spec", ["bhqd,bhkd->bhqk", "bhqk,bhkd->bhqd", "bqhd,bhkd->bhqk",
+                                  "bhqk,bkhd->bhqd"])
+def test_batches_of_small_products_run_on_the_pool(dtype, spec):
+    """Attention's products (a batch of heads, each too small to cut) run a unit each on the
+    pool once products are cut; layouts BLAS cannot read are copied first. Oracle: einsum in
+    float64, within k * eps of the sums of magnitudes (k = 64 terms)."""
+    from functrans.transforms.jit.executable import executable_for
+    rng = np.random.default_rng(len(spec))
+    sizes = {"b": 4, "h": 4, "q": 64, "k": 64, "d": 32}
+    lhs, rest = spec.split(",")
+    rhs, out = rest.split("->")
+    x = rng.standard_normal([sizes[c] for c in lhs]).astype(dtype)
+    y = rng.standard_normal([sizes[c] for c in rhs]).astype(dtype)
+
+    def f(x, y):
+        return ft.numpy.einsum(spec, x, y)
+
+    program = executable_for(ft.make_jaxpr(f)(x, y).jaxpr, "f")
+    assert program.single.parallel == blas_library.split_products
+    want = np.einsum(spec, x.astype(np.float64), y.astype(np.float64))
+    bound = 64 * np.finfo(dtype).eps * np.einsum(spec, np.abs(x).astype(np.float64),
+                                                 np.abs(y).astype(np.float64))
+    for run in (lambda: ft.jit(f)(x, y), lambda: program(x, y)[0]):
+        got = np.asarray(run()).astype(np.float64)
+        np.testing.assert_array_less(np.abs(got - want), bound + 1e-300)

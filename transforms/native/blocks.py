@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from functrans.core.ir import Literal, Var
+from functrans.transforms.lowering import blas_library
 from functrans.transforms.lowering.control import _update_chain as update_chain
 from functrans.transforms.lowering.ops import UPDATES
 from functrans.transforms.lowering.plan import Group, plan
@@ -269,7 +270,9 @@ class Emitter:
             if name in CONTROL:
                 return "control", [x for x in eqn.inputs if isinstance(x, Var)], \
                     list(eqn.outputs)
-            k = memoized([eqn], "op", None, lambda: op_kernels[name](eqn))
+            # (A batch of products runs on the pool once products are cut: ops.py.)
+            k = memoized([eqn], ("op", blas_library.split_products), None,
+                         lambda: op_kernels[name](eqn))
             eqns = [eqn]
             k.small = all(v.aval.size <= SMALL_ELEMENTS for v in eqn.inputs + eqn.outputs
                           if isinstance(v, Var))

@@ -105,6 +105,11 @@ def _dot_general(eqn) -> Kernel:
                            list(lb) + list(lc) + lf, m, kk)
     b, tb, b_tmp = operand("%a1", rhs, rdims, list(rb) + list(rc) + rf,
                            list(rb) + rf + list(rc), kk, n)
+    batch = math.prod(lhs.aval.shape[d] for d in lb)
+    if use_blas and _batch_on_pool(batch, m * n * kk):
+        _batch_loop_on_pool(k, dt, a, b, bsz, ldims, rdims, (lb, lf, lc, rf), ta, tb)
+        fn.ret()
+        return k
     mk = fn.op(f"mul i64 {m_}, {k_}")
     kn = fn.op(f"mul i64 {k_}, {n_}")
     mn = fn.op(f"mul i64 {m_}, {n_}")
@@ -118,6 +123,48 @@ def _dot_general(eqn) -> Kernel:
             _gemm_loops(k, dt, pa, pb, pc, m_, n_, k_, ta, tb, outer=kk == 1)
     fn.ret()
     return k
+
+
+def _batch_on_pool(batch: int, per_product: int) -> bool:
+    """Whether a batch of BLAS products (attention's heads) runs its products on the thread
+    pool, a unit each: when BLAS runs on one thread per call (products cut on the pool), the
+    batch is worth the threads, and each product is too small to be cut by itself."""
+    from .blas_split import SPLIT_MIN
+    return (blas_library.split_products and batch > 1 and per_product < SPLIT_MIN
+            and batch * per_product >= SPLIT_MIN)
+
+
+def _batch_loop_on_pool(k: Kernel, dt, a, b, bsz, ldims, rdims, dims, ta, tb) -> None:
+    """The batch loop of ``_dot_general`` as a parallel region: a chunk function running
+    products ``start..start+count``. The operands' pointers (parameters, or scratch copies
+    made before the loop) reach it through the data block; sizes are recomputed from the
+    parameters it reads back."""
+    from . import parallel
+    lb, lf, lc, rf = dims
+    k.parallel = True
+    slots = len(k.params)
+    fn = k.fn
+    chunk, start, count = parallel.chunk_function(k.params)
+    pa_slot = chunk.gep("i64", "%data", str(slots))
+    pb_slot = chunk.gep("i64", "%data", str(slots + 1))
+    ca, cb = chunk.load("ptr", pa_slot), chunk.load("ptr", pb_slot)
+    m_ = _product(chunk, [ldims[d] for d in lf])
+    k_ = _product(chunk, [ldims[d] for d in lc])
+    n_ = _product(chunk, [rdims[d] for d in rf])
+    mk = chunk.op(f"mul i64 {m_}, {k_}")
+    kn = chunk.op(f"mul i64 {k_}, {n_}")
+    mn = chunk.op(f"mul i64 {m_}, {n_}")
+    stop = chunk.op(f"add i64 {start}, {count}")
+    with chunk.loop(stop, start=start, hint="q") as q:
+        pa = chunk.gep(mem_type(dt), ca, chunk.op(f"mul i64 {q}, {mk}"))
+        pb = chunk.gep(mem_type(dt), cb, chunk.op(f"mul i64 {q}, {kn}"))
+        pc = chunk.gep(mem_type(dt), "%a2", chunk.op(f"mul i64 {q}, {mn}"))
+        _gemm_call(k, dt, pa, pb, pc, m_, n_, k_, ta, tb, fn=chunk)
+    chunk.ret()
+    k.helpers.append(chunk)
+    fn.store(Val("ptr", a), parallel.data_slot(k, slots))
+    fn.store(Val("ptr", b), parallel.data_slot(k, slots + 1))
+    parallel.launch(k, bsz, parallel.threads(k))
 
 
 def _same_memory_order(order, shape) -> bool:
@@ -161,8 +208,8 @@ def _permuted_copy(k: Kernel, ptr, x, dims, order, dt) -> str:
     return dst
 
 
-def _gemm_call(k: Kernel, dt, a, b, c, m, n, kk, ta, tb):
-    fn, mod = k.fn, k.mod
+def _gemm_call(k: Kernel, dt, a, b, c, m, n, kk, ta, tb, fn=None):
+    fn, mod = fn or k.fn, k.mod
     it = "i64" if blas_library.JIT.ilp64 else "i32"
     ft = reg_type(dt)
     sym = f"functrans_{'s' if dt == np.float32 else 'd'}gemm"
