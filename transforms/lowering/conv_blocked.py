@@ -37,7 +37,7 @@ from .runtime import col2im2, im2col2
 
 __all__ = ["BLOCK_BYTES", "conv2_im2col", "conv2_products_first", "conv2_weight_gradient",
            "images_per_block", "usable", "im2col_kernel", "products_first_kernel",
-           "weight_gradient_kernel", "c_entry"]
+           "weight_gradient_kernel", "c_entries"]
 
 BLOCK_BYTES = 1 << 18  # a block's matrix: about half this machine class's L2 per core
 
@@ -155,59 +155,128 @@ def weight_gradient_kernel(lhs, rhs, lo0, lo1, res):
 # pointer, in the kernel's order (numba_call's native calling convention, less its status
 # and exception slots). A program links to them by name, not to their code: the blocked
 # drivers' IR would be optimized again in every program's kernel, seconds on a cold cache.
-def _im2col_c(x, x0, x1, x2, x3, w, w0, w1, w2, w3, s0, s1, lo0, lo1, r, r0, r1, r2, r3):
-    conv2_im2col(carray(x, (x0, x1, x2, x3)), carray(w, (w0, w1, w2, w3)),
-                 carray(r, (r0, r1, r2, r3)), s0[0], s1[0], lo0[0], lo1[0], 0)
+# Natively a driver runs in three steps (jit/conv_calls.py): ``plan`` writes the block size,
+# the number of units (blocks, or the weight gradient's parts), the parts and the bytes of
+# their sums; ``units`` runs a range of units, called by the work pool's threads
+# (native/work_pool.py: a late thread's units run on the caller); ``finish`` adds the weight
+# gradient's parts. The arrays' and values' arguments are the same for the three.
+@numba.njit(inline="always")
+def _arrays(x, x0, x1, x2, x3, w, w0, w1, w2, w3, r, r0, r1, r2, r3):
+    return (carray(x, (x0, x1, x2, x3)), carray(w, (w0, w1, w2, w3)),
+            carray(r, (r0, r1, r2, r3)))
 
 
-def _products_first_c(x, x0, x1, x2, x3, w, w0, w1, w2, w3, lo0, lo1, r, r0, r1, r2, r3):
-    conv2_products_first(carray(x, (x0, x1, x2, x3)), carray(w, (w0, w1, w2, w3)),
-                         carray(r, (r0, r1, r2, r3)), lo0[0], lo1[0], 0)
+def _im2col_plan_c(x, x0, x1, x2, x3, w, w0, w1, w2, w3, s0, s1, lo0, lo1, r, r0, r1, r2, r3,
+                   plan):
+    xa, wa, ra = _arrays(x, x0, x1, x2, x3, w, w0, w1, w2, w3, r, r0, r1, r2, r3)
+    per, blocks = _im2col_plan(xa, wa, ra, 0)
+    _write_plan(plan, per, blocks, 0, 0)
 
 
-def _weight_gradient_c(x, x0, x1, x2, x3, w, w0, w1, w2, w3, lo0, lo1, r, r0, r1, r2, r3):
-    conv2_weight_gradient(carray(x, (x0, x1, x2, x3)), carray(w, (w0, w1, w2, w3)),
-                          carray(r, (r0, r1, r2, r3)), lo0[0], lo1[0], 0, 0)
+def _im2col_units_c(x, x0, x1, x2, x3, w, w0, w1, w2, w3, s0, s1, lo0, lo1, r, r0, r1, r2, r3,
+                    per, parts, sums, start, count):
+    xa, wa, ra = _arrays(x, x0, x1, x2, x3, w, w0, w1, w2, w3, r, r0, r1, r2, r3)
+    _im2col_units(xa, wa, ra, s0[0], s1[0], lo0[0], lo1[0], per, start, start + count)
 
 
-_C_FUNCTIONS = {"im2col": (_im2col_c, 4), "products_first": (_products_first_c, 2),
-                "weight_gradient": (_weight_gradient_c, 2)}
-_c_entries: dict = {}  # (strategy, dtype name) -> the CFunc (kept alive: LLVM calls it)
+def _products_first_plan_c(x, x0, x1, x2, x3, w, w0, w1, w2, w3, lo0, lo1, r, r0, r1, r2, r3,
+                           plan):
+    xa, wa, ra = _arrays(x, x0, x1, x2, x3, w, w0, w1, w2, w3, r, r0, r1, r2, r3)
+    per, blocks = _products_first_plan(xa, wa, 0)
+    _write_plan(plan, per, blocks, 0, 0)
+
+
+def _products_first_units_c(x, x0, x1, x2, x3, w, w0, w1, w2, w3, lo0, lo1, r, r0, r1, r2, r3,
+                            per, parts, sums, start, count):
+    xa, wa, ra = _arrays(x, x0, x1, x2, x3, w, w0, w1, w2, w3, r, r0, r1, r2, r3)
+    _products_first_units(xa, wa, ra, lo0[0], lo1[0], per, start, start + count)
+
+
+def _weight_gradient_plan_c(x, x0, x1, x2, x3, w, w0, w1, w2, w3, lo0, lo1, r, r0, r1, r2, r3,
+                            plan):
+    xa, wa, ra = _arrays(x, x0, x1, x2, x3, w, w0, w1, w2, w3, r, r0, r1, r2, r3)
+    per, blocks, parts = _weight_gradient_plan(xa, wa, ra, 0, 0)
+    _write_plan(plan, per, parts, parts, parts * r0 * r1 * r2 * r3 * xa.itemsize)
+
+
+def _weight_gradient_units_c(x, x0, x1, x2, x3, w, w0, w1, w2, w3, lo0, lo1, r, r0, r1, r2, r3,
+                             per, parts, sums, start, count):
+    xa, wa, ra = _arrays(x, x0, x1, x2, x3, w, w0, w1, w2, w3, r, r0, r1, r2, r3)
+    sa = carray(sums, (parts, r0 * r1 * r2, r3))
+    _weight_gradient_units(xa, wa, ra, sa, lo0[0], lo1[0], per, start, start + count)
+
+
+def _weight_gradient_finish_c(x, x0, x1, x2, x3, w, w0, w1, w2, w3, lo0, lo1, r, r0, r1, r2,
+                              r3, per, parts, sums, start, count):
+    ra = carray(r, (r0, r1, r2, r3))
+    _weight_gradient_finish(carray(sums, (parts, r0 * r1 * r2, r3)), ra)
+
+
+_C_FUNCTIONS = {
+    "im2col": (4, {"plan": _im2col_plan_c, "units": _im2col_units_c}),
+    "products_first": (2, {"plan": _products_first_plan_c, "units": _products_first_units_c}),
+    "weight_gradient": (2, {"plan": _weight_gradient_plan_c, "units": _weight_gradient_units_c,
+                            "finish": _weight_gradient_finish_c})}
+_c_entries: dict = {}  # (strategy, dtype name) -> {step: the CFunc} (kept alive: LLVM calls them)
 _c_lock = threading.Lock()
 
 
-def c_entry(strategy: str, dtype) -> str:
-    """The symbol of ``strategy``'s C entry point for ``dtype`` (float32 or float64),
-    compiled (or loaded from Numba's disk cache) and registered with LLVM on first use in
-    this process; the caller has started the pool (the drivers' parallel loops link to it)."""
+def c_entries(strategy: str, dtype) -> dict:
+    """The symbols of ``strategy``'s C entry points for ``dtype`` (float32 or float64), by
+    step ("plan", "units", and "finish" for the weight gradient), compiled (or loaded from
+    Numba's disk cache) and registered with LLVM on first use in this process."""
     dt = np.dtype(dtype)
-    symbol = f"functrans_conv_{strategy}_{dt.name}"
     with _c_lock:
         if (strategy, dt.name) not in _c_entries:
             from llvmlite import binding as llvm
-            fn, scalars = _C_FUNCTIONS[strategy]
+            scalars, steps = _C_FUNCTIONS[strategy]
             data = types.CPointer(numba.from_dtype(dt))
             array = [data] + [types.int64] * 4
-            sig = types.void(*array, *array, *[types.CPointer(types.int64)] * scalars, *array)
-            entry = numba.cfunc(sig, cache=True, nogil=True, error_model="numpy")(fn)
-            llvm.add_symbol(symbol, entry.address)
-            _c_entries[(strategy, dt.name)] = entry
-    return symbol
+            args = [*array, *array, *[types.CPointer(types.int64)] * scalars, *array]
+            sigs = {"plan": types.void(*args, types.CPointer(types.int64)),
+                    "units": types.void(*args, types.int64, types.int64, data, types.int64,
+                                        types.int64)}
+            sigs["finish"] = sigs["units"]
+            made = {}
+            for step, fn in steps.items():
+                entry = numba.cfunc(sigs[step], cache=True, nogil=True,
+                                    error_model="numpy")(fn)
+                llvm.add_symbol(_symbol(strategy, step, dt), entry.address)
+                made[step] = entry
+            _c_entries[(strategy, dt.name)] = made
+    return {step: _symbol(strategy, step, dt) for step in _c_entries[(strategy, dt.name)]}
 
 
-# The bodies, inlined into each caller (the prange loops become the caller's own).
+def _symbol(strategy, step, dt) -> str:
+    return f"functrans_conv_{strategy}_{step}_{dt.name}"
+
+
+@numba.njit(inline="always")
+def _write_plan(plan, per, units, parts, sums_bytes):
+    plan[0], plan[1], plan[2], plan[3] = per, units, parts, sums_bytes
+
+
+# The bodies, inlined into each caller. A driver is a plan, then its units (blocks of
+# images; the weight gradient's parts), which the Numba drivers run as a parallel loop.
 @_inline
-def _im2col(x, w, res, s0, s1, lo0, lo1, per):
+def _im2col_plan(x, w, res, per):
+    o, k0, k1, c = w.shape
+    if per <= 0:
+        per = images_per_block(x.shape[0], res.shape[1] * res.shape[2], k0 * k1 * c,
+                               x.itemsize, _threads())
+    return per, (x.shape[0] + per - 1) // per
+
+
+@_inline
+def _im2col_units(x, w, res, s0, s1, lo0, lo1, per, start, stop):
     n = x.shape[0]
     o, k0, k1, c = w.shape
     p0, p1 = res.shape[1], res.shape[2]
     width = k0 * k1 * c
     rows = p0 * p1
-    if per <= 0:
-        per = images_per_block(n, rows, width, x.itemsize, _threads())
     w2 = w.reshape((o, width))
     out = res.reshape((n * rows, o))
-    for blk in prange((n + per - 1) // per):
+    for blk in range(start, stop):
         i0 = blk * per
         i1 = min(n, i0 + per)
         cols = np.empty(((i1 - i0) * rows, width), x.dtype)
@@ -216,16 +285,30 @@ def _im2col(x, w, res, s0, s1, lo0, lo1, per):
 
 
 @_inline
-def _products_first(x, wk, res, lo0, lo1, per):
+def _im2col(x, w, res, s0, s1, lo0, lo1, per):
+    per, blocks = _im2col_plan(x, w, res, per)
+    for blk in prange(blocks):
+        _im2col_units(x, w, res, s0, s1, lo0, lo1, per, blk, blk + 1)
+
+
+@_inline
+def _products_first_plan(x, wk, per):
+    n, s0, s1, c = x.shape
+    _, k0, k1, o = wk.shape
+    if per <= 0:
+        per = images_per_block(n, s0 * s1, k0 * k1 * o, x.itemsize, _threads())
+    return per, (n + per - 1) // per
+
+
+@_inline
+def _products_first_units(x, wk, res, lo0, lo1, per, start, stop):
     n, s0, s1, c = x.shape
     _, k0, k1, o = wk.shape
     p0, p1 = res.shape[1], res.shape[2]
-    if per <= 0:
-        per = images_per_block(n, s0 * s1, k0 * k1 * o, x.itemsize, _threads())
     flat = x.reshape((n * s0 * s1, c))
     wk2 = wk.reshape((c, k0 * k1 * o))
     out = res.reshape((n * p0 * p1, o))
-    for blk in prange((n + per - 1) // per):
+    for blk in range(start, stop):
         i0 = blk * per
         i1 = min(n, i0 + per)
         prods = np.empty(((i1 - i0) * s0 * s1, k0 * k1 * o), x.dtype)
@@ -235,19 +318,36 @@ def _products_first(x, wk, res, lo0, lo1, per):
 
 
 @_inline
-def _weight_gradient(lhs, rhs, res, lo0, lo1, per, parts):
+def _products_first(x, wk, res, lo0, lo1, per):
+    per, blocks = _products_first_plan(x, wk, per)
+    for blk in prange(blocks):
+        _products_first_units(x, wk, res, lo0, lo1, per, blk, blk + 1)
+
+
+@_inline
+def _weight_gradient_plan(lhs, rhs, res, per, parts):
     f, _, _, b = lhs.shape
     _, k0, k1, o = rhs.shape
-    p0, p1 = res.shape[0], res.shape[1]
-    width = p0 * p1 * b
+    width = res.shape[0] * res.shape[1] * b
     if per <= 0:
         per = images_per_block(f, k0 * k1, width, lhs.itemsize, _threads())
     blocks = (f + per - 1) // per
     if parts <= 0:
         parts = min(_threads(), blocks)
-    sums = np.empty((parts, width, o), lhs.dtype)
+    return per, blocks, parts
+
+
+@_inline
+def _weight_gradient_units(lhs, rhs, res, sums, lo0, lo1, per, start, stop):
+    # Part t adds the products of blocks t, t + parts, ... into sums[t].
+    f, _, _, b = lhs.shape
+    _, k0, k1, o = rhs.shape
+    p0, p1 = res.shape[0], res.shape[1]
+    width = p0 * p1 * b
+    blocks = (f + per - 1) // per
+    parts = sums.shape[0]
     flat = rhs.reshape((f * k0 * k1, o))
-    for t in prange(parts):
+    for t in range(start, stop):
         first = True
         for blk in range(t, blocks, parts):
             i0 = blk * per
@@ -256,7 +356,26 @@ def _weight_gradient(lhs, rhs, res, lo0, lo1, per, parts):
             im2col2(lhs[i0:i1], cols, (k0, k1), (1, 1), (lo0, lo1), (p0, p1))
             _gemm(cols, flat[i0 * k0 * k1:i1 * k0 * k1], sums[t], True, False, not first)
             first = False
-    out = res.reshape((width, o))
+        if first:  # no block (an empty batch)
+            sums[t][:] = 0
+
+
+@_inline
+def _weight_gradient_finish(sums, res):
+    out = res.reshape((sums.shape[1], sums.shape[2]))
+    if sums.shape[0] == 0:
+        out[:] = 0
+        return
     out[:] = sums[0]
-    for t in range(1, parts):
+    for t in range(1, sums.shape[0]):
         out += sums[t]
+
+
+@_inline
+def _weight_gradient(lhs, rhs, res, lo0, lo1, per, parts):
+    per, blocks, parts = _weight_gradient_plan(lhs, rhs, res, per, parts)
+    width = res.shape[0] * res.shape[1] * lhs.shape[3]
+    sums = np.empty((parts, width, rhs.shape[3]), lhs.dtype)
+    for t in prange(parts):
+        _weight_gradient_units(lhs, rhs, res, sums, lo0, lo1, per, t, t + 1)
+    _weight_gradient_finish(sums, res)
