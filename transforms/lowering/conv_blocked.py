@@ -1,6 +1,8 @@
-"""2-D convolutions cut into blocks of images on Numba's pool: each block's im2col (or
+"""2-D convolutions cut into blocks of images run on all cores: each block's im2col (or
 products) matrix is built and multiplied while it is in the core's cache, by one-thread BLAS
-calls on the pool that jit's loops and products use (``native/blas_split.py``).
+calls. Called from jit's native code, the blocks are units of the work pool jit's loops and
+products use (``native/work_pool.py``); called from Python (the host path, eagerly), they
+are a Numba ``prange`` loop.
 
 The unblocked drivers (``conv_drivers.py``) write the whole im2col matrix, the input times
 the window's size, before one product reads it back: for a small CNN's 3x3 convolution of
