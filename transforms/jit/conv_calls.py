@@ -34,7 +34,7 @@ from functrans.primitives.kernel_code import KernelCode
 from ..lowering import conv_blocked
 from ..lowering.conv_host import HostConv, host_strategy
 
-__all__ = ["convs_as_calls", "forwarding_ir"]
+__all__ = ["convs_as_calls"]
 
 _KERNELS: dict = {}  # strategy -> KernelCode
 _INT = ShapedArray((), np.dtype(np.int64))
@@ -64,11 +64,11 @@ class DriverCode(KernelCode):
         from ..native.parallel import ensure_threads
         ensure_threads()  # functrans_parallel_for is registered with the pool
         entries = conv_blocked.c_entries(self.strategy, out_avals[0].dtype)
-        text = forwarding_ir(entries, list(in_avals) + list(out_avals))
+        text = _forwarding_ir(entries, list(in_avals) + list(out_avals))
         return "\0".join(("conv-entry-v2", text)), lambda: ("forward", text)
 
 
-def forwarding_ir(entries: dict, avals) -> str:
+def _forwarding_ir(entries: dict, avals) -> str:
     """``forward(ret, exc, args...)``: the driver's plan, its units on the work pool (a chunk
     function reading the arguments back from the data block), then its finish. A sums buffer
     the plan asks for is malloc'ed here; if that fails, the status is 1 (the program then

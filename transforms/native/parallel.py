@@ -1,16 +1,17 @@
-"""Loops on all cores: a kernel's outer loop split into chunks run by Numba's threading layer.
+"""Loops on all cores: a kernel's outer loop split into units run by the work pool.
 
-Numba's threading layers (workqueue, OpenMP, TBB) share one entry point, the one its
-``prange`` loops use: ``numba_parallel_for(fn, args, dims, steps, data, inner_ndim,
-array_count, num_threads)`` splits ``dims[0]`` units into ``num_threads`` chunks (the last
-takes the remainder) and calls ``fn(args', dims', steps, data)`` for each, on the pool's
-threads, where ``args'[j] = args[j] + steps[j] * start`` and ``dims'[0]`` is the chunk's
-length. A kernel passes one null "array" of step 1, so a chunk reads its first unit as
-that pointer's value, and all its own parameters through ``data`` (8 bytes each). The
-thread count is Numba's (``numba.set_num_threads``: pmap's shards set their share).
+Kernels call ``functrans_parallel_for(fn, args, dims, steps, data, inner_ndim, array_count,
+num_threads)`` (``work_pool.py``; Numba's threading layers have the same entry point,
+``numba_parallel_for``, which their ``prange`` loops use). It runs the ``dims[0]`` units in
+ranges, calling ``fn(args', dims', steps, data)`` for each on the pool's threads, where
+``args'[0] = args[0] + steps[0] * start`` and ``dims'[0]`` is the range's length. A kernel
+passes one null "array" of step 1, so a chunk reads its first unit as that pointer's value,
+and all its own parameters through ``data`` (8 bytes each). The thread count is Numba's
+(``numba.set_num_threads``: pmap's shards set their share).
 
-Reductions over a parallel loop keep one partial per chunk, combined in chunk order after
-the loop (so results depend on the thread count, as with ``prange``).
+Reductions over a flat parallel loop keep one partial per unit (at most ``groups.UNITS``),
+combined in unit order after the loop, so results do not depend on the thread count nor on
+which thread ran which unit.
 """
 from __future__ import annotations
 
