@@ -50,7 +50,7 @@ def _kernel(strategy):
 class DriverCode(KernelCode):
     """A blocked driver as a kernel: eagerly its Numba function (``*_kernel``); from native
     code a forwarding function in the kernels' calling convention that calls the driver's
-    C entry points (``conv_blocked.c_entries``: no program compiles the driver's code again)
+    C entry point (``conv_blocked.c_entry``: no program compiles the driver's code again)
     and runs its units (blocks of images, the weight gradient's parts) on the work pool."""
 
     parallel = True  # the drivers run their blocks on the pool
@@ -63,41 +63,45 @@ class DriverCode(KernelCode):
     def native(self, in_avals, out_avals):
         from ..native.parallel import ensure_threads
         ensure_threads()  # functrans_parallel_for is registered with the pool
-        entries = conv_blocked.c_entries(self.strategy, out_avals[0].dtype)
-        text = _forwarding_ir(entries, list(in_avals) + list(out_avals))
-        return "\0".join(("conv-entry-v2", text)), lambda: ("forward", text)
+        entry = conv_blocked.c_entry(self.strategy, out_avals[0].dtype)
+        text = _forwarding_ir(entry, self.strategy == "weight_gradient",
+                              list(in_avals) + list(out_avals))
+        return "\0".join(("conv-entry-v3", text)), lambda: ("forward", text)
 
 
-def _forwarding_ir(entries: dict, avals) -> str:
+def _forwarding_ir(entry: str, finish: bool, avals) -> str:
     """``forward(ret, exc, args...)``: the driver's plan, its units on the work pool (a chunk
-    function reading the arguments back from the data block), then its finish. A sums buffer
-    the plan asks for is malloc'ed here; if that fails, the status is 1 (the program then
-    reports the kernel as failed and runs it again eagerly, where the error is raised)."""
+    function reading the arguments back from the data block), then (``finish``) its finish,
+    each a call of the C entry point ``entry`` with the step's number. A sums buffer the
+    plan asks for is malloc'ed here; if that fails, the status is 1 (the program then reports
+    the kernel as failed and runs it again eagerly, where the error is raised)."""
     args = []
     for k, a in enumerate(avals):
         args += [("ptr", f"%p{k}")] + [("i64", f"%d{k}_{j}") for j in range(len(a.shape))]
-    types_ = ", ".join(t for t, _ in args)
     passed = ", ".join(f"{t} {n}" for t, n in args)
-    extra = "i64, i64, ptr, i64, i64"
-    n = len(args)
-    lines = [f"declare void @{entries['plan']}({types_}, ptr)",
-             f"declare void @{entries['units']}({types_}, {extra})"]
-    if "finish" in entries:
-        lines.append(f"declare void @{entries['finish']}({types_}, {extra})")
-    lines += ["declare i32 @get_num_threads()", "declare ptr @malloc(i64)",
-              "declare void @free(ptr)",
-              "declare void @functrans_parallel_for(ptr, ptr, ptr, ptr, ptr, i64, i64, i32)",
-              "", "define internal void @chunk(ptr %args, ptr %dims, ptr %steps, ptr %data) {",
-              "  %first = load ptr, ptr %args", "  %start = ptrtoint ptr %first to i64",
-              "  %count = load i64, ptr %dims"]
-    for i, (t, name) in enumerate(args + [("i64", "%per"), ("i64", "%parts"), ("ptr", "%sums")]):
+    kept = args + [("i64", "%per"), ("i64", "%parts"), ("ptr", "%sums")]
+    plan, units, finish_step = conv_blocked.PLAN, conv_blocked.UNITS, conv_blocked.FINISH
+
+    def call(step, start, count, plan_ptr):
+        return (f"  call void @{entry}({passed}, i64 {step}, i64 %per, i64 %parts, "
+                f"ptr %sums, i64 {start}, i64 {count}, ptr {plan_ptr})")
+
+    lines = [f"declare void @{entry}({', '.join(t for t, _ in args)}, i64, i64, i64, ptr, "
+             "i64, i64, ptr)",
+             "declare i32 @get_num_threads()", "declare ptr @malloc(i64)",
+             "declare void @free(ptr)",
+             "declare void @functrans_parallel_for(ptr, ptr, ptr, ptr, ptr, i64, i64, i32)",
+             "", "define internal void @chunk(ptr %args, ptr %dims, ptr %steps, ptr %data) {",
+             "  %first = load ptr, ptr %args", "  %start = ptrtoint ptr %first to i64",
+             "  %count = load i64, ptr %dims"]
+    for i, (t, name) in enumerate(kept):
         lines += [f"  %s{i} = getelementptr inbounds i64, ptr %data, i64 {i}",
                   f"  {name} = load {t}, ptr %s{i}"]
-    lines += [f"  call void @{entries['units']}({passed}, i64 %per, i64 %parts, ptr %sums, "
-              "i64 %start, i64 %count)", "  ret void", "}", "",
+    lines += [call(units, "%start", "%count", "null"), "  ret void", "}", "",
               f"define i32 @forward(ptr %ret, ptr %exc, {passed}) {{",
               "entry:", "  %plan = alloca [4 x i64], align 8",
-              f"  call void @{entries['plan']}({passed}, ptr %plan)"]
+              f"  call void @{entry}({passed}, i64 {plan}, i64 0, i64 0, ptr null, i64 0, "
+              "i64 0, ptr %plan)"]
     for i, name in enumerate(("per", "units", "parts", "bytes")):
         lines += [f"  %q{i} = getelementptr inbounds i64, ptr %plan, i64 {i}",
                   f"  %{name} = load i64, ptr %q{i}"]
@@ -106,8 +110,8 @@ def _forwarding_ir(entries: dict, avals) -> str:
               "  %none = icmp eq ptr %buf, null", "  br i1 %none, label %failed, label %run",
               "failed:", "  ret i32 1",
               "run:", "  %sums = phi ptr [ null, %entry ], [ %buf, %alloc ]",
-              f"  %data = alloca [{n + 3} x i64], align 16"]
-    for i, (t, name) in enumerate(args + [("i64", "%per"), ("i64", "%parts"), ("ptr", "%sums")]):
+              f"  %data = alloca [{len(kept)} x i64], align 16"]
+    for i, (t, name) in enumerate(kept):
         lines += [f"  %w{i} = getelementptr inbounds i64, ptr %data, i64 {i}",
                   f"  store {t} {name}, ptr %w{i}"]
     lines += ["  %argp = alloca ptr", "  store ptr null, ptr %argp",
@@ -116,9 +120,8 @@ def _forwarding_ir(entries: dict, avals) -> str:
               "  %nt = call i32 @get_num_threads()",
               "  call void @functrans_parallel_for(ptr @chunk, ptr %argp, ptr %dimp, "
               "ptr %stepp, ptr %data, i64 0, i64 1, i32 %nt)"]
-    if "finish" in entries:
-        lines.append(f"  call void @{entries['finish']}({passed}, i64 %per, i64 %parts, "
-                     "ptr %sums, i64 0, i64 0)")
+    if finish:
+        lines.append(call(finish_step, "0", "0", "null"))
     lines += ["  call void @free(ptr %sums)", "  ret i32 0", "}", ""]
     return "\n".join(lines)
 

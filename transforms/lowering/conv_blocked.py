@@ -39,7 +39,7 @@ from .runtime import col2im2, im2col2
 
 __all__ = ["BLOCK_BYTES", "conv2_im2col", "conv2_products_first", "conv2_weight_gradient",
            "images_per_block", "usable", "im2col_kernel", "products_first_kernel",
-           "weight_gradient_kernel", "c_entries"]
+           "weight_gradient_kernel", "c_entry"]
 
 BLOCK_BYTES = 1 << 18  # a block's matrix: about half this machine class's L2 per core
 
@@ -157,100 +157,80 @@ def weight_gradient_kernel(lhs, rhs, lo0, lo1, res):
 # pointer, in the kernel's order (numba_call's native calling convention, less its status
 # and exception slots). A program links to them by name, not to their code: the blocked
 # drivers' IR would be optimized again in every program's kernel, seconds on a cold cache.
-# Natively a driver runs in three steps (jit/conv_calls.py): ``plan`` writes the block size,
-# the number of units (blocks, or the weight gradient's parts), the parts and the bytes of
-# their sums; ``units`` runs a range of units, called by the work pool's threads
-# (native/work_pool.py: a late thread's units run on the caller); ``finish`` adds the weight
-# gradient's parts. The arrays' and values' arguments are the same for the three.
+# Natively a driver runs in three steps (jit/conv_calls.py), one C entry point per strategy
+# and dtype taking the step's number: ``PLAN`` writes the block size, the number of units
+# (blocks, or the weight gradient's parts), the parts and the bytes of their sums; ``UNITS``
+# runs a range of units, called by the work pool's threads (native/work_pool.py: a late
+# thread's units run on the caller); ``FINISH`` adds the weight gradient's parts. (One entry
+# point, not three: each loads from Numba's cache at a program's first compile.)
+PLAN, UNITS, FINISH = 0, 1, 2
+
+
 @numba.njit(inline="always")
 def _arrays(x, x0, x1, x2, x3, w, w0, w1, w2, w3, r, r0, r1, r2, r3):
     return (carray(x, (x0, x1, x2, x3)), carray(w, (w0, w1, w2, w3)),
             carray(r, (r0, r1, r2, r3)))
 
 
-def _im2col_plan_c(x, x0, x1, x2, x3, w, w0, w1, w2, w3, s0, s1, lo0, lo1, r, r0, r1, r2, r3,
-                   plan):
+def _im2col_c(x, x0, x1, x2, x3, w, w0, w1, w2, w3, s0, s1, lo0, lo1, r, r0, r1, r2, r3,
+              step, per, parts, sums, start, count, plan):
     xa, wa, ra = _arrays(x, x0, x1, x2, x3, w, w0, w1, w2, w3, r, r0, r1, r2, r3)
-    per, blocks = _im2col_plan(xa, wa, ra, 0)
-    _write_plan(plan, per, blocks, 0, 0)
+    if step == PLAN:
+        per, blocks = _im2col_plan(xa, wa, ra, 0)
+        _write_plan(plan, per, blocks, 0, 0)
+    elif step == UNITS:
+        _im2col_units(xa, wa, ra, s0[0], s1[0], lo0[0], lo1[0], per, start, start + count)
 
 
-def _im2col_units_c(x, x0, x1, x2, x3, w, w0, w1, w2, w3, s0, s1, lo0, lo1, r, r0, r1, r2, r3,
-                    per, parts, sums, start, count):
+def _products_first_c(x, x0, x1, x2, x3, w, w0, w1, w2, w3, lo0, lo1, r, r0, r1, r2, r3,
+                      step, per, parts, sums, start, count, plan):
     xa, wa, ra = _arrays(x, x0, x1, x2, x3, w, w0, w1, w2, w3, r, r0, r1, r2, r3)
-    _im2col_units(xa, wa, ra, s0[0], s1[0], lo0[0], lo1[0], per, start, start + count)
+    if step == PLAN:
+        per, blocks = _products_first_plan(xa, wa, 0)
+        _write_plan(plan, per, blocks, 0, 0)
+    elif step == UNITS:
+        _products_first_units(xa, wa, ra, lo0[0], lo1[0], per, start, start + count)
 
 
-def _products_first_plan_c(x, x0, x1, x2, x3, w, w0, w1, w2, w3, lo0, lo1, r, r0, r1, r2, r3,
-                           plan):
+def _weight_gradient_c(x, x0, x1, x2, x3, w, w0, w1, w2, w3, lo0, lo1, r, r0, r1, r2, r3,
+                       step, per, parts, sums, start, count, plan):
     xa, wa, ra = _arrays(x, x0, x1, x2, x3, w, w0, w1, w2, w3, r, r0, r1, r2, r3)
-    per, blocks = _products_first_plan(xa, wa, 0)
-    _write_plan(plan, per, blocks, 0, 0)
-
-
-def _products_first_units_c(x, x0, x1, x2, x3, w, w0, w1, w2, w3, lo0, lo1, r, r0, r1, r2, r3,
-                            per, parts, sums, start, count):
-    xa, wa, ra = _arrays(x, x0, x1, x2, x3, w, w0, w1, w2, w3, r, r0, r1, r2, r3)
-    _products_first_units(xa, wa, ra, lo0[0], lo1[0], per, start, start + count)
-
-
-def _weight_gradient_plan_c(x, x0, x1, x2, x3, w, w0, w1, w2, w3, lo0, lo1, r, r0, r1, r2, r3,
-                            plan):
-    xa, wa, ra = _arrays(x, x0, x1, x2, x3, w, w0, w1, w2, w3, r, r0, r1, r2, r3)
-    per, blocks, parts = _weight_gradient_plan(xa, wa, ra, 0, 0)
-    _write_plan(plan, per, parts, parts, parts * r0 * r1 * r2 * r3 * xa.itemsize)
-
-
-def _weight_gradient_units_c(x, x0, x1, x2, x3, w, w0, w1, w2, w3, lo0, lo1, r, r0, r1, r2, r3,
-                             per, parts, sums, start, count):
-    xa, wa, ra = _arrays(x, x0, x1, x2, x3, w, w0, w1, w2, w3, r, r0, r1, r2, r3)
+    if step == PLAN:
+        per, blocks, parts = _weight_gradient_plan(xa, wa, ra, 0, 0)
+        _write_plan(plan, per, parts, parts, parts * r0 * r1 * r2 * r3 * xa.itemsize)
+        return
     sa = carray(sums, (parts, r0 * r1 * r2, r3))
-    _weight_gradient_units(xa, wa, ra, sa, lo0[0], lo1[0], per, start, start + count)
+    if step == UNITS:
+        _weight_gradient_units(xa, wa, ra, sa, lo0[0], lo1[0], per, start, start + count)
+    else:
+        _weight_gradient_finish(sa, ra)
 
 
-def _weight_gradient_finish_c(x, x0, x1, x2, x3, w, w0, w1, w2, w3, lo0, lo1, r, r0, r1, r2,
-                              r3, per, parts, sums, start, count):
-    ra = carray(r, (r0, r1, r2, r3))
-    _weight_gradient_finish(carray(sums, (parts, r0 * r1 * r2, r3)), ra)
-
-
-_C_FUNCTIONS = {
-    "im2col": (4, {"plan": _im2col_plan_c, "units": _im2col_units_c}),
-    "products_first": (2, {"plan": _products_first_plan_c, "units": _products_first_units_c}),
-    "weight_gradient": (2, {"plan": _weight_gradient_plan_c, "units": _weight_gradient_units_c,
-                            "finish": _weight_gradient_finish_c})}
-_c_entries: dict = {}  # (strategy, dtype name) -> {step: the CFunc} (kept alive: LLVM calls them)
+_C_FUNCTIONS = {"im2col": (_im2col_c, 4), "products_first": (_products_first_c, 2),
+                "weight_gradient": (_weight_gradient_c, 2)}
+_c_entries: dict = {}  # (strategy, dtype name) -> the CFunc (kept alive: LLVM calls it)
 _c_lock = threading.Lock()
 
 
-def c_entries(strategy: str, dtype) -> dict:
-    """The symbols of ``strategy``'s C entry points for ``dtype`` (float32 or float64), by
-    step ("plan", "units", and "finish" for the weight gradient), compiled (or loaded from
-    Numba's disk cache) and registered with LLVM on first use in this process."""
+def c_entry(strategy: str, dtype) -> str:
+    """The symbol of ``strategy``'s C entry point for ``dtype`` (float32 or float64):
+    ``(arrays and values..., step, per, parts, sums, start, count, plan)``, compiled (or
+    loaded from Numba's disk cache) and registered with LLVM on first use in this process."""
     dt = np.dtype(dtype)
+    symbol = f"functrans_conv_{strategy}_{dt.name}"
     with _c_lock:
         if (strategy, dt.name) not in _c_entries:
             from llvmlite import binding as llvm
-            scalars, steps = _C_FUNCTIONS[strategy]
+            fn, scalars = _C_FUNCTIONS[strategy]
             data = types.CPointer(numba.from_dtype(dt))
             array = [data] + [types.int64] * 4
-            args = [*array, *array, *[types.CPointer(types.int64)] * scalars, *array]
-            sigs = {"plan": types.void(*args, types.CPointer(types.int64)),
-                    "units": types.void(*args, types.int64, types.int64, data, types.int64,
-                                        types.int64)}
-            sigs["finish"] = sigs["units"]
-            made = {}
-            for step, fn in steps.items():
-                entry = numba.cfunc(sigs[step], cache=True, nogil=True,
-                                    error_model="numpy")(fn)
-                llvm.add_symbol(_symbol(strategy, step, dt), entry.address)
-                made[step] = entry
-            _c_entries[(strategy, dt.name)] = made
-    return {step: _symbol(strategy, step, dt) for step in _c_entries[(strategy, dt.name)]}
-
-
-def _symbol(strategy, step, dt) -> str:
-    return f"functrans_conv_{strategy}_{step}_{dt.name}"
+            i64 = types.int64
+            sig = types.void(*array, *array, *[types.CPointer(i64)] * scalars, *array,
+                             i64, i64, i64, data, i64, i64, types.CPointer(i64))
+            entry = numba.cfunc(sig, cache=True, nogil=True, error_model="numpy")(fn)
+            llvm.add_symbol(symbol, entry.address)
+            _c_entries[(strategy, dt.name)] = entry
+    return symbol
 
 
 @numba.njit(inline="always")
