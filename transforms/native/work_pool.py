@@ -204,22 +204,10 @@ wait:
   %fin = icmp eq i32 %d, %u32
   br i1 %fin, label %finish, label %more
 more:
-  %tired = icmp uge i32 %s, %limit
-  br i1 %tired, label %sleep, label %spin
-spin:
-  call void @llvm.x86.sse2.pause()
-  %s1 = add i32 %s, 1
-  br label %wait
-sleep:
-  store atomic i32 1, ptr @ft_pool_waiting seq_cst, align 4
-  %d2 = load atomic i32, ptr @ft_pool_done seq_cst, align 4
-  %fin2 = icmp eq i32 %d2, %u32
-  br i1 %fin2, label %slept, label %dosleep
-dosleep:
-  {futex}, ptr @ft_pool_done, i32 {_FUTEX_WAIT}, i32 %d2, ptr null)
-  br label %slept
-slept:
-  store atomic i32 0, ptr @ft_pool_waiting seq_cst, align 4
+{_spin("wait")}
+{_sleep("store atomic i32 1, ptr @ft_pool_waiting seq_cst, align 4", "@ft_pool_done",
+         "icmp ne i32 %now, %u32", "slept",
+         "store atomic i32 0, ptr @ft_pool_waiting seq_cst, align 4")}
   br label %wait
 finish:
   store atomic i32 0, ptr @ft_pool_busy release, align 4
@@ -246,22 +234,9 @@ poll:
   br i1 %job, label %read, label %notyet
 notyet:
   %limit = load atomic i32, ptr @ft_pool_spin monotonic, align 4
-  %tired = icmp uge i32 %s, %limit
-  br i1 %tired, label %sleep, label %spin
-spin:
-  call void @llvm.x86.sse2.pause()
-  %s1 = add i32 %s, 1
-  br label %poll
-sleep:
-  %x0 = atomicrmw add ptr @ft_pool_sleepers, i32 1 seq_cst
-  %g2 = load atomic i32, ptr @ft_pool_gen seq_cst, align 4
-  %unchanged = icmp eq i32 %g2, %seen
-  br i1 %unchanged, label %dosleep, label %woke
-dosleep:
-  {futex}, ptr @ft_pool_gen, i32 {_FUTEX_WAIT}, i32 %seen, ptr null)
-  br label %woke
-woke:
-  %x1 = atomicrmw sub ptr @ft_pool_sleepers, i32 1 seq_cst
+{_spin("poll")}
+{_sleep("%x0 = atomicrmw add ptr @ft_pool_sleepers, i32 1 seq_cst", "@ft_pool_gen",
+         "icmp eq i32 %now, %seen", "woke", "%x1 = atomicrmw sub ptr @ft_pool_sleepers, i32 1 seq_cst")}
   br label %poll
 read:
   %paused = load atomic i32, ptr @ft_pool_paused monotonic, align 4
@@ -305,6 +280,27 @@ define void @functrans_pool_after_fork() nounwind {{
 }}
 """]
     return "\n".join(lines)
+
+
+def _spin(back: str) -> str:
+    """IR of a wait's spinning: pause and go ``back`` (the wait's test) until ``%s`` pauses
+    reach ``%limit``, then on to ``sleep``."""
+    return (f"  %tired = icmp uge i32 %s, %limit\n  br i1 %tired, label %sleep, label %spin\n"
+            f"spin:\n  call void @llvm.x86.sse2.pause()\n  %s1 = add i32 %s, 1\n"
+            f"  br label %{back}")
+
+
+def _sleep(announce: str, word: str, still: str, after: str, retract: str) -> str:
+    """IR of a wait's sleep: ``announce`` it (a flag or a count the waker reads), read
+    ``word`` again into ``%now`` and, if ``still`` (a test of ``%now``) holds, futex-wait
+    while the word holds ``%now``; then, at label ``after``, ``retract`` the announcement.
+    (The waker changes the word before it reads the announcement, and the kernel checks
+    the word before sleeping: no wake-up is lost.)"""
+    futex = f"call i64 (i64, ...) @syscall(i64 {_SYS_FUTEX}, ptr {word}, i32 {_FUTEX_WAIT}"
+    return (f"sleep:\n  {announce}\n  %now = load atomic i32, ptr {word} seq_cst, align 4\n"
+            f"  %asleep = {still}\n  br i1 %asleep, label %dosleep, label %{after}\n"
+            f"dosleep:\n  {futex}, i32 %now, ptr null)\n  br label %{after}\n"
+            f"{after}:\n  {retract}")
 
 
 def install() -> None:
