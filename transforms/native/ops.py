@@ -20,7 +20,8 @@ from functrans.core.ir import Literal
 from functrans.transforms.lowering import blas_library
 from functrans.transforms.lowering.ops import SMALL_GEMM
 
-from . import scalar
+from . import parallel, scalar
+from .blas_split import SPLIT_MIN
 from .ir import Val, const, mem_type, reg_type
 from .kernel import Arg, Kernel
 
@@ -129,7 +130,6 @@ def _batch_on_pool(batch: int, per_product: int) -> bool:
     """Whether a batch of BLAS products (attention's heads) runs its products on the thread
     pool, a unit each: when BLAS runs on one thread per call (products cut on the pool), the
     batch is worth the threads, and each product is too small to be cut by itself."""
-    from .blas_split import SPLIT_MIN
     return (blas_library.split_products and batch > 1 and per_product < SPLIT_MIN
             and batch * per_product >= SPLIT_MIN)
 
@@ -139,7 +139,6 @@ def _batch_loop_on_pool(k: Kernel, dt, a, b, bsz, ldims, rdims, dims, ta, tb) ->
     products ``start..start+count``. The operands' pointers (parameters, or scratch copies
     made before the loop) reach it through the data block; sizes are recomputed from the
     parameters it reads back."""
-    from . import parallel
     lb, lf, lc, rf = dims
     k.parallel = True
     slots = len(k.params)

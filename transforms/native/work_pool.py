@@ -64,10 +64,9 @@ def _enabled() -> bool:
             and os.environ.get("FUNCTRANS_POOL", "work") != "numba")
 
 
-def _fields():
-    """The job's fields: (name, LLVM type)."""
-    return [("fn", "ptr"), ("data", "ptr"), ("units", "i64"), ("batch", "i64"),
-            ("base", "i64"), ("nthreads", "i32")]
+# The job's fields (name, LLVM type), written by the caller, read by the workers.
+_FIELDS = [("fn", "ptr"), ("data", "ptr"), ("units", "i64"), ("batch", "i64"), ("base", "i64"),
+           ("nthreads", "i32")]
 
 
 def pool_ir() -> str:
@@ -83,7 +82,7 @@ def pool_ir() -> str:
     lines += ["@ft_pool_next = internal global i64 0, align 64",
               f"@ft_pool_spin = internal global i32 {SPIN}, align 4"]
     lines += [f"@ft_pool_{n} = internal global {t} {'null' if t == 'ptr' else 0}, align 8"
-              for n, t in _fields()]
+              for n, t in _FIELDS]
     lines += ["", """
 define internal void @run_range(ptr %fn, ptr %data, i64 %lo, i64 %count) nounwind {
 entry:
@@ -181,7 +180,7 @@ publish:
   %bz = icmp eq i64 %b0, 0
   %batch = select i1 %bz, i64 1, i64 %b0
 """ + "".join(f"  store atomic {t} %{n}, ptr @ft_pool_{n} monotonic, align {8 if t != 'i32' else 4}\n"
-              for n, t in _fields()) + f"""  store atomic i32 0, ptr @ft_pool_done seq_cst, align 4
+              for n, t in _FIELDS) + f"""  store atomic i32 0, ptr @ft_pool_done seq_cst, align 4
   %g = add i32 %g0, 2
   %g64 = zext i32 %g to i64
   %tag = shl i64 %g64, 32
@@ -241,7 +240,7 @@ notyet:
 read:
   %paused = load atomic i32, ptr @ft_pool_paused monotonic, align 4
 """ + "".join(f"  %{n} = load atomic {t}, ptr @ft_pool_{n} monotonic, align {8 if t != 'i32' else 4}\n"
-              for n, t in _fields()) + f"""  fence acquire
+              for n, t in _FIELDS) + f"""  fence acquire
   %g3 = load atomic i32, ptr @ft_pool_gen monotonic, align 4
   %valid = icmp eq i32 %g3, %g
   %active = icmp eq i32 %paused, 0
