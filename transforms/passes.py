@@ -5,7 +5,8 @@
 - :func:`simplify`: exact algebraic identities (``x * 1``, identity reshapes/transposes/
   converts/broadcasts, ``neg(neg(x))``) — only rewrites that give bit-identical results;
 - :func:`fold_constants`: evaluate equations whose inputs are all known and small;
-- :func:`cse`: merge equations that compute the same thing from the same inputs;
+- :func:`cse`: merge equations that compute the same thing from the same inputs (not
+  broadcasts of literals: fused loops compute those for free);
 - :func:`transpose_dots`: fold a transpose of a matrix product into the product;
 - :func:`dot_operand_transposes`: a product reads a transposed operand's source directly;
 - :func:`dce`: drop equations whose results are unused.
@@ -128,7 +129,7 @@ def cse(jaxpr: Jaxpr) -> Jaxpr:
     for eqn in jaxpr.eqns:
         inputs = [_subst(x, env) for x in eqn.inputs]
         pkey = params_key(eqn.params)
-        key = None if pkey is None or has_effects(eqn) else (
+        key = None if pkey is None or has_effects(eqn) or _constant_fill(eqn, inputs) else (
             eqn.prim, tuple(_key_atom(x) for x in inputs), pkey)
         if key is not None and key in seen:
             for o, prev in zip(eqn.outputs, seen[key]):
@@ -139,6 +140,13 @@ def cse(jaxpr: Jaxpr) -> Jaxpr:
         eqns.append(eqn.replace(inputs=inputs))
     outvars = [_subst(x, env) for x in jaxpr.outvars]
     return jaxpr.replace(eqns=eqns, outvars=outvars)
+
+
+def _constant_fill(eqn, inputs) -> bool:
+    """A broadcast of a literal: each loop that reads it computes it for free, while one
+    merged copy would be stored by the first loop and read back from memory by the others
+    (a ReLU's zeros and its gradient's, 256 KB each at a 128x512 layer)."""
+    return eqn.prim.name == "broadcast_in_dim" and isinstance(inputs[0], Literal)
 
 
 def _is_literal(x, value) -> bool:
