@@ -12,6 +12,13 @@ with the same loop styles and precision:
   scalar accumulator per output element ("suffix"), any other keeps an accumulator array
   over the kept axes ("array").
 
+Loops of at least ``parallel.PARALLEL_MIN`` elements run on all cores: a flat loop in
+``UNITS`` runs of blocks, a nested one by outer index. A nested loop with reductions that drop
+its outer axis (a bias gradient's column sums) runs in at most ``ROW_UNITS`` runs of outer
+indices instead, each accumulating into partials of its own (at most ``PARTIALS_MAX`` bytes in
+all), combined in unit order after the loop: results depend on the shape, never on the thread
+count or on which thread ran which run.
+
 The kernel's parameters are the group's inputs (data pointers, or values for rank-0 inputs),
 its outputs (pointers) and its sizes, so the text does not depend on the sizes.
 """
@@ -31,6 +38,8 @@ __all__ = ["group_kernel", "BLOCK", "SMALL"]
 
 BLOCK = 4096
 UNITS = 64  # work units of a parallel flat loop (a fixed number: sums don't depend on threads)
+ROW_UNITS = 16  # work units (runs of outer indices) of a parallel nested loop with partial sums
+PARTIALS_MAX = 1 << 22  # bytes of partial accumulators a parallel nested loop may use
 SMALL = 16  # groups whose arrays all have at most this many elements are inlined
 _INDEX_MAPS = ("broadcast_in_dim", "transpose", "slice", "rev", "iota", "reshape", "squeeze")
 _KINDS = {"reduce_sum": "sum", "reduce_prod": "prod", "reduce_max": "max", "reduce_min": "min",
@@ -313,12 +322,17 @@ class _GroupEmitter:
                 partials(k, r)
 
     # -- nested loops -----------------------------------------------------------------------------
-    def _nested(self, lo="0", hi=None):
-        """Loops over every index, the outermost over [lo, hi) (default: all)."""
+    def _nested(self, lo="0", hi=None, partial=None):
+        """Loops over every index, the outermost over [lo, hi) (default: all). With
+        ``partial`` (a parallel chunk's unit), the reductions that need them accumulate into
+        ``partial(eqn)``, the unit's accumulators, and leave their results there."""
         fn = self.fn
         reds = [_Reduction(self, r) for r in self.reductions]
         for r in reds:
-            r.setup()
+            if partial is not None and r.eqn in self.partial_bufs:
+                r.into(partial(r.eqn))
+            else:
+                r.setup()
         idx, lins = [], []
         loops = []
         for k in range(self.rank):
@@ -338,7 +352,23 @@ class _GroupEmitter:
             for r in reds:
                 r.close_level(k, idx[:k])
         for r in reds:
-            r.finish()
+            if not r.partial:
+                r.finish()
+
+    def _nested_units(self, start, stop, rows):
+        """A chunk's units of a nested loop with partial accumulators: unit ``u`` runs outer
+        indices [u * rows, (u + 1) * rows) into accumulators of its own."""
+        fn = self.fn
+        with fn.loop(stop, start=start, hint="u") as u:
+            lo = fn.op(f"mul i64 {u}, {rows}")
+            end = fn.op(f"add i64 {lo}, {rows}")
+            hi = fn.op(f"select i1 {fn.op(f'icmp slt i64 {end}, {self.dims[0]}')}, "
+                       f"i64 {end}, i64 {self.dims[0]}")
+
+            def partial(eqn, u=u):
+                size = _accumulators(eqn) * _Reduction.acc_dtype_of(eqn).itemsize
+                return fn.gep("i8", self.partial_bufs[eqn], fn.op(f"mul i64 {u}, {size}"))
+            self._nested(lo, hi, partial=partial)
 
     # -- on all cores -----------------------------------------------------------------------------
     def _parallel_ok(self) -> bool:
@@ -346,9 +376,20 @@ class _GroupEmitter:
             return False
         if self.flat:
             return all(r.prim.name == "reduce_sum" for r in self.reductions)
-        kept = [[d for d in range(self.rank) if d not in r.params["axes"]]
-                for r in self.reductions]
-        return self.shape[0] > 1 and all(k == list(range(len(k))) and k for k in kept)
+        if self.shape[0] <= 1:
+            return False
+        self.partial_eqns = [r for r in self.reductions if not _per_outer_index(r)]
+        if any(r.prim.name in ("argmax", "argmin") for r in self.partial_eqns):
+            return False
+        return not self.partial_eqns or self._row_units() >= 2
+
+    def _row_units(self) -> int:
+        """Work units of a nested loop whose reductions keep partial accumulators per unit:
+        at most ``ROW_UNITS`` runs of outer indices, fewer when their accumulators would
+        pass ``PARTIALS_MAX`` bytes."""
+        per_unit = sum(_accumulators(r) * _Reduction.acc_dtype_of(r).itemsize
+                       for r in self.partial_eqns)
+        return min(ROW_UNITS, self.shape[0], PARTIALS_MAX // max(1, per_unit))
 
     def _parallel(self):
         """The loop split over the thread pool: the body in a chunk function running a range
@@ -358,11 +399,21 @@ class _GroupEmitter:
         (nor on how the threading layer hands units out)."""
         k, main = self.k, self.fn
         k.parallel = True
+        partials = [] if self.flat else self.partial_eqns
+        if partials:  # (parameters, so before the chunk reads them back)
+            units = self._row_units()
+            rows = -(-self.shape[0] // units)
+            units = -(-self.shape[0] // rows)
+            self.partial_bufs = {r: k.scratch(units * _accumulators(r) *
+                                              _Reduction.acc_dtype_of(r).itemsize)
+                                 for r in partials}
         chunk, start, count = parallel.chunk_function(k.params)
         self.fn = chunk
         stop = chunk.op(f"add i64 {start}, {count}")
         slots = len(k.params)
-        if not self.flat:
+        if partials:
+            self._nested_units(start, stop, rows)
+        elif not self.flat:
             self._nested(start, stop)
             units = self.dims[0]
         else:
@@ -396,6 +447,8 @@ class _GroupEmitter:
             main.store(Val("ptr", buf), parallel.data_slot(k, slots + 1 + i))
             bufs.append(buf)
         parallel.launch(k, units, parallel.threads(k))
+        for eqn in partials:
+            _Reduction(self, eqn).combine_units(self.partial_bufs[eqn], units)
         for r, buf in zip(reds, bufs):
             ty = reg_type(r.acc_dtype)
             acc = main.alloca(ty)
@@ -406,6 +459,17 @@ class _GroupEmitter:
                 main.store(r.combine(cur, r.acc_dtype, part, r.acc_dtype), acc)
             self._store(scalar.cast(main, Val(ty, main.load(ty, acc)), r.acc_dtype, r.out_dtype),
                         self.out_ptr[r.out], r.out_dtype, "0")
+
+
+def _per_outer_index(eqn) -> bool:
+    """Whether a reduction's results each come from one index of the outermost loop (it
+    keeps axis 0, and its kept axes lead): units of outer indices never share one."""
+    kept = [d for d in range(len(eqn.inputs[0].aval.shape)) if d not in eqn.params["axes"]]
+    return bool(kept) and kept == list(range(len(kept)))
+
+
+def _accumulators(eqn) -> int:
+    return int(np.prod(eqn.outputs[0].aval.shape))
 
 
 class _Reduction:
@@ -420,11 +484,7 @@ class _Reduction:
         self.out = eqn.outputs[0]
         self.out_dtype = np.dtype(self.out.aval.dtype)
         k = self.in_dtype.kind
-        wide = {"f": np.float64, "i": np.int64, "u": np.uint64}
-        if self.kind in ("sum", "prod") and k in wide:
-            self.acc_dtype = np.dtype(wide[k])
-        else:
-            self.acc_dtype = self.in_dtype
+        self.acc_dtype = self.acc_dtype_of(eqn)
         # Integer partial sums are 64-bit too (Numba widens integer arithmetic).
         self.part_dtype = self.acc_dtype if k in "iu" else self.in_dtype
         rank = em.rank
@@ -432,6 +492,15 @@ class _Reduction:
         self.level = len(self.kept)
         self.style = "suffix" if self.kept == list(range(self.level)) else "array"
         self.acc = self.part = self.best = None
+        self.partial = False
+
+    @staticmethod
+    def acc_dtype_of(eqn) -> np.dtype:
+        """The accumulators' dtype: sums and products of floats and integers in 64 bits."""
+        dt = np.dtype(eqn.inputs[0].aval.dtype)
+        if _KINDS[eqn.prim.name] in ("sum", "prod") and dt.kind in "fiu":
+            return np.dtype({"f": np.float64, "i": np.int64, "u": np.uint64}[dt.kind])
+        return dt
 
     def identity(self, dtype) -> Val:
         return const(reduction_identity(self.kind, dtype), dtype)
@@ -538,6 +607,29 @@ class _Reduction:
             self.best = em.k.scratch(count * 8)
             with fn.loop(size) as i:
                 fn.store(Val("i64", "-1"), fn.gep("i64", self.best, i))
+
+    def into(self, ptr) -> None:
+        """Accumulate over the kept axes into ``ptr`` (a parallel unit's partials, set to
+        the identity here) and leave the results there."""
+        fn, em = self.fn, self.em
+        self.style, self.partial, self.acc = "array", True, ptr
+        self.size = str(_accumulators(self.eqn))
+        with fn.loop(self.size) as i:
+            self._store_at(self.identity(self.acc_dtype), ptr, self.acc_dtype, i)
+
+    def combine_units(self, ptr, units: int) -> None:
+        """Store the results: each output the combination of the ``units`` partials at
+        ``ptr`` in unit order (the same order whichever thread ran which unit)."""
+        fn, em = self.fn, self.em
+        dt, ty, count = self.acc_dtype, reg_type(self.acc_dtype), _accumulators(self.eqn)
+        acc = fn.alloca(ty)
+        with fn.loop(str(count)) as i:
+            fn.store(self.identity(dt), acc)
+            with fn.loop(str(units), hint="t") as u:
+                cell = em._load(ptr, dt, fn.op(f"add i64 {fn.op(f'mul i64 {u}, {count}')}, {i}"))
+                fn.store(self.combine(Val(ty, fn.load(ty, acc)), dt, cell, dt), acc)
+            v = scalar.cast(fn, Val(ty, fn.load(ty, acc)), dt, self.out_dtype)
+            em._store(v, em.out_ptr[self.out], self.out_dtype, i)
 
     def _store_at(self, v, ptr, dtype, index):
         self.em._store(v, ptr, dtype, index)
