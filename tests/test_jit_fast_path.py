@@ -190,3 +190,72 @@ def test_a_kernel_before_its_first_call_gets_the_general_caller():
     finally:
         compile_module.Kernel.__call__ = original
     assert calls == [1]
+
+
+class _Layer:
+    """A module-like custom node: two array children and a static name as aux data."""
+
+    def __init__(self, w, b, name):
+        self.w, self.b, self.name = w, b, name
+
+
+ft.tree_util.register_pytree_node(_Layer, lambda m: ((m.w, m.b), m.name),
+                                  lambda name, c: _Layer(c[0], c[1], name))
+
+
+def _apply(layer, x, mode):
+    y = x @ layer.w + layer.b
+    return (fnp.tanh(y) if mode == "tanh" else y), _Layer(layer.w * 2.0, layer.b, layer.name)
+
+
+def test_custom_nodes_and_static_arguments_take_the_fast_path(monkeypatch):
+    """Modules (custom pytree nodes) beside static arguments, as equinox's filter_jit and
+    nnx.jit call jit: after the first call, a runner kept under the structure, the static
+    arguments and each leaf's type; another static value or leaf type is another entry."""
+    rng = np.random.default_rng(0)
+    layer = _Layer(rng.standard_normal((3, 2)), rng.standard_normal(2), "dense")
+    x = rng.standard_normal((4, 3))
+    f = ft.jit(_apply, static_argnums=2)
+    first = f(layer, x, "tanh")
+    assert len(f._fast_trees) == 1 and len(f._fast) == 0
+    general = []
+    original = NativeProgram.__call__
+    monkeypatch.setattr(NativeProgram, "__call__",
+                        lambda self, *a: general.append(1) or original(self, *a))
+    again = f(layer, x, "tanh")
+    assert general == [] and type(again[1]) is _Layer and again[1].name == "dense"
+    for a, b in zip(ft.tree_util.tree_leaves(again), ft.tree_util.tree_leaves(first)):
+        assert (a.dtype, a.weak_type) == (b.dtype, b.weak_type)
+        np.testing.assert_array_equal(a, b)
+    linear = f(layer, x, "linear")  # another static value: traced, kept apart
+    np.testing.assert_array_equal(linear[0], x @ layer.w + layer.b)
+    narrow = _Layer(layer.w.astype(np.float32), layer.b.astype(np.float32), "dense")
+    assert f(narrow, x, "tanh")[1].w.dtype == np.float32  # another leaf type: traced anew
+    assert len(f._fast_trees) == 3 and len(f._cache) == 3
+    with pytest.raises(TypeError, match="must be hashable"):  # the general path's message
+        f(layer, x, ["tanh"])
+
+
+def test_constants_and_inputs_returned_take_the_fast_path_as_copies(monkeypatch):
+    """A program returning a constant (equinox's marker) and its inputs runs from the fast
+    path; each such result is a read-only copy: no result shares a buffer with an argument
+    or with another result."""
+    f = ft.jit(lambda v, a: (fnp.asarray(0), v, v * 2.0, a, v))
+    v, a = fnp.arange(3.0), np.ones(2)
+    first = f(v, a)
+    general = []
+    original = NativeProgram.__call__
+    monkeypatch.setattr(NativeProgram, "__call__",
+                        lambda self, *a: general.append(1) or original(self, *a))
+    for _ in range(2):
+        outs = f(v, a)
+        assert general == []
+        for got, want in zip(outs, first):
+            assert (got.dtype, got.weak_type, got.shape) == (want.dtype, want.weak_type,
+                                                              want.shape)
+            np.testing.assert_array_equal(got, want)
+            assert not np.asarray(got).flags.writeable
+        buffers = [np.asarray(o) for o in outs] + [np.asarray(v), a]
+        for i, p in enumerate(buffers):
+            for q in buffers[i + 1:]:
+                assert not np.shares_memory(p, q)

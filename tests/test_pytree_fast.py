@@ -412,19 +412,28 @@ def test_structures_whose_dict_keys_hash_alike_are_told_apart():
 
 def test_jit_cache_entries_move_to_optrees_form():
     # A signature first traced on the pure-Python path (optree loads after a few hundred
-    # flattens) is found again with optree's PyTreeDef and cached under it from then on:
-    # lookups compare two optree forms (one C++ call), not the two forms node by node.
+    # flattens) is found again with optree's PyTreeDef and kept under it from then on, by
+    # the fast path's runners and by the general cache: lookups compare two optree forms
+    # (one C++ call), not the two forms node by node.
     import functrans as ft
+    from functrans.core import background
     f = ft.jit(lambda t: t["w"] * 2.0 + t["b"][0])
     tree = {"w": np.arange(3.0), "b": (np.float64(1.0), Box([1], "t"))}
     pytree.use_optree(False)
     try:
         first = np.asarray(f(tree))
+        background.wait_all()  # (compiled: the next call keeps a fast-path runner)
+        np.testing.assert_array_equal(np.asarray(f(tree)), first)
     finally:
         pytree.use_optree(True)
     [(key, entry)] = f._cache.items()
-    assert type(key[0]) is pytree.PyTreeDef
-    np.testing.assert_array_equal(np.asarray(f(tree)), first)  # the same entry, no new trace
+    [fast_key] = f._fast_trees
+    assert type(key[0]) is pytree.PyTreeDef and type(fast_key[0]) is pytree.PyTreeDef
+    np.testing.assert_array_equal(np.asarray(f(tree)), first)  # the runner, no new trace
+    [(fast_key, (_, tree_type))] = f._fast_trees.items()
+    assert type(fast_key[0]) is not pytree.PyTreeDef and tree_type is type(fast_key[0])
+    f._fast_trees.clear()  # the general path: the same entry, no new trace
+    np.testing.assert_array_equal(np.asarray(f(tree)), first)
     [(key2, entry2)] = f._cache.items()
     assert entry2 is entry and type(key2[0]) is not pytree.PyTreeDef
     np.testing.assert_array_equal(np.asarray(f(tree)), first)

@@ -74,6 +74,7 @@ class Jitted:
             fun, donate_argnums, donate_argnames, self.static_argnums, self.static_argnames)
         self._cache: OrderedDict = OrderedDict()
         self._fast: dict = {}  # simple signatures -> runner (see __call__)
+        self._fast_trees: dict = {}  # other pytrees, static arguments -> (runner, tree type)
         self._plain = not self.static_argnums and not self.static_argnames
         self._lock = threading.RLock()
 
@@ -92,13 +93,26 @@ class Jitted:
         return inspect.signature(self.fun)
 
     def __call__(self, *args, **kwargs):
-        # Hot path: array/scalar leaves in plain containers, evaluated eagerly, seen before.
-        if self._plain and _state.trace is EVAL_TRACE and not config.disable_jit:
-            fast = _fast_signature(args, kwargs)
-            if fast is not None:
-                runner = self._fast.get(fast[0])
-                if runner is not None:
-                    return runner(fast[1])
+        # Hot path: array/scalar leaves in plain containers, evaluated eagerly, seen before;
+        # then leaves in any pytree (modules' registered nodes), with static arguments.
+        if _state.trace is EVAL_TRACE and not config.disable_jit:
+            if self._plain:
+                fast = _fast_signature(args, kwargs)
+                if fast is not None:
+                    runner = self._fast.get(fast[0])
+                    if runner is not None:
+                        return runner(fast[1])
+            if self._fast_trees:
+                sig = self._tree_signature(args, kwargs)
+                if sig is not None:
+                    try:
+                        hit = self._fast_trees.get(sig[0])
+                    except TypeError:  # an unhashable static argument: the general path says so
+                        hit = None
+                    if hit is not None:
+                        if hit[1] is not type(sig[0][0]):
+                            self._retree(sig[0], hit[0])
+                        return hit[0](sig[1])
         if config.disable_jit:
             return self.fun(*args, **kwargs)
         if "_closed_refs" in self.__dict__ and _state.trace is EVAL_TRACE:
@@ -110,8 +124,9 @@ class Jitted:
         except ForeignRef as e:
             if not closed_over(self, e):
                 raise
-            self._plain = False  # (the fast path would skip the references)
+            self._plain = False  # (the fast paths would skip the references)
             self._fast.clear()
+            self._fast_trees.clear()
             return call_with_closed_refs(self, args, kwargs, e.ref)
         sharded = None
         if _state.trace is EVAL_TRACE and not entry.consts:
@@ -140,12 +155,8 @@ class Jitted:
                 outs = executable(*leaves)
                 # While a tiered kernel compiles, calls take this path, so that the fast one
                 # runs the kernel itself (not the tiered wrapper) once it is there.
-                if (self._plain and len(self._fast) < config.jit_cache_size
-                        and type(executable) is not Tiered and entry.result_shardings is None):
-                    fast = _fast_signature(args, kwargs)
-                    if fast is not None and len(fast[1]) == len(leaves):
-                        self._fast[fast[0]] = fast_runner(executable, entry.out_tree,
-                                                          self.device, fast[1])
+                if type(executable) is not Tiered and entry.result_shardings is None:
+                    self._keep_runner(args, kwargs, executable, entry.out_tree, len(leaves))
             if self.device is not None:
                 outs = [o._with_sharding(SingleDeviceSharding(self.device)) for o in outs]
             elif entry.result_shardings is not None:  # shard_map's results keep its specs
@@ -156,6 +167,49 @@ class Jitted:
         else:
             outs = jit_p.bind_all(*entry.consts, *leaves, jaxpr=entry.jaxpr, name=self.name)
         return tree_unflatten(entry.out_tree, outs)
+
+    def _keep_runner(self, args, kwargs, executable, out_tree, count) -> None:
+        """Keep a fast-path runner of ``executable`` for these arguments' signature."""
+        fast = _fast_signature(args, kwargs) if self._plain else None
+        if fast is not None:
+            if len(fast[1]) == count and len(self._fast) < config.jit_cache_size:
+                self._fast[fast[0]] = fast_runner(executable, out_tree, self.device, fast[1])
+            return
+        if "_closed_refs" in self.__dict__ or len(self._fast_trees) >= config.jit_cache_size:
+            return
+        sig = self._tree_signature(args, kwargs)
+        if sig is not None and len(sig[1]) == count:
+            try:
+                self._fast_trees[sig[0]] = (
+                    fast_runner(executable, out_tree, self.device, sig[1]), type(sig[0][0]))
+            except TypeError:  # unhashable static arguments (the general path reported them)
+                pass
+
+    def _tree_signature(self, args, kwargs):
+        """``(key, leaves)`` of arguments whose leaves are arrays and scalars in any pytree
+        (custom nodes too) beside static arguments: their structure, the static arguments,
+        each leaf's type (shape, dtype, weak type, placement), the flags; None for other
+        leaves (tracers, references), which take the general path."""
+        if self._plain:
+            dyn, static = (args, kwargs), ()
+        else:
+            dyn_args, dyn_kwargs, static_args, static_kwargs = split_static(
+                args, kwargs, self.static_argnums, self.static_argnames)
+            dyn, static = (dyn_args, dyn_kwargs), (static_args, static_kwargs)
+        flat, tree = tree_flatten(dyn)
+        key, leaves = [tree, static], []
+        if not _add_children(flat, key, leaves):
+            return None
+        key += [config._values["enable_x64"], config._values["debug_nans"],
+                config._values["enable_custom_prng"], config._values["default_backend"],
+                _axis_env.frames]
+        return tuple(key), leaves
+
+    def _retree(self, key, runner) -> None:
+        """Keep ``runner`` under ``key``, whose structure is the other PyTreeDef form (as
+        :meth:`_rekey`): later lookups compare two of optree's in C++."""
+        self._fast_trees.pop(key, None)
+        self._fast_trees[key] = (runner, type(key[0]))
 
     def _key(self, args, kwargs):
         dyn_args, dyn_kwargs, static_args, static_kwargs = split_static(
@@ -268,6 +322,7 @@ class Jitted:
     def clear_cache(self) -> None:
         self._cache.clear()
         self._fast.clear()
+        self._fast_trees.clear()
 
     def __repr__(self):
         return f"<jit({self.name})>"

@@ -291,12 +291,12 @@ class NativeProgram:
     def fast_caller(self, leaves):
         """``call(leaves) -> [Array, ...]`` for jit's fast path, specialized to the kinds of
         ``leaves`` (each call's leaves have the same kinds and types), or None where the
-        general call is needed (programs of several runs, outputs that are inputs). The
+        general call is needed (programs of several runs, or not compiled yet). The
         caller is Python source generated for this signature: no loops, no argument lists
         built at run time. A driver with parallel loops takes the lock of
         ``parallel_regions`` when there is one, as :meth:`Driver.run` does."""
         d = self.single
-        if d is None or not self.plain_outputs or d.entry is None:
+        if d is None or d.entry is None:
             return None
         ns = {"entry": d.entry, "empty": np.empty, "new": object.__new__, "Array": Array,
               "take": _take_arena, "give": _give_arena, "NO_ARENA": _NO_ARENA,
@@ -315,12 +315,7 @@ class NativeProgram:
         for k, c in enumerate(self.consts):
             ns[f"p{k}"] = c
         args += [f"p{k}" for k in range(len(self.consts))]
-        lines = []
-        outs = []
-        for k, v in enumerate(d.outs):
-            ns[f"s{k}"], ns[f"d{k}"] = tuple(v.aval.shape), np.dtype(v.aval.dtype)
-            lines.append(f"o{k} = empty(s{k}, d{k})")
-            outs.append(f"o{k}")
+        results, lines, outs = self._fast_results(d, list(args), ns)
         for k, c in enumerate(d.consts):
             ns[f"c{k}"] = c
         if d.user_kernels:  # the inputs are kept, to report a kernel that failed
@@ -339,15 +334,45 @@ class NativeProgram:
         lines += run
         if d.user_kernels:
             lines += ["if FAILED[0]:", "    driver.report_failure(ins)"]
-        for k, (i, weak) in enumerate(zip(self.out_order, self.out_weak)):
-            lines += [f"o{i}.setflags(write=False)", f"r{k} = new(Array)",
-                      f"r{k}._value, r{k}._weak, r{k}._sharding = o{i}, {weak}, None"]
-        lines.append(f"return [{', '.join(f'r{k}' for k in range(len(d.outs)))}]")
+        for k, (value, weak) in enumerate(zip(results, self.out_weak)):
+            lines += [f"v{k} = {value}", f"v{k}.setflags(write=False)", f"r{k} = new(Array)",
+                      f"r{k}._value, r{k}._weak, r{k}._sharding = v{k}, {weak}, None"]
+        lines.append(f"return [{', '.join(f'r{k}' for k in range(len(results)))}]")
         unpack = "".join(f"x{k}, " for k in range(len(leaves)))
         head = f"    {unpack}= leaves\n" if leaves else ""
         src = "def call(leaves):\n" + head + "".join(f"    {ln}\n" for ln in lines)
         exec(compile(src, f"<functrans fast call of {self.name}>", "exec"), ns)
         return ns["call"]
+
+    def _fast_results(self, d, inputs, ns):
+        """For :meth:`fast_caller`: ``(results, lines, outs)``, the expression of each output
+        in the program's order, as :meth:`_results` gives them (the driver's outputs as they
+        are; a literal, an input or constant, or an output returned twice, copied: no caller
+        gets a buffer another result or an argument has), the lines allocating the driver's
+        outputs, and their names."""
+        lines, outs = [], []
+        for k, v in enumerate(d.outs):
+            ns[f"s{k}"], ns[f"d{k}"] = tuple(v.aval.shape), np.dtype(v.aval.dtype)
+            lines.append(f"o{k} = empty(s{k}, d{k})")
+            outs.append(f"o{k}")
+        pos = {v: i for i, v in enumerate(d.outs)}
+        passed = dict(zip(self.jaxpr.invars, inputs))
+        passed.update(zip(self.jaxpr.constvars, inputs[len(self.jaxpr.invars):]))
+        ns["copy"] = np.array
+        results, given = [], set()
+        for j, (kind, v, dtype, _) in enumerate(self._out_plan):
+            ns[f"t{j}"] = np.dtype(dtype)
+            if kind is _LITERAL:
+                ns[f"lit{j}"] = v.val
+                results.append(f"copy(lit{j}, t{j})")
+            elif kind is _COPY:
+                results.append(f"copy({passed[v]}, t{j})")
+            elif pos[v] in given:
+                results.append(f"copy(o{pos[v]}, t{j})")
+            else:
+                given.add(pos[v])
+                results.append(f"o{pos[v]}")
+        return results, lines, outs
 
     def _results(self, env):
         results = []
