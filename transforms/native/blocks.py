@@ -30,7 +30,7 @@ from .groups import group_kernel
 from .ir import Fn, Module, Val, const, mem_type, reg_type
 from .kernel import memoized
 from .ops import ALIASES, op_kernels
-from .scalar import cast
+from .scalar import FRAME_ATTRS, cast
 
 __all__ = ["Emitter", "Unsupported", "Region", "module_text", "SMALL_BYTES", "CONTROL",
            "UPDATES"]
@@ -367,7 +367,7 @@ class Emitter:
         """Emit control-flow equation ``eqn`` as a function of its own, called here."""
         outs = [self._place(v, st) for v in eqn.outputs]
         ins = [self._in_loc(x, st) for x in eqn.inputs]
-        fn, mod = Fn("REGION", [], attrs="nounwind"), Module()
+        fn, mod = Fn("REGION", [], attrs=f"nounwind {FRAME_ATTRS}"), Module()
         outer_args, mapping = [], {}
 
         def param(outer):  # the region's parameter receiving an outer pointer

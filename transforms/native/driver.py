@@ -30,6 +30,7 @@ from functrans.transforms.lowering.emit import LoweringError
 from functrans.transforms.lowering.emit import _calls_blas
 
 from . import engine, harvest, parallel
+from .scalar import FRAME_ATTRS
 from .user_calls import FAILED, calls_user_kernels, check_failure
 from .blocks import Emitter, Unsupported, module_text
 from .ir import Fn, Module, mem_type
@@ -62,7 +63,7 @@ class Driver:
             if isinstance(v, Var) and v in produced and v not in self.outs:
                 self.outs.append(v)
         self.name = name
-        fn = Fn("DRIVER", [], attrs="nounwind")
+        fn = Fn("DRIVER", [], attrs=f"nounwind {FRAME_ATTRS}")
         mod = Module()
 
         def data(obj):  # the data pointer of an ndarray argument
