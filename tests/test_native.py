@@ -20,7 +20,6 @@ import sys
 import textwrap
 import warnings
 
-import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -36,6 +35,7 @@ from functrans.transforms.native.parallel import PARALLEL_MIN
 from functrans.transforms.native.program import NativeProgram
 
 from programs import BINARY, STRUCT, UNARY, build
+from threads import one_thread
 
 EPS32, EPS64 = np.finfo(np.float32).eps, np.finfo(np.float64).eps
 
@@ -357,12 +357,8 @@ def test_parallel_results_do_not_depend_on_the_thread_count():
     x = np.random.default_rng(4).uniform(0, 1, 1_000_003).astype(np.float32)
     f = ft.jit(lambda a: fnp.sum(fnp.tanh(a)))
     both = float(f(x))
-    old = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
+    with one_thread():
         one = float(f(x))
-    finally:
-        numba.set_num_threads(old)
     assert one == both
 
 

@@ -10,7 +10,6 @@ float32 up to the addition's rounding, which NumPy's float32 arithmetic does ali
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -21,6 +20,8 @@ import functrans.numpy as fnp
 from functrans.transforms.jit.executable import executable_for
 from functrans.transforms.native import groups, work_pool
 from functrans.transforms.native.parallel import PARALLEL_MIN
+
+from threads import one_thread
 
 EPS32, EPS64 = np.finfo(np.float32).eps, np.finfo(np.float64).eps
 
@@ -92,12 +93,8 @@ def test_the_same_bits_on_one_thread_and_with_the_workers_paused():
     d, bias = f(mask, g)
     assert _parallel(f, mask, g)
     _check_sum(bias, np.where(mask, g, np.float32(0)), (0,))
-    prev = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
+    with one_thread():
         one = f(mask, g)
-    finally:
-        numba.set_num_threads(prev)
     with work_pool.paused():
         alone = f(mask, g)
     for other in (one, alone):

@@ -10,7 +10,6 @@ import subprocess
 import sys
 import threading
 
-import numba
 import numpy as np
 import pytest
 
@@ -18,6 +17,8 @@ import functrans as ft
 import functrans.numpy as fnp
 from functrans.transforms.native import work_pool
 from functrans.transforms.native.parallel import PARALLEL_MIN
+
+from threads import one_thread
 
 N = 2 * PARALLEL_MIN  # a parallel loop's size (flat loops split into 64 units)
 EPS32 = np.finfo(np.float32).eps
@@ -84,12 +85,8 @@ def test_regions_finish_on_the_caller_when_no_worker_takes_a_unit():
 def test_one_thread_runs_every_region_on_the_caller():
     programs, inputs = _programs(), _inputs(1)
     shared = _run_all(programs, inputs)
-    prev = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
+    with one_thread():
         one = _run_all(programs, inputs)
-    finally:
-        numba.set_num_threads(prev)
     np.testing.assert_array_equal(shared[0], one[0])  # a flat loop's units do not change
     np.testing.assert_array_equal(shared[1], one[1])
     _check_against_numpy(one, inputs)  # a product's blocks may (BLAS's kernel per block)
