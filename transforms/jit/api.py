@@ -96,13 +96,12 @@ class Jitted:
         # Hot path: array/scalar leaves in plain containers, evaluated eagerly, seen before;
         # then leaves in any pytree (modules' registered nodes), with static arguments.
         if _state.trace is EVAL_TRACE and not config.disable_jit:
-            if self._plain:
-                fast = _fast_signature(args, kwargs)
-                if fast is not None:
-                    runner = self._fast.get(fast[0])
-                    if runner is not None:
-                        return runner(fast[1])
-            if self._fast_trees:
+            fast = _fast_signature(args, kwargs) if self._plain else None
+            if fast is not None:
+                runner = self._fast.get(fast[0])
+                if runner is not None:
+                    return runner(fast[1])
+            elif self._fast_trees:  # (runners are kept there only for other signatures)
                 sig = self._tree_signature(args, kwargs)
                 if sig is not None:
                     try:

@@ -27,12 +27,12 @@ __all__ = ["emit", "native_rules", "WIDE_ATTRS", "FRAME_ATTRS"]
 
 _w = preferred_vector_width()
 FRAME_ATTRS = "alignstack(64)"
-"""A frame aligned to 64 bytes, for every generated function. LLVM spills vectors live across
-a call (every vector register is the caller's to save) with unaligned moves at offsets of the
-incoming stack pointer, which the ABI aligns to 16 bytes only: on a thread whose stack sat at
-16 mod 32, each spill in a loop calling vector sin and tanh split a cache line, and the loop
-ran 1.8x slower (40 against 22 ms in ``bench_spmd``'s per-shard loop: always on threads, on
-the main thread in one process of two, as ASLR placed its stack)."""
+"""A frame aligned to 64 bytes, for kernels, drivers and regions. LLVM spills vectors live
+across a call (every vector register is the caller's to save) with unaligned moves at offsets
+of the incoming stack pointer, which the ABI aligns to 16 bytes only: on a thread whose stack
+sat at 16 mod 32, each spill in a loop calling vector sin and tanh split a cache line, and the
+loop ran 1.8x slower (40 against 22 ms in ``bench_spmd``'s per-shard loop: always on threads,
+on the main thread in one process of two, as ASLR placed its stack)."""
 
 WIDE_ATTRS = (f'"prefer-vector-width"="{_w}" ' if _w else "") + FRAME_ATTRS
 """Kernels' function attributes: the widest useful vectors (AVX-512 hosts), an aligned frame."""
