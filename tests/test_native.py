@@ -12,9 +12,9 @@ copy, or loops) and eager NumPy's sum in orders that differ with the CPU, so no 
 number of ulps holds everywhere.
 """
 import ctypes
-import re
 import ctypes.util
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -31,6 +31,7 @@ from functrans import lax
 from functrans.transforms.jit.executable import executable_for
 from functrans.transforms.native import engine
 from functrans.transforms.native.driver import Driver
+from functrans.transforms.native.llvm_compile import Compiler
 from functrans.transforms.native.parallel import PARALLEL_MIN
 from functrans.transforms.native.program import NativeProgram
 
@@ -551,7 +552,6 @@ def test_kernels_calling_vector_math_spill_to_an_aligned_frame():
     x = np.linspace(-2.0, 2.0, 4096)
     np.testing.assert_allclose(jf(x), np.sin(x * 1.7) + np.tanh(x) * 0.5, rtol=32 * EPS64,
                                atol=32 * EPS64)
-    from functrans.transforms.native.llvm_compile import Compiler
     compiler = Compiler()
     kernels = [k for r in _program(jf, x).runs if isinstance(r, Driver) for k in r.kernels]
     checked = 0
