@@ -199,9 +199,8 @@ class Jitted:
         key, leaves = [tree, static], []
         if not _add_children(flat, key, leaves):
             return None
-        key += [config._values["enable_x64"], config._values["debug_nans"],
-                config._values["enable_custom_prng"], config._values["default_backend"],
-                _axis_env.frames]
+        key += config.key()
+        key += (config._values["default_backend"], _axis_env.frames)
         return tuple(key), leaves
 
     def _retree(self, key, runner) -> None:
@@ -343,7 +342,7 @@ def _fast_signature(args, kwargs):
         key.append("**")
         if not _add_node(kwargs, dict, key, leaves):
             return None
-    key.append(config._values["enable_x64"])
+    key.append(config._values["enable_x64"])  # (config.key()'s flags, inline: hot path)
     key.append(config._values["debug_nans"])
     key.append(config._values["enable_custom_prng"])
     key.append(config._values["default_backend"])

@@ -75,6 +75,7 @@ def _forwarding_ir(entry: str, finish: bool, avals) -> str:
     each a call of the C entry point ``entry`` with the step's number. A sums buffer the
     plan asks for is malloc'ed here; if that fails, the status is 1 (the program then reports
     the kernel as failed and runs it again eagerly, where the error is raised)."""
+    from ..native.parallel import launch_ir, read_slots_ir, write_slots_ir
     args = []
     for k, a in enumerate(avals):
         args += [("ptr", f"%p{k}")] + [("i64", f"%d{k}_{j}") for j in range(len(a.shape))]
@@ -93,15 +94,12 @@ def _forwarding_ir(entry: str, finish: bool, avals) -> str:
              "declare void @functrans_parallel_for(ptr, ptr, ptr, ptr, ptr, i64, i64, i32)",
              "", "define internal void @chunk(ptr %args, ptr %dims, ptr %steps, ptr %data) {",
              "  %first = load ptr, ptr %args", "  %start = ptrtoint ptr %first to i64",
-             "  %count = load i64, ptr %dims"]
-    for i, (t, name) in enumerate(kept):
-        lines += [f"  %s{i} = getelementptr inbounds i64, ptr %data, i64 {i}",
-                  f"  {name} = load {t}, ptr %s{i}"]
-    lines += [call(units, "%start", "%count", "null"), "  ret void", "}", "",
-              f"define i32 @forward(ptr %ret, ptr %exc, {passed}) {{",
-              "entry:", "  %plan = alloca [4 x i64], align 8",
-              f"  call void @{entry}({passed}, i64 {plan}, i64 0, i64 0, ptr null, i64 0, "
-              "i64 0, ptr %plan)"]
+             "  %count = load i64, ptr %dims", *read_slots_ir(kept),
+             call(units, "%start", "%count", "null"), "  ret void", "}", "",
+             f"define i32 @forward(ptr %ret, ptr %exc, {passed}) {{",
+             "entry:", "  %plan = alloca [4 x i64], align 8",
+             f"  call void @{entry}({passed}, i64 {plan}, i64 0, i64 0, ptr null, i64 0, "
+             "i64 0, ptr %plan)"]
     for i, name in enumerate(("per", "units", "parts", "bytes")):
         lines += [f"  %q{i} = getelementptr inbounds i64, ptr %plan, i64 {i}",
                   f"  %{name} = load i64, ptr %q{i}"]
@@ -110,16 +108,8 @@ def _forwarding_ir(entry: str, finish: bool, avals) -> str:
               "  %none = icmp eq ptr %buf, null", "  br i1 %none, label %failed, label %run",
               "failed:", "  ret i32 1",
               "run:", "  %sums = phi ptr [ null, %entry ], [ %buf, %alloc ]",
-              f"  %data = alloca [{len(kept)} x i64], align 16"]
-    for i, (t, name) in enumerate(kept):
-        lines += [f"  %w{i} = getelementptr inbounds i64, ptr %data, i64 {i}",
-                  f"  store {t} {name}, ptr %w{i}"]
-    lines += ["  %argp = alloca ptr", "  store ptr null, ptr %argp",
-              "  %stepp = alloca i64", "  store i64 1, ptr %stepp",
-              "  %dimp = alloca i64", "  store i64 %units, ptr %dimp",
-              "  %nt = call i32 @get_num_threads()",
-              "  call void @functrans_parallel_for(ptr @chunk, ptr %argp, ptr %dimp, "
-              "ptr %stepp, ptr %data, i64 0, i64 1, i32 %nt)"]
+              f"  %data = alloca [{len(kept)} x i64], align 16", *write_slots_ir(kept),
+              "  %nt = call i32 @get_num_threads()", *launch_ir("%units", "%nt")]
     if finish:
         lines.append(call(finish_step, "0", "0", "null"))
     lines += ["  call void @free(ptr %sums)", "  ret i32 0", "}", ""]

@@ -74,9 +74,7 @@ def wrapper_ir(dtype: str, ilp64: bool) -> str:
              "  %start = ptrtoint ptr %first to i64",
              "  %count = load i64, ptr %dims",
              "  %stop = add i64 %start, %count"]
-    for i, (name, ty) in enumerate(zip(names, types_)):
-        chunk += [f"  %s{i} = getelementptr inbounds i64, ptr %data, i64 {i}",
-                  f"  %{name} = load {ty}, ptr %s{i}"]
+    chunk += parallel.read_slots_ir([(ty, f"%{name}") for name, ty in zip(names, types_)])
     narrow = [] if it == "i64" else [
         f"  %{v}.c = trunc i64 %{v} to i32" for v in ("m", "n", "k", "lda", "ldb", "ldc")]
     chunk += narrow
@@ -171,15 +169,9 @@ def wrapper_ir(dtype: str, ilp64: bool) -> str:
               "alpha": "%alpha", "a": "%a", "lda": ext("lda"), "b": "%b", "ldb": ext("ldb"),
               "beta": "%beta", "c": "%c", "ldc": ext("ldc"), "per": "%per",
               "byrows": "%byrows"}
-    for i, (name, ty) in enumerate(zip(names, types_)):
-        main += [f"  %d{i} = getelementptr inbounds i64, ptr %data, i64 {i}",
-                 f"  store {ty} {values[name]}, ptr %d{i}"]
+    main += parallel.write_slots_ir([(ty, values[name]) for name, ty in zip(names, types_)])
     main += [
-        "  %argp = alloca ptr", "  store ptr null, ptr %argp",
-        "  %stepp = alloca i64", "  store i64 1, ptr %stepp",
-        "  %dimp = alloca i64", "  store i64 %units, ptr %dimp",
-        "  call void @functrans_parallel_for(ptr @chunk, ptr %argp, ptr %dimp, ptr %stepp, "
-        "ptr %data, i64 0, i64 1, i32 %nt)",
+        *parallel.launch_ir("%units", "%nt"),
         "  ret void",
         "}", ""]
     return "\n".join(lines + main)

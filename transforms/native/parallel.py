@@ -21,7 +21,7 @@ from .ir import Fn
 from .scalar import WIDE_ATTRS
 
 __all__ = ["ensure_threads", "chunk_function", "threads", "launch", "data_slot",
-           "PARALLEL_MIN"]
+           "PARALLEL_MIN", "read_slots_ir", "write_slots_ir", "launch_ir"]
 
 PARALLEL_MIN = 1 << 18  # loops over at least this many elements run on all cores
 _started = threading.Lock()
@@ -91,3 +91,33 @@ def _data(k) -> str:
 def data_slot(k, i: int) -> str:
     """The address of 8-byte slot ``i`` of kernel ``k``'s data block."""
     return k.fn.op(f"getelementptr inbounds i64, ptr {_data(k)}, i64 {i}")
+
+
+# The same protocol for functions written as IR text (BLAS wrappers, convolution forwarders).
+def read_slots_ir(fields) -> list:
+    """IR lines loading ``fields`` (``(type, %name)`` pairs) from the 8-byte slots of
+    ``%data``, in order: a chunk function's prologue."""
+    lines = []
+    for i, (ty, name) in enumerate(fields):
+        lines += [f"  %slot{i} = getelementptr inbounds i64, ptr %data, i64 {i}",
+                  f"  {name} = load {ty}, ptr %slot{i}"]
+    return lines
+
+
+def write_slots_ir(fields) -> list:
+    """IR lines storing ``fields`` (``(type, value)`` pairs) into the slots of ``%data``."""
+    lines = []
+    for i, (ty, value) in enumerate(fields):
+        lines += [f"  %put{i} = getelementptr inbounds i64, ptr %data, i64 {i}",
+                  f"  store {ty} {value}, ptr %put{i}"]
+    return lines
+
+
+def launch_ir(units: str, nthreads: str) -> list:
+    """IR lines running ``@chunk`` over ``units`` with the data block ``%data`` on
+    ``nthreads`` threads: what :func:`launch` emits for a kernel."""
+    return ["  %argp = alloca ptr", "  store ptr null, ptr %argp",
+            "  %stepp = alloca i64", "  store i64 1, ptr %stepp",
+            "  %dimp = alloca i64", f"  store i64 {units}, ptr %dimp",
+            "  call void @functrans_parallel_for(ptr @chunk, ptr %argp, ptr %dimp, "
+            f"ptr %stepp, ptr %data, i64 0, i64 1, i32 {nthreads})"]
