@@ -382,9 +382,11 @@ def test_intermediates_reuse_the_arena():
 
 def test_programs_called_in_turn_reuse_their_pooled_arenas(monkeypatch):
     """Two programs with arenas of different sizes, called in turn (a training and an eval
-    step), take their arenas from the pool: after the first calls, none is allocated."""
+    step), take their arenas from the pool and the slot of the arena given back last: after
+    the first calls, none is allocated."""
     from functrans.transforms.native import driver as native_driver
     monkeypatch.setattr(native_driver, "_arenas", [])
+    monkeypatch.setattr(native_driver, "_hot_arenas", [])
 
     def f(a):
         return fnp.tanh(a @ a.T * 0.01) @ a + 1.0
@@ -395,10 +397,47 @@ def test_programs_called_in_turn_reuse_their_pooled_arenas(monkeypatch):
     assert 0 < sizes[0] < sizes[1], sizes
     for x in (small, big, small, big):
         _assert_close(jf(x), f(x), rtol=1e-12)
-    pooled = [id(a) for a in native_driver._arenas]
+
+    def held():
+        return sorted(id(a) for a in native_driver._arenas + native_driver._hot_arenas)
+    pooled = held()
     for x in (small, big, big, small, small, big):
         jf(x)
-    assert sorted(id(a) for a in native_driver._arenas) == sorted(pooled)
+    assert held() == pooled
+
+
+def test_a_program_called_in_a_loop_takes_back_the_arena_it_gave(monkeypatch):
+    """The arena given back last is taken again from its slot, without the pool's lock (a
+    lock that fails when taken shows it), and one too small for the next program goes to
+    the pool."""
+    from functrans.transforms.native import driver as native_driver
+    monkeypatch.setattr(native_driver, "_arenas", [])
+    monkeypatch.setattr(native_driver, "_hot_arenas", [])
+
+    def f(a):
+        return fnp.tanh(a @ a.T * 0.01) @ a + 1.0
+
+    jf = ft.jit(f)
+    small, big = np.ones((64, 64)), np.ones((128, 128))
+    for _ in range(2):
+        jf(small)
+    (arena,) = native_driver._hot_arenas
+
+    class NoLock:
+        def __enter__(self):
+            raise AssertionError("the pool's lock was taken")
+
+        def __exit__(self, *exc):
+            return False
+    with monkeypatch.context() as m:
+        m.setattr(native_driver, "_arenas_lock", NoLock())
+        for _ in range(3):
+            _assert_close(jf(small), f(small), rtol=1e-12)
+            assert [id(a) for a in native_driver._hot_arenas] == [id(arena)]
+    _assert_close(jf(big), f(big), rtol=1e-12)
+    assert [id(a) for a in native_driver._arenas] == [id(arena)]
+    assert native_driver._hot_arenas[0].size >= _program(jf, big).runs[0].arena_size
+
 
 # ---- equations left to Numba ---------------------------------------------------------------------
 def test_unsupported_equations_run_as_numba_kernels_between_native_runs():

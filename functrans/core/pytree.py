@@ -502,6 +502,47 @@ def _make_node(td: PyTreeDef, children: list):
     return node.from_iterable(td.aux, children)
 
 
+def unflatten_source(treedef: PyTreeDef, leaves: list, names: dict) -> str | None:
+    """Python source of an expression that builds ``treedef``'s tree from the expressions
+    ``leaves`` (in flattening order), or None when a node is not a tuple, list, dict, None or
+    plain namedtuple. The objects the source names (dict keys, namedtuple classes) are added
+    to ``names``. jit's fast path compiles it into its caller: no calls per node.
+
+    >>> names = {}
+    >>> unflatten_source(tree_structure((1, [2, None], {"a": 3})), ["x", "y", "z"], names)
+    '(x, [y, None], {_tree0: z})'
+    >>> names
+    {'_tree0': 'a'}
+    """
+    if len(leaves) != treedef.num_leaves:
+        return None
+    return _node_source(treedef, iter(leaves), names)
+
+
+def _node_source(td: PyTreeDef, leaves, names: dict) -> str | None:
+    t = td.node_type
+    if t is None:
+        return next(leaves)
+    kids = [_node_source(c, leaves, names) for c in td._children]
+    if None in kids:
+        return None
+    if t is tuple:
+        return "(" + ", ".join(kids) + ("," if len(kids) == 1 else "") + ")"
+    if t is list:
+        return "[" + ", ".join(kids) + "]"
+    if t is type(None):
+        return "None"
+    if t is dict or plain_namedtuple(t):
+        refs = []
+        for obj in (td.aux if t is dict else (t,)):
+            refs.append(f"_tree{len(names)}")
+            names[refs[-1]] = obj
+        if t is dict:
+            return "{" + ", ".join(f"{r}: {k}" for r, k in zip(refs, kids)) + "}"
+        return f"{refs[0]}({', '.join(kids)})"
+    return None
+
+
 def tree_leaves(tree, is_leaf=None) -> list:
     """The leaves of ``tree`` in flattening order.
 

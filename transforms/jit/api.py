@@ -39,6 +39,7 @@ from .debug_nans import checked_call
 from .donation import donation, warn_unusable_donations
 from .executable import executable_for  # noqa: F401  (importing it registers the CPU backend)
 from .fast_path import runner as fast_runner
+from .guard import MISS, guarded_call
 from .refs import call_with_closed_refs, call_with_refs, closed_over
 from .shardings import check_shardings, place, shard_map_result_shardings
 from ..partition.partitioner import mesh_and_specs, partitioned
@@ -74,6 +75,7 @@ class Jitted:
             fun, donate_argnums, donate_argnames, self.static_argnums, self.static_argnames)
         self._cache: OrderedDict = OrderedDict()
         self._fast: dict = {}  # simple signatures -> runner (see __call__)
+        self._guard = None  # the runner kept last, behind a check of its signature
         self._fast_trees: dict = {}  # other pytrees, static arguments -> (runner, tree type)
         self._plain = not self.static_argnums and not self.static_argnames
         self._lock = threading.RLock()
@@ -96,6 +98,11 @@ class Jitted:
         # Hot path: array/scalar leaves in plain containers, evaluated eagerly, seen before;
         # then leaves in any pytree (modules' registered nodes), with static arguments.
         if _state.trace is EVAL_TRACE and not config.disable_jit:
+            guard = self._guard  # the last kept signature's, checked in place (guard.py)
+            if guard is not None:
+                out = guard(args, kwargs)
+                if out is not MISS:
+                    return out
             fast = _fast_signature(args, kwargs) if self._plain else None
             if fast is not None:
                 runner = self._fast.get(fast[0])
@@ -125,6 +132,7 @@ class Jitted:
                 raise
             self._plain = False  # (the fast paths would skip the references)
             self._fast.clear()
+            self._guard = None
             self._fast_trees.clear()
             return call_with_closed_refs(self, args, kwargs, e.ref)
         sharded = None
@@ -172,7 +180,9 @@ class Jitted:
         fast = _fast_signature(args, kwargs) if self._plain else None
         if fast is not None:
             if len(fast[1]) == count and len(self._fast) < config.jit_cache_size:
-                self._fast[fast[0]] = fast_runner(executable, out_tree, self.device, fast[1])
+                run = self._fast[fast[0]] = fast_runner(executable, out_tree, self.device,
+                                                        fast[1])
+                self._guard = guarded_call(args, kwargs, run, config._values, _FLAGS)
             return
         if "_closed_refs" in self.__dict__ or len(self._fast_trees) >= config.jit_cache_size:
             return
@@ -320,6 +330,7 @@ class Jitted:
     def clear_cache(self) -> None:
         self._cache.clear()
         self._fast.clear()
+        self._guard = None
         self._fast_trees.clear()
 
     def __repr__(self):
@@ -342,11 +353,15 @@ def _fast_signature(args, kwargs):
         key.append("**")
         if not _add_node(kwargs, dict, key, leaves):
             return None
-    key.append(config._values["enable_x64"])  # (config.key()'s flags, inline: hot path)
+    key.append(config._values["enable_x64"])  # (_FLAGS, inline: hot path)
     key.append(config._values["debug_nans"])
     key.append(config._values["enable_custom_prng"])
     key.append(config._values["default_backend"])
     return tuple(key), leaves
+
+
+# The config flags a fast signature holds (config.key()'s, and the default backend).
+_FLAGS = ("enable_x64", "debug_nans", "enable_custom_prng", "default_backend")
 
 
 def _fast_key(args):

@@ -38,6 +38,9 @@ def runner(executable, out_tree, device, leaves):
     if type(executable) is Kernel:
         call = _kernel_caller(executable, leaves)
     elif type(executable) is NativeProgram:
+        whole = executable.fast_caller(leaves, out_tree)  # builds the output tree itself
+        if whole is not None:
+            return whole
         call = executable.fast_caller(leaves)
     if call is None:
         call = lambda leaves: executable(*leaves)  # noqa: E731

@@ -19,13 +19,14 @@ import numpy as np
 from functrans.core.array import Array
 from functrans.core.config import config
 from functrans.core.ir import Jaxpr, Literal, Var, run_interface, walk_jaxprs
+from functrans.core.pytree import unflatten_source
 from functrans.transforms.lowering.compile import parallel_regions
 from functrans.transforms.lowering.plan import REDUCTIONS, is_index_map, is_pointwise
 from functrans.transforms.lowering.scalar import scalar_rules
 
 from .blocks import CONTROL
-from .driver import (_NO_ARENA, Driver, Unsupported, _give_arena, _take_arena,
-                     program_calls_blas)
+from .driver import (_NO_ARENA, Driver, Unsupported, _give_arena, _hot_arenas,
+                     _retake_arena, _take_arena, program_calls_blas)
 from .user_calls import FAILED
 from .ops import supported as op_supported
 
@@ -288,19 +289,22 @@ class NativeProgram:
             env.update(zip(r.outs, r.run(vals)))
         return self._results(env)
 
-    def fast_caller(self, leaves):
+    def fast_caller(self, leaves, out_tree=None):
         """``call(leaves) -> [Array, ...]`` for jit's fast path, specialized to the kinds of
         ``leaves`` (each call's leaves have the same kinds and types), or None where the
-        general call is needed (programs of several runs, or not compiled yet). The
-        caller is Python source generated for this signature: no loops, no argument lists
-        built at run time. A driver with parallel loops takes the lock of
+        general call is needed (programs of several runs, or not compiled yet). With
+        ``out_tree``, the caller returns the outputs in that structure (None where it has
+        nodes other than Python's containers). The caller is Python source generated for this
+        signature: no loops, no argument lists built at run time, and in the common case no
+        calls of Python functions, which after a program has streamed megabytes run with
+        cold caches at about 1 us each. A driver with parallel loops takes the lock of
         ``parallel_regions`` when there is one, as :meth:`Driver.run` does."""
         d = self.single
         if d is None or d.entry is None:
             return None
         ns = {"entry": d.entry, "empty": np.empty, "new": object.__new__, "Array": Array,
               "take": _take_arena, "give": _give_arena, "NO_ARENA": _NO_ARENA,
-              "regions": parallel_regions}
+              "hot": _hot_arenas, "retake": _retake_arena, "regions": parallel_regions}
         args = []
         for k, (x, v) in enumerate(zip(leaves, self.jaxpr.invars)):
             t = type(x)
@@ -323,9 +327,13 @@ class NativeProgram:
             args = ["*ins"]
             ns.update(FAILED=FAILED, driver=d)
         call_args = ", ".join(args + outs + [f"c{k}" for k in range(len(d.consts))])
-        if d.arena_size:
-            run = [f"arena = take({d.arena_size})", "try:", f"    entry({call_args}, arena)",
-                   "finally:", "    give(arena)"]
+        if d.arena_size:  # the arena given back last, else the pool's (_take_arena inline)
+            size = d.arena_size
+            run = ["try:", "    arena = hot.pop()", "except IndexError:",
+                   f"    arena = take({size})", "else:", f"    if arena.size < {size}:",
+                   f"        arena = retake(arena, {size})",
+                   "try:", f"    entry({call_args}, arena)", "finally:",
+                   "    if hot:", "        give(arena)", "    else:", "        hot.append(arena)"]
         else:
             run = [f"entry({call_args}, NO_ARENA)"]
         if d.parallel:  # (a lock only with Numba's workqueue layer: see ParallelRegions)
@@ -337,7 +345,14 @@ class NativeProgram:
         for k, (value, weak) in enumerate(zip(results, self.out_weak)):
             lines += [f"v{k} = {value}", f"v{k}.setflags(write=False)", f"r{k} = new(Array)",
                       f"r{k}._value, r{k}._weak, r{k}._sharding = v{k}, {weak}, None"]
-        lines.append(f"return [{', '.join(f'r{k}' for k in range(len(results)))}]")
+        names = [f"r{k}" for k in range(len(results))]
+        if out_tree is None:
+            lines.append(f"return [{', '.join(names)}]")
+        else:
+            tree = unflatten_source(out_tree, names, ns)
+            if tree is None:
+                return None
+            lines.append(f"return {tree}")
         unpack = "".join(f"x{k}, " for k in range(len(leaves)))
         head = f"    {unpack}= leaves\n" if leaves else ""
         src = "def call(leaves):\n" + head + "".join(f"    {ln}\n" for ln in lines)
