@@ -439,6 +439,34 @@ def test_a_program_called_in_a_loop_takes_back_the_arena_it_gave(monkeypatch):
     assert native_driver._hot_arenas[0].size >= _program(jf, big).runs[0].arena_size
 
 
+def test_programs_with_more_parameters_than_ctypes_takes_enter_by_a_trampoline():
+    """An optimizer step over hundreds of parameter arrays has more inputs and outputs than
+    a ctypes function may have (1024): its driver is entered with one tuple, scalars of each
+    dtype as 0-d arrays, on the fast path and the general one. Values are exact (one
+    multiply-add per element, the same in NumPy)."""
+    from functrans.transforms.native import driver as native_driver
+
+    rng = np.random.default_rng(3)
+    params = [rng.standard_normal(k % 5 + 1).astype(np.float32) for k in range(520)]
+    grads = [rng.standard_normal(p.shape).astype(np.float32) for p in params]
+
+    def step(ps, gs, lr, scale, flip, count):
+        sign = fnp.where(flip, -1.0, 1.0).astype(np.float32)
+        return [p - (lr * scale * sign) * g for p, g in zip(ps, gs)], count + 1
+
+    jf = ft.jit(step)
+    exe = _program(jf, params, grads, np.float32(0.5), 2, True, np.int64(4))
+    assert len(exe.runs[0].fn.params) > native_driver.CTYPES_MAX_ARGS
+    for call in range(3):  # the general path, then the fast one
+        new, count = jf(params, grads, np.float32(0.5), 2, True, np.int64(4))
+        assert int(count) == 5
+        for p, g, n in zip(params, grads, new):
+            np.testing.assert_array_equal(np.asarray(n), p - np.float32(-1.0) * g)
+        ft.block_until_ready(new)
+        ft.effects_barrier()  # the compiled driver, not the interpreter, runs the later calls
+    assert exe.runs[0].entry is not None
+
+
 # ---- equations left to Numba ---------------------------------------------------------------------
 def test_unsupported_equations_run_as_numba_kernels_between_native_runs():
     x = np.random.default_rng(6).standard_normal(50)

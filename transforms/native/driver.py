@@ -51,6 +51,43 @@ def _data_offset() -> int:
 DATA_OFFSET = _data_offset()
 
 
+def _tuple_items_offset() -> int:
+    """Where a tuple object keeps its first item's pointer (after the object header)."""
+    item = object()
+    pack = (item,)
+    raw = ctypes.string_at(id(pack), 64)
+    for off in range(0, 64, 8):
+        if int.from_bytes(raw[off:off + 8], "little") == id(item):
+            return off
+    raise RuntimeError("cannot locate a tuple's items")
+
+
+# ctypes calls functions of at most 1024 parameters: a driver with more (a step updating
+# hundreds of parameter arrays and their optimizer state) is entered by a trampoline taking
+# one tuple of the arguments, which loads each one and calls the driver with all of them.
+CTYPES_MAX_ARGS = 1024
+TUPLE_ITEMS = _tuple_items_offset()
+
+
+def trampoline_text(driver: str, params) -> str:
+    """The LLVM IR of ``<driver>_packed(ptr %args)``: ``driver`` (whose parameters have the
+    types ``params``) called with the items of the tuple ``%args``. Scalar parameters come
+    as 0-d arrays there, whose value it loads."""
+    lines, args = [], []
+    for k, ty in enumerate(params):
+        lines += [f"  %p{k} = getelementptr inbounds i8, ptr %args, i64 {TUPLE_ITEMS + 8 * k}",
+                  f"  %o{k} = load ptr, ptr %p{k}"]
+        if ty == "ptr":
+            args.append(f"ptr %o{k}")
+        else:
+            lines += [f"  %d{k} = getelementptr inbounds i8, ptr %o{k}, i64 {DATA_OFFSET}",
+                      f"  %a{k} = load ptr, ptr %d{k}", f"  %v{k} = load {ty}, ptr %a{k}"]
+            args.append(f"{ty} %v{k}")
+    return "\n".join([f"declare void @{driver}({', '.join(params)})",
+                      f"define void @{driver}_packed(ptr %args) nounwind {{", "entry:", *lines,
+                      f"  call void @{driver}({', '.join(args)})", "  ret void", "}", ""])
+
+
 class Driver:
     """Native code for equations ``eqns`` reading ``ins`` and producing ``outs`` (Vars)."""
 
@@ -142,9 +179,17 @@ class Driver:
             # otherwise fault them in, page by page, inside the first call).
             prefault = threading.Thread(target=_prefault, args=(self.arena_size,), daemon=True)
             prefault.start()
+            params = [ty for ty, _ in self.fn.params]
+            packed = len(params) > CTYPES_MAX_ARGS
+            if packed:
+                text = trampoline_text(self.symbol, params)
+                units.append((self.symbol + "_packed", lambda: text, {}, 2, False))
             addr = _ensure_all(units)[-1]
             prefault.join()
             obj = ctypes.py_object
+            if packed:
+                self.entry = _packed_entry(ctypes.CFUNCTYPE(None, obj)(addr), self.ins)
+                return
             types = [obj if v.aval.shape else _CTYPES[np.dtype(v.aval.dtype)] for v in self.ins]
             types += [obj] * (len(self.outs) + len(self.consts) + 1)
             self.entry = ctypes.CFUNCTYPE(None, *types)(addr)
@@ -185,6 +230,21 @@ _CTYPES = {np.dtype(k): v for k, v in (
     ("uint16", ctypes.c_uint16), ("uint32", ctypes.c_uint32), ("uint64", ctypes.c_uint64),
     ("float32", ctypes.c_float), ("float64", ctypes.c_double))}
 _NO_ARENA = np.empty(0, np.uint8)
+
+
+def _packed_entry(call, ins):
+    """The entry of a driver with more parameters than ctypes takes: its arguments passed
+    as one tuple to its trampoline, scalar inputs as 0-d arrays of their traced dtypes."""
+    scalars = [(k, np.dtype(v.aval.dtype)) for k, v in enumerate(ins) if not v.aval.shape]
+
+    def entry(*args):
+        if scalars:
+            args = list(args)
+            for k, dtype in scalars:
+                args[k] = np.asarray(args[k], dtype)
+            args = tuple(args)
+        call(args)
+    return entry
 
 
 _arenas: list = []  # free arenas (64-byte aligned uint8 arrays), guarded by _arenas_lock
