@@ -14,7 +14,7 @@ import functrans as ft
 import functrans.numpy as fnp
 from functrans.core.pytree import tree_flatten, tree_unflatten, unflatten_source
 from functrans.transforms.jit import api
-from functrans.transforms.jit.guard import GUARD_MAX_LEAVES
+from functrans.transforms.jit.guard import GUARD_AFTER_HITS, GUARD_MAX_BUILDS, GUARD_MAX_LEAVES
 
 Pair = collections.namedtuple("Pair", "a b")
 _weak = {}
@@ -46,6 +46,14 @@ calls = st.tuples(st.lists(trees, max_size=3), st.dictionaries(st.sampled_from("
                                                                 max_size=2))
 
 
+def _hot(f, *args, **kwargs):
+    """Call ``f`` until its signature is guarded (the first call keeps the runner; the
+    lookups that follow count)."""
+    for _ in range(GUARD_AFTER_HITS + 1):
+        out = f(*args, **kwargs)
+    return out
+
+
 def _double(*args, **kwargs):
     return ft.tree_util.tree_map(lambda v: v * 2, (args, kwargs))
 
@@ -64,7 +72,8 @@ def _assert_same(got, want):
 @given(first=calls, second=calls)
 def test_calls_after_the_guarded_one_return_what_the_general_path_returns(first, second):
     f = ft.jit(_double)
-    for args, kwargs in (first, first, second, first, second):
+    _assert_same(_hot(f, *first[0], **first[1]), ft.jit(_double)(*first[0], **first[1]))
+    for args, kwargs in (second, first, second):
         _assert_same(f(*args, **kwargs), ft.jit(_double)(*args, **kwargs))
 
 
@@ -72,6 +81,8 @@ def test_the_kept_signature_runs_without_its_lookup(monkeypatch):
     f = ft.jit(lambda p, x, scale=1.0: [w * x * scale for w in p])
     p, x = (fnp.ones(3), fnp.arange(3.0)), fnp.asarray(2.0)
     first = f(p, x, scale=0.5)
+    assert f._guard is None  # (a signature called once or twice gets no guard)
+    _hot(f, p, x, scale=0.5)
     assert f._guard is not None
     looked_up = []
     original = api._fast_signature
@@ -111,20 +122,21 @@ def test_each_difference_misses_the_guard(change):
     else:
         x64 = not x64
     g = ft.jit(f)
-    g(base), g(base)
+    _hot(g, base)
+    assert g._guard is not None
     with ft.config.override(enable_x64=x64):
         _assert_same(g(other, **kwargs), ft.jit(f)(other, **kwargs))
     _assert_same(g(base), ft.jit(f)(base))
 
 
 def test_placed_arrays_and_large_trees_keep_the_lookup():
-    f = ft.jit(lambda xs: sum(xs))  # (one output: a driver takes at most 1024 arguments)
+    f = ft.jit(lambda xs: sum(xs))
     many = [np.float32(k) for k in range(GUARD_MAX_LEAVES + 1)]
-    f(many)
+    _hot(f, many)
     assert len(f._fast) == 1 and f._guard is None
     placed = ft.device_put(fnp.ones(3), ft.devices()[0])
     g = ft.jit(lambda x: x * 2)
-    g(placed)
+    _hot(g, placed)
     if placed._sharding is not None:
         assert g._guard is None
     _assert_same(g(placed), placed * 2)
@@ -132,10 +144,23 @@ def test_placed_arrays_and_large_trees_keep_the_lookup():
 
 def test_the_cache_cleared_drops_the_guard():
     f = ft.jit(lambda x: x + 1)
-    f(1.0)
+    _hot(f, 1.0)
     assert f._guard is not None
     f.clear_cache()
     assert f._guard is None and float(f(2.0)) == 3.0
+
+
+def test_the_guard_moves_to_another_hot_signature_a_few_times():
+    f = ft.jit(lambda x: x * 2)
+    xs = [fnp.ones(k) for k in range(1, GUARD_MAX_BUILDS + 3)]
+    guards = []
+    for x in xs:
+        _assert_same(_hot(f, x), x * 2)
+        guards.append(f._guard)
+    assert len(set(map(id, guards[:GUARD_MAX_BUILDS]))) == GUARD_MAX_BUILDS
+    assert guards[GUARD_MAX_BUILDS:] == [guards[GUARD_MAX_BUILDS - 1]] * 2  # no more builds
+    for x in xs:  # every signature still runs, guarded or looked up
+        _assert_same(f(x), x * 2)
 
 
 class Opaque:  # a registered node: the output tree needs tree_unflatten

@@ -39,7 +39,7 @@ from .debug_nans import checked_call
 from .donation import donation, warn_unusable_donations
 from .executable import executable_for  # noqa: F401  (importing it registers the CPU backend)
 from .fast_path import runner as fast_runner
-from .guard import MISS, guarded_call
+from .guard import GUARD_AFTER_HITS, GUARD_MAX_BUILDS, MISS, guarded_call
 from .refs import call_with_closed_refs, call_with_refs, closed_over
 from .shardings import check_shardings, place, shard_map_result_shardings
 from ..partition.partitioner import mesh_and_specs, partitioned
@@ -75,7 +75,9 @@ class Jitted:
             fun, donate_argnums, donate_argnames, self.static_argnums, self.static_argnames)
         self._cache: OrderedDict = OrderedDict()
         self._fast: dict = {}  # simple signatures -> runner (see __call__)
-        self._guard = None  # the runner kept last, behind a check of its signature
+        self._guard = None  # a hot signature's runner, behind a check of it (guard.py)
+        self._lookups = 0  # calls run from self._fast since the guard was built
+        self._guards_built = 0
         self._fast_trees: dict = {}  # other pytrees, static arguments -> (runner, tree type)
         self._plain = not self.static_argnums and not self.static_argnames
         self._lock = threading.RLock()
@@ -98,7 +100,7 @@ class Jitted:
         # Hot path: array/scalar leaves in plain containers, evaluated eagerly, seen before;
         # then leaves in any pytree (modules' registered nodes), with static arguments.
         if _state.trace is EVAL_TRACE and not config.disable_jit:
-            guard = self._guard  # the last kept signature's, checked in place (guard.py)
+            guard = self._guard  # a hot signature's, checked in place (guard.py)
             if guard is not None:
                 out = guard(args, kwargs)
                 if out is not MISS:
@@ -107,6 +109,9 @@ class Jitted:
             if fast is not None:
                 runner = self._fast.get(fast[0])
                 if runner is not None:
+                    self._lookups += 1
+                    if self._lookups == GUARD_AFTER_HITS:  # a hot signature: guard it
+                        self._build_guard(args, kwargs, runner)
                     return runner(fast[1])
             elif self._fast_trees:  # (runners are kept there only for other signatures)
                 sig = self._tree_signature(args, kwargs)
@@ -180,9 +185,7 @@ class Jitted:
         fast = _fast_signature(args, kwargs) if self._plain else None
         if fast is not None:
             if len(fast[1]) == count and len(self._fast) < config.jit_cache_size:
-                run = self._fast[fast[0]] = fast_runner(executable, out_tree, self.device,
-                                                        fast[1])
-                self._guard = guarded_call(args, kwargs, run, config._values, _FLAGS)
+                self._fast[fast[0]] = fast_runner(executable, out_tree, self.device, fast[1])
             return
         if "_closed_refs" in self.__dict__ or len(self._fast_trees) >= config.jit_cache_size:
             return
@@ -193,6 +196,13 @@ class Jitted:
                     fast_runner(executable, out_tree, self.device, sig[1]), type(sig[0][0]))
             except TypeError:  # unhashable static arguments (the general path reported them)
                 pass
+
+    def _build_guard(self, args, kwargs, runner) -> None:
+        """Put ``runner`` (the fast path's for these arguments) behind a guard."""
+        self._lookups = 0
+        if self._guards_built < GUARD_MAX_BUILDS:
+            self._guards_built += 1
+            self._guard = guarded_call(args, kwargs, runner, config._values, _FLAGS)
 
     def _tree_signature(self, args, kwargs):
         """``(key, leaves)`` of arguments whose leaves are arrays and scalars in any pytree
