@@ -1,11 +1,11 @@
-"""jit's guarded call: the last fast signature's check and runner as one generated function.
+"""jit's guarded call: a hot fast signature's check and runner as one generated function.
 
 ``Jitted.__call__`` finds a kept runner by the arguments' fast signature
 (``api._fast_signature``): a walk of the containers in Python functions, a tuple of per-leaf
 tuples, and a dict lookup that hashes and compares it. Between the steps of a training loop,
 whose programs stream megabytes, all of that runs with cold caches: a Python function call or
 a fresh tuple costs about 1 us there, and the signature and lookup took 20-26 us of a
-step's 40-70 us of jit's own time. So the runner kept last also gets a guard: Python source
+step's 40-70 us of jit's own time. So a hot signature's runner gets a guard: Python source
 generated for that one signature, which checks the arguments against it (the same tests the
 signature's key would compare, in one frame, allocating nothing) and calls the runner with
 the leaves; arguments that differ anywhere fall through to the signature and the lookup.
@@ -73,6 +73,7 @@ class _Source:
         self.ns: dict = {}
         self.leaves: list = []
         self.names: dict = {}  # (type, value) -> its name: a model's many equal shapes share one
+        self.count = 0
 
     def const(self, obj) -> str:
         key = (type(obj), obj)
@@ -83,7 +84,7 @@ class _Source:
         return name
 
     def var(self) -> str:
-        self.count = getattr(self, "count", 0) + 1
+        self.count += 1
         return f"v{self.count}"
 
     def check(self, failing: str) -> None:

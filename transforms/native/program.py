@@ -57,11 +57,6 @@ def native_eqn(eqn) -> bool:
     return op_supported(eqn)
 
 
-def _array_value(x):
-    v = x._value
-    return v if v.flags.c_contiguous else np.ascontiguousarray(v)
-
-
 def _scalar_value(x):
     return x._value
 
@@ -295,9 +290,9 @@ class NativeProgram:
         general call is needed (programs of several runs, or not compiled yet). With
         ``out_tree``, the caller returns the outputs in that structure (None where it has
         nodes other than Python's containers). The caller is Python source generated for this
-        signature: no loops, no argument lists built at run time, and in the common case no
-        calls of Python functions, which after a program has streamed megabytes run with
-        cold caches at about 1 us each. A driver with parallel loops takes the lock of
+        signature: no loops, no argument lists built at run time, and no calls of Python
+        functions for Arrays and Python scalars, which after a program has streamed megabytes
+        run with cold caches at about 1 us each. A driver with parallel loops takes the lock of
         ``parallel_regions`` when there is one, as :meth:`Driver.run` does."""
         d = self.single
         if d is None or d.entry is None:
@@ -305,21 +300,26 @@ class NativeProgram:
         ns = {"entry": d.entry, "empty": np.empty, "new": object.__new__, "Array": Array,
               "take": _take_arena, "give": _give_arena, "NO_ARENA": _NO_ARENA,
               "hot": _hot_arenas, "retake": _retake_arena, "regions": parallel_regions}
-        args = []
+        args, values = [], []
         for k, (x, v) in enumerate(zip(leaves, self.jaxpr.invars)):
             t = type(x)
             if not v.aval.shape and (t in (float, int, bool) or isinstance(x, np.generic)):
                 args.append(f"x{k}")  # ctypes converts scalars itself
+            elif t is Array and v.aval.shape:  # its value, C-contiguous
+                values += [f"a{k} = x{k}._value", f"if not a{k}.flags.c_contiguous:",
+                           f"    a{k} = contiguous(a{k})"]
+                args.append(f"a{k}")
             elif t is Array:
-                args.append(f"array_value(x{k})" if v.aval.shape else f"x{k}._value")
+                args.append(f"x{k}._value")
             else:
                 ns[f"dt{k}"] = np.dtype(v.aval.dtype)
                 args.append(f"arg(x{k}, dt{k})")
-        ns.update(array_value=_array_value, arg=_arg)
+        ns.update(contiguous=np.ascontiguousarray, arg=_arg)
         for k, c in enumerate(self.consts):
             ns[f"p{k}"] = c
         args += [f"p{k}" for k in range(len(self.consts))]
         results, lines, outs = self._fast_results(d, list(args), ns)
+        lines = values + lines
         for k, c in enumerate(d.consts):
             ns[f"c{k}"] = c
         if d.user_kernels:  # the inputs are kept, to report a kernel that failed
