@@ -380,19 +380,26 @@ def test_intermediates_reuse_the_arena():
 
 
 
-def test_programs_called_in_turn_reuse_their_pooled_arenas(monkeypatch):
-    """Two programs with arenas of different sizes, called in turn (a training and an eval
-    step), take their arenas from the pool and the slot of the arena given back last: after
-    the first calls, none is allocated."""
+def _arena_user(a):
+    return fnp.tanh(a @ a.T * 0.01) @ a + 1.0
+
+
+@pytest.fixture
+def empty_arenas(monkeypatch):
+    """The driver module with an empty arena pool and slot; a jitted program with an arena,
+    and inputs giving it a small and a big one."""
     from functrans.transforms.native import driver as native_driver
     monkeypatch.setattr(native_driver, "_arenas", [])
     monkeypatch.setattr(native_driver, "_hot_arenas", [])
+    return native_driver, ft.jit(_arena_user), np.ones((64, 64)), np.ones((128, 128))
 
-    def f(a):
-        return fnp.tanh(a @ a.T * 0.01) @ a + 1.0
 
-    jf = ft.jit(f)
-    small, big = np.ones((64, 64)), np.ones((128, 128))
+def test_programs_called_in_turn_reuse_their_pooled_arenas(empty_arenas):
+    """Two programs with arenas of different sizes, called in turn (a training and an eval
+    step), take their arenas from the pool and the slot of the arena given back last: after
+    the first calls, none is allocated."""
+    native_driver, jf, small, big = empty_arenas
+    f = _arena_user
     sizes = [_program(jf, x).runs[0].arena_size for x in (small, big)]
     assert 0 < sizes[0] < sizes[1], sizes
     for x in (small, big, small, big):
@@ -406,19 +413,12 @@ def test_programs_called_in_turn_reuse_their_pooled_arenas(monkeypatch):
     assert held() == pooled
 
 
-def test_a_program_called_in_a_loop_takes_back_the_arena_it_gave(monkeypatch):
+def test_a_program_called_in_a_loop_takes_back_the_arena_it_gave(empty_arenas, monkeypatch):
     """The arena given back last is taken again from its slot, without the pool's lock (a
     lock that fails when taken shows it), and one too small for the next program goes to
     the pool."""
-    from functrans.transforms.native import driver as native_driver
-    monkeypatch.setattr(native_driver, "_arenas", [])
-    monkeypatch.setattr(native_driver, "_hot_arenas", [])
-
-    def f(a):
-        return fnp.tanh(a @ a.T * 0.01) @ a + 1.0
-
-    jf = ft.jit(f)
-    small, big = np.ones((64, 64)), np.ones((128, 128))
+    native_driver, jf, small, big = empty_arenas
+    f = _arena_user
     for _ in range(2):
         jf(small)
     (arena,) = native_driver._hot_arenas
