@@ -101,7 +101,9 @@ def test_each_difference_misses_the_guard(change):
     def f(tree, **kw):
         return _double(tree, **kw)
 
-    base = {"w": fnp.ones(3, dtype=np.float32), "b": [fnp.asarray(1.0), None]}
+    strong = fnp.asarray(np.float64(1.0))
+    assert not strong.weak_type and _weak_array().weak_type
+    base = {"w": fnp.ones(3, dtype=np.float32), "b": [strong, None]}
     other, kwargs, x64 = dict(base), {}, ft.config.enable_x64
     if change == "dtype":
         other["w"] = fnp.ones(3, dtype=np.int32)
@@ -110,15 +112,15 @@ def test_each_difference_misses_the_guard(change):
     elif change == "weak type":
         other["b"] = [_weak_array(), None]
     elif change == "container":
-        other["b"] = (fnp.asarray(1.0), None)
+        other["b"] = (strong, None)
     elif change == "length":
-        other["b"] = [fnp.asarray(1.0), None, None]
+        other["b"] = [strong, None, None]
     elif change == "dict keys":
         other["c"] = other.pop("w")
     elif change == "keyword":
         kwargs = {"k": 1.0}
     elif change == "None":
-        other["b"] = [fnp.asarray(1.0), 2.0]
+        other["b"] = [strong, 2.0]
     else:
         x64 = not x64
     g = ft.jit(f)
