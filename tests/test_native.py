@@ -439,6 +439,35 @@ def test_a_program_called_in_a_loop_takes_back_the_arena_it_gave(empty_arenas, m
     assert native_driver._hot_arenas[0].size >= _program(jf, big).runs[0].arena_size
 
 
+def test_threads_calling_programs_with_arenas_never_share_one(empty_arenas):
+    """Four threads call two programs with arenas of different sizes on inputs of their own,
+    past the point where the calls run from the guard and take the slot's arena: each gets
+    its own results (an arena in two calls at once would mix them)."""
+    import threading
+    native_driver, jf, _, _ = empty_arenas
+    inputs = [np.full((64 + 64 * (k % 2), 64 + 64 * (k % 2)), 0.1 * (k + 1)) for k in range(4)]
+    errors, barrier = [], threading.Barrier(4)
+
+    def run(k):
+        try:
+            barrier.wait()
+            for _ in range(60):
+                np.testing.assert_array_equal(np.asarray(jf(inputs[k])), wants[k])
+        except Exception as e:  # surfaced below
+            errors.append(e)
+    for x in inputs[:2]:  # compiled first: later calls run the compiled code
+        jf(x)
+    ft.effects_barrier()
+    wants = [np.asarray(jf(x)) for x in inputs]  # the compiled code's bits, one call at a time
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    assert jf._guard is not None
+
+
 def test_programs_with_more_parameters_than_ctypes_takes_enter_by_a_trampoline():
     """An optimizer step over hundreds of parameter arrays has more inputs and outputs than
     a ctypes function may have (1024): its driver is entered with one tuple, scalars of each
