@@ -259,3 +259,22 @@ def test_constants_and_inputs_returned_take_the_fast_path_as_copies(monkeypatch)
         for i, p in enumerate(buffers):
             for q in buffers[i + 1:]:
                 assert not np.shares_memory(p, q)
+
+
+def test_a_broadcast_array_argument_is_made_contiguous_once():
+    """``fnp.zeros`` gives a broadcast view: the first call passing it keeps a contiguous,
+    read-only copy as the Array's value, so later calls do not copy it again; its values do
+    not change, and a NumPy view passed as an argument is left as it is."""
+    zeros = fnp.zeros((300, 200), np.float32)
+    assert not np.asarray(zeros).flags.c_contiguous
+    view = np.broadcast_to(np.float32(2.0), (300, 200))
+    f = ft.jit(lambda a, b: a + b)
+    for _ in range(3):
+        out = f(zeros, view)
+        np.testing.assert_array_equal(np.asarray(out), np.full((300, 200), 2.0, np.float32))
+    value = zeros._value
+    assert value.flags.c_contiguous and not value.flags.writeable
+    assert value.shape == (300, 200) and not value.any()
+    assert view.strides == (0, 0)
+    f(zeros, view)
+    assert zeros._value is value  # (the copy is kept)
