@@ -90,8 +90,8 @@ def _arg(x, dtype):
     """A C-contiguous ndarray of ``dtype`` (0-d for scalars) for a driver input."""
     if type(x) is Array:
         v = x._value
-        if v.dtype == dtype and not v.flags.c_contiguous:
-            return _settle(x)
+        if v.dtype is dtype or v.dtype == dtype:  # (the common case: one test of each)
+            return v if v.flags.c_contiguous else _settle(x)
     else:
         v = np.asarray(x)
     if v.dtype != dtype:
