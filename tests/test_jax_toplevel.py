@@ -297,6 +297,7 @@ def test_typeof_gives_the_abstract_value():
     assert (a.shape, a.dtype, a.weak_type) == ((3,), np.float32, False)
     w = ft.typeof(1.0)
     assert (w.shape, w.dtype, w.weak_type) == ((), np.float64, True)
+    assert ft.typeof(fnp.asarray(1.0)) == w  # a weak Array (typeof's fast path for Arrays)
     assert ft.typeof(np.ones((2, 3), np.int8)).str_short() == "i8[2,3]"
     seen = []
     ft.jit(lambda x: seen.append(ft.typeof(x)) or x)(fnp.ones(2))

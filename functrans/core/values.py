@@ -54,6 +54,11 @@ def typeof(x):
     >>> ft.typeof(ft.new_ref(1.0)), ft.typeof(ft.random.key(0)).dtype
     (Ref{f64[]}, key<fry>)
     """
+    t = type(x)
+    if t is Array and x._sharding is None and t not in hitype_avals:
+        # An unplaced concrete Array: no hook below changes its type. Libraries ask at every
+        # variable access (nnx: 20 times a step), with caches made cold by the step's program.
+        return get_aval(x)
     # References (functrans.ref.Ref) and typed key arrays (functrans.random's) carry their
     # own type; they are recognized by their class marks (both are above core).
     if getattr(type(x), "_is_ref", False) or getattr(type(x), "_is_key_array", False):
