@@ -61,9 +61,9 @@ def typeof(x):
         return get_aval(x)
     # References (functrans.ref.Ref) and typed key arrays (functrans.random's) carry their
     # own type; they are recognized by their class marks (both are above core).
-    if getattr(type(x), "_is_ref", False) or getattr(type(x), "_is_key_array", False):
+    if getattr(t, "_is_ref", False) or getattr(t, "_is_key_array", False):
         return x.aval
-    to_aval = hitype_avals.get(type(x))
+    to_aval = hitype_avals.get(t)
     if to_aval is not None:
         return to_aval(x)
     try:

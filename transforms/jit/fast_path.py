@@ -3,7 +3,8 @@
 Once a signature has run, ``Jitted.__call__`` keeps a runner for it and later calls with the
 same fast signature go straight to it: ``api._fast_signature`` for leaves in plain containers,
 ``Jitted._tree_signature`` for leaves in any pytree (modules' custom nodes) beside static
-arguments (equinox's ``filter_jit`` and ``nnx.jit`` call jit so). The signature fixes each
+arguments (equinox's ``filter_jit`` and ``nnx.jit`` call jit so); a hot plain signature's
+runner also gets a guard (``guard.py``) that skips the lookup. The signature fixes each
 leaf's kind (functrans Array, Python or NumPy scalar) and type, so the runner converts only
 what the kernel cannot take as it is, and wraps the outputs without re-deriving their types.
 The general caller (``Kernel.__call__``) stays for everything else.
