@@ -39,7 +39,7 @@ from .debug_nans import checked_call
 from .donation import donation, warn_unusable_donations
 from .executable import executable_for  # noqa: F401  (importing it registers the CPU backend)
 from .fast_path import runner as fast_runner
-from .guard import GUARD_AFTER_HITS, GUARD_MAX_BUILDS, MISS, guarded_call
+from .guard import GUARD_AFTER_HITS, GUARD_MAX_BUILDS, MISS, SCALAR_TYPES, guarded_call
 from .refs import call_with_closed_refs, call_with_refs, closed_over
 from .shardings import check_shardings, place, shard_map_result_shardings
 from ..partition.partitioner import mesh_and_specs, partitioned
@@ -347,9 +347,6 @@ class Jitted:
         return f"<jit({self.name})>"
 
 
-_SCALARS = (float, int, bool, complex)
-
-
 def _fast_signature(args, kwargs):
     """``(key, leaves)`` for arguments made of arrays, Python and NumPy scalars in tuples,
     lists, dicts, namedtuples and None (the containers ``tree_flatten`` knows without a
@@ -395,7 +392,7 @@ def _add_children(children, key, leaves) -> bool:
             key.append((v.shape, v.dtype, c._weak) if c._sharding is None
                        else (v.shape, v.dtype, c._weak, c._sharding))
             leaves.append(c)
-        elif t in _SCALARS:
+        elif t in SCALAR_TYPES:
             key.append(t)
             leaves.append(c)
         elif not _add_node(c, t, key, leaves):

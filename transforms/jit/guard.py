@@ -27,13 +27,14 @@ import numpy as np
 from functrans.core.array import Array
 from functrans.core.pytree import plain_namedtuple
 
-__all__ = ["MISS", "guarded_call", "GUARD_AFTER_HITS", "GUARD_MAX_BUILDS", "GUARD_MAX_LEAVES"]
+__all__ = ["MISS", "guarded_call", "GUARD_AFTER_HITS", "GUARD_MAX_BUILDS", "GUARD_MAX_LEAVES",
+           "SCALAR_TYPES"]
 
 MISS = object()  # what a guard returns for arguments of another signature
 GUARD_AFTER_HITS = 16
 GUARD_MAX_BUILDS = 4
 GUARD_MAX_LEAVES = 64
-_SCALARS = (float, int, bool, complex)
+SCALAR_TYPES = (float, int, bool, complex)  # leaves a fast signature keys by their type alone
 
 
 def guarded_call(args, kwargs, run, values: dict, flags):
@@ -124,7 +125,7 @@ class _Source:
                        f"({v}_ := {v}._value).shape != {self.const(value.shape)} or "
                        f"{self._differs(f'{v}_.dtype', value.dtype)}")
             self.leaves.append(v)
-        elif t in _SCALARS or (t is not np.ndarray and isinstance(x, np.generic)):
+        elif t in SCALAR_TYPES or (t is not np.ndarray and isinstance(x, np.generic)):
             self.check(f"type({v}) is not {self.const(t)}")
             self.leaves.append(v)
         elif t is np.ndarray:
