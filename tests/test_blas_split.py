@@ -175,7 +175,7 @@ def test_installed_with_jits_private_blas_on_one_thread():
     else:
         assert blas_split.install() == blas_library.split_products
         if blas_library.split_products:
-            assert lib.threads() == 1
+            assert lib.threads() == 1 == blas_library.SINGLE.threads()
 
 
 def test_loops_beside_cut_products_run_on_the_pool():

@@ -84,6 +84,7 @@ def test_blas_thread_count_acts_on_the_library_jit_calls_and_numpys():
     try:
         blas.set_blas_threads(1)
         assert blas.blas_threads() == 1 == blas_library.JIT.threads()
+        assert blas_library.SINGLE.threads() == 1  # (float32's copy, when it is another)
         assert blas_library.NUMPY.threads() == 1
     finally:
         blas.set_blas_threads(n)

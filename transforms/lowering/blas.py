@@ -227,6 +227,6 @@ def set_blas_threads(n: int) -> None:
     shards do not use it.)"""
     # (Products cut on Numba's pool keep jit's copy on one thread.)
     libs = (blas_library.NUMPY,) if blas_library.split_products else \
-        (blas_library.JIT, blas_library.NUMPY)
+        (blas_library.JIT, blas_library.SINGLE, blas_library.NUMPY)
     for lib in {id(x): x for x in libs if x}.values():
         lib.set_threads(n)

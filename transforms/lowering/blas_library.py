@@ -14,13 +14,23 @@ kernel reports them in ``/proc/cpuinfo``) and NumPy's copy chose an older core, 
 NumPy's core. NumPy itself is left as it is, and so is an ``OPENBLAS_CORETYPE`` that chose
 NumPy's core.
 
+The fastest kernels are not the same for every dtype. AMD's Zen 4 executes AVX-512 in two
+256-bit halves: on it, OpenBLAS's AVX2 (Haswell) sgemm kernel ran jit's float32 products
+7-15% faster than the SkylakeX one (1024^3: 208-216 against 191-197 GFLOP/s; 128^3: 143-164
+against 124-154; a training step's value_and_grad 8% faster), while its dgemm was 3-6%
+slower. So where the private copy runs AVX-512 kernels, jit times both kernel sets on
+float32 products once per CPU model (a few milliseconds, on one thread; the answer is kept in
+the cache directory) and, where the AVX2 ones are clearly faster, its float32 products call a
+second private copy on them (``SINGLE``); float64 and complex products and LAPACK stay on the
+first (``JIT``).
+
 Kernels call the chosen library through fixed symbol names (``functrans_sgemm``,
 ``functrans_dgemm``) registered in each process, so cached kernels link to whichever library
 the process chose. ``FUNCTRANS_BLAS=numpy`` keeps NumPy's copy as it is;
-``FUNCTRANS_BLAS_CORETYPE`` names the private copy's core (``Haswell``: the AVX2 kernels,
-as an AVX2-only CPU runs them).
+``FUNCTRANS_BLAS_CORETYPE`` names the private copy's core for every dtype (``Haswell``: the
+AVX2 kernels, as an AVX2-only CPU runs them).
 
-    >>> sorted(info()) in ([], ["core", "path", "private"])
+    >>> sorted(info()) in ([], ["core", "float32_core", "path", "private"])
     True
 """
 from __future__ import annotations
@@ -28,9 +38,11 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import glob
+import hashlib
 import os
 import shutil
 import sys
+import time
 
 import numpy as np
 from llvmlite import binding as llvm
@@ -147,15 +159,17 @@ def _private_core(lib) -> str | None:
     return core
 
 
-def _private_copy(lib, core):
+def _private_copy(lib, core, tag=""):
     """A second copy of ``lib``'s file, loaded privately with ``core``'s kernels (None when
-    that fails or the library does not take the core)."""
+    that fails or the library does not take the core). Copies of different ``tag`` are
+    different files, so they can be loaded side by side with different cores."""
     try:  # no cache directory: NumPy's copy it is
         st = os.stat(lib.path)
         directory = cache_dir()
     except OSError:
         return None
-    copy = os.path.join(directory, f"{st.st_size}-{st.st_mtime_ns}-{os.path.basename(lib.path)}")
+    copy = os.path.join(directory,
+                        f"{st.st_size}-{st.st_mtime_ns}-{tag}{os.path.basename(lib.path)}")
     if not os.path.exists(copy) or os.path.getsize(copy) != st.st_size:
         try:  # a full disk: NumPy's copy, and no partial copy left behind
             with open(lib.path, "rb") as src:
@@ -189,29 +203,127 @@ def _private_copy(lib, core):
     return private
 
 
+def _gemm_seconds(lib, letter: str, n: int = 256, reps: int = 7) -> list:
+    """Times of ``reps`` n x n x n products of ``lib``'s ?gemm (``letter``: "s" or "d") on
+    one thread."""
+    dtype = np.float32 if letter == "s" else np.float64
+    it = ctypes.c_int64 if lib.ilp64 else ctypes.c_int32
+    scalar = ctypes.c_float if letter == "s" else ctypes.c_double
+    fn = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_int, ctypes.c_int, it, it, it, scalar,
+                          ctypes.c_void_p, it, ctypes.c_void_p, it, scalar, ctypes.c_void_p,
+                          it)(lib.address(letter))
+    a = np.random.default_rng(0).standard_normal((n, n)).astype(dtype)
+    c = np.empty_like(a)
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn(101, 111, 111, n, n, n, 1.0, a.ctypes.data, n, a.ctypes.data, n, 0.0,
+           c.ctypes.data, n)
+        times.append(time.perf_counter() - t)
+    return times
+
+
+def _single_answer_path(lib, core) -> str:
+    """Where the measured answer for this CPU model, library file and core is kept."""
+    st = os.stat(lib.path)
+    key = f"{_cpu_model()}|{st.st_size}|{st.st_mtime_ns}|{core}"
+    return os.path.join(cache_dir(), "blas-float32-core-" +
+                        hashlib.sha256(key.encode()).hexdigest()[:16])
+
+
+def _measure_single(lib, other, path) -> bool:
+    """Whether ``other`` (the AVX2 kernels) runs float32 products faster than ``lib`` (its
+    AVX-512 ones) here: best of 21 alternating 256^3 products each, on one thread; the
+    answer is kept at ``path``. AMD's Zen 4 executes AVX-512 in two 256-bit halves, and
+    there OpenBLAS's AVX2 sgemm kernel is 7-15% faster than its AVX-512 one (its dgemm is
+    not: 3-6% slower); on Intel's AVX-512 CPUs the AVX-512 kernels are the faster."""
+    saved = lib.threads(), other.threads()
+    lib.set_threads(1)
+    other.set_threads(1)
+    try:
+        mine, theirs = [], []
+        for _ in range(3):  # alternating: a drifting machine touches both alike
+            mine += _gemm_seconds(lib, "s")
+            theirs += _gemm_seconds(other, "s")
+    finally:
+        lib.set_threads(saved[0])
+        other.set_threads(saved[1])
+    faster = min(theirs) < 0.97 * min(mine)  # (a clear margin, else one copy is enough)
+    try:
+        write_atomically(path, lambda f: f.write(b"avx2" if faster else b"same"))
+    except OSError as e:
+        warn_unwritable(os.path.dirname(path), e)
+    return faster
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            fields = dict(line.split(":", 1) for line in f.read().split("\n\n")[0].splitlines()
+                          if ":" in line)
+        return "|".join(fields.get(k, "").strip() for k in
+                        ("vendor_id", "cpu family", "model", "model name", "stepping"))
+    except OSError:
+        return ""
+
+
+def _single_library(chosen, numpy_lib):
+    """The library for jit's float32 products: ``chosen``, or a second private copy of
+    ``numpy_lib`` on the AVX2 (Haswell) kernels where those measured faster on this CPU
+    model (once; the answer is cached, and the copy is loaded only where it is used)."""
+    if not chosen.private or os.environ.get("FUNCTRANS_BLAS_CORETYPE") or \
+            (chosen.core() or "").lower() not in _AVX512_CORES or \
+            not hasattr(chosen.handle, "gotoblas_HASWELL"):
+        return chosen
+    try:
+        path = _single_answer_path(numpy_lib, chosen.core())
+    except OSError:
+        return chosen
+    try:
+        with open(path, encoding="ascii") as f:
+            known = f.read().strip()
+    except OSError:
+        known = None
+    if known == "same":
+        return chosen
+    other = _private_copy(numpy_lib, "Haswell", tag="float32-")
+    if other is None:
+        return chosen
+    if known == "avx2" or (known is None and _measure_single(chosen, other, path)):
+        return other
+    return chosen
+
+
 def _choose():
     numpy_lib = _numpy_library()
     if numpy_lib is None:
-        return None, None
+        return None, None, None
     core = _private_core(numpy_lib)
     chosen = (_private_copy(numpy_lib, core) if core else None) or numpy_lib
+    single = _single_library(chosen, numpy_lib)
     for dtype in "sdcz" if chosen.has_complex else "sd":
-        llvm.add_symbol(f"functrans_{dtype}gemm", chosen.address(dtype))
+        lib = single if dtype == "s" else chosen
+        llvm.add_symbol(f"functrans_{dtype}gemm", lib.address(dtype))
         # (the library's own entry, for native/blas_split.py's wrappers, which replace the
         # first name once installed)
-        llvm.add_symbol(f"functrans_{dtype}gemm_blas", chosen.address(dtype))
-    return chosen, numpy_lib
+        llvm.add_symbol(f"functrans_{dtype}gemm_blas", lib.address(dtype))
+    return chosen, single, numpy_lib
 
 
-JIT, NUMPY = _choose()
+JIT, SINGLE, NUMPY = _choose()
+"""``JIT``: the library of jit's products (float64, complex) and LAPACK calls; ``SINGLE``:
+of its float32 products (``JIT`` itself, or a second private copy with other kernels);
+``NUMPY``: NumPy's."""
 split_products = False
 """Whether jit's real products run cut into blocks on Numba's pool, with ``JIT`` on one
 thread (``transforms/native/blas_split.py`` sets it)."""
 
 
 def info() -> dict:
-    """Which BLAS jit calls: ``path``, ``core`` (OpenBLAS's kernel set) and whether it is a
-    ``private`` copy (see the module docstring); empty without a BLAS."""
+    """Which BLAS jit calls: ``path``, ``core`` (OpenBLAS's kernel set), whether it is a
+    ``private`` copy (see the module docstring) and the core of its float32 products
+    (``float32_core``); empty without a BLAS."""
     if JIT is None:
         return {}
-    return {"path": JIT.path, "core": JIT.core(), "private": JIT.private}
+    return {"path": JIT.path, "core": JIT.core(), "private": JIT.private,
+            "float32_core": SINGLE.core()}

@@ -239,7 +239,7 @@ def install(letters: str = "sd") -> bool:
 
 
 def _install(letter: str) -> bool:
-    lib = blas_library.JIT
+    lib = blas_library.SINGLE if letter == "s" else blas_library.JIT
     if lib is None or not lib.private or lib.threads() is None \
             or os.environ.get("FUNCTRANS_BLAS_SPLIT", "1") == "0":
         return False
@@ -255,6 +255,7 @@ def _install(letter: str) -> bool:
         obj = engine.compile_ir(text, opt=WRAPPER_OPT)
         engine.store_object(symbol, obj)
     llvm.add_symbol(f"functrans_{letter}gemm", engine.load(f"functrans_{letter}gemm_split", obj))
-    lib.set_threads(1)
+    for each in {id(x): x for x in (blas_library.JIT, blas_library.SINGLE)}.values():
+        each.set_threads(1)  # (jit's copies: float32's may be a second one)
     blas_library.split_products = True
     return True
