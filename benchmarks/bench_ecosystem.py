@@ -13,7 +13,10 @@ libraries installed. Programs whose library a framework cannot import show the e
 
 With ``--rounds R`` the two frameworks alternate R times per program (a shared machine's
 speed drifts over minutes) and each column is the median of the rounds' figures, with the
-rounds' range of step medians after the ratio. ``--busy`` times the steps again with a second
+rounds' range of step medians after the ratio. The ratio is the median of the rounds' own
+ratios (each functrans process over the JAX process that ran right after it): a slow spell
+of the machine then slows both sides of a pair, where the ratio of the two columns' medians
+can set one framework's slow round against the other's fast one. ``--busy`` times the steps again with a second
 process spinning on one core (a notebook on a laptop, a CI runner) and adds a table of p50,
 p90 and max under that load.
 """
@@ -268,9 +271,12 @@ def main() -> None:
         jx = {k: _median(jxs, k) for k in ("first", "step", "p90")}
         spread += (f", JAX {min(r['step'] for r in jxs) * 1e3:.2f}-"
                    f"{max(r['step'] for r in jxs) * 1e3:.2f}ms")
+        ratios = [f["step"] / j["step"] for f, j in zip(fts, jxs)]
+        if len(ratios) > 1:
+            spread += f"; pair ratios {min(ratios):.2f}-{max(ratios):.2f}"
         print(row + f"{jx['first']:>9.2f}s {ft['step'] * 1e3:>13.2f}ms {ft['p90'] * 1e3:>6.2f} "
               f"{jx['step'] * 1e3:>8.2f}ms {jx['p90'] * 1e3:>6.2f} "
-              f"{ft['step'] / jx['step']:>10.2f}x   (loss {fts[-1]['loss']:.4f} / "
+              f"{statistics.median(ratios):>10.2f}x   (loss {fts[-1]['loss']:.4f} / "
               f"{jxs[-1]['loss']:.4f}; rounds: {spread})")
         if args.busy:
             print(f"{'':<14} one core busy, p50 / p90 / max ms: functrans {_busy(fts)}, "
