@@ -69,8 +69,8 @@ def check_and_time():
     mm = ft.jit(lambda p, q: p @ q)
     flops = 2 * 512 ** 3 / 1e9
     t_np, t_jit = median_time(lambda: a @ b), median_time(lambda: mm(a, b))
-    core = blas_library.info().get("core")
-    out.append(f"\nsgemm 512x512 float32, GFLOP/s (jit's BLAS core: {core}; NumPy's: "
+    core = blas_library.info().get("float32_core")
+    out.append(f"\nsgemm 512x512 float32, GFLOP/s (jit's float32 BLAS core: {core}; NumPy's: "
                f"{blas_library.NUMPY.core() if blas_library.NUMPY else None})\n"
                f"  numpy  {flops / t_np:8.0f}\n  jit    {flops / t_jit:8.0f}   "
                f"{t_jit / t_np:.2f}x of numpy's time")
