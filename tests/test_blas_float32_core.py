@@ -128,3 +128,16 @@ def test_float32_and_float64_products_agree_with_numpy():
         bound = 300 * eps * (np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64))
         assert got.dtype == dtype
         assert np.all(np.abs(got - want) <= bound)
+
+
+def test_copies_are_named_by_build_not_by_install(tmp_path):
+    """Every virtualenv installs NumPy's library anew (another modification time): the
+    private copies are named after its contents, so the cache keeps one per build."""
+    body = os.urandom(200_000)
+    first, second, other = tmp_path / "a.so", tmp_path / "b.so", tmp_path / "c.so"
+    first.write_bytes(body)
+    second.write_bytes(body)
+    other.write_bytes(body[:-1] + bytes([body[-1] ^ 1]))  # another build: its tail differs
+    os.utime(first, ns=(1, 1))
+    assert blas_library._build_id(str(first)) == blas_library._build_id(str(second))
+    assert blas_library._build_id(str(first)) != blas_library._build_id(str(other))

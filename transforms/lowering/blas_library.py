@@ -166,10 +166,10 @@ def _private_copy(lib, core, tag=""):
     try:  # no cache directory: NumPy's copy it is
         st = os.stat(lib.path)
         directory = cache_dir()
+        build = _build_id(lib.path)
     except OSError:
         return None
-    copy = os.path.join(directory,
-                        f"{st.st_size}-{st.st_mtime_ns}-{tag}{os.path.basename(lib.path)}")
+    copy = os.path.join(directory, f"{st.st_size}-{build}-{tag}{os.path.basename(lib.path)}")
     if not os.path.exists(copy) or os.path.getsize(copy) != st.st_size:
         try:  # a full disk: NumPy's copy, and no partial copy left behind
             with open(lib.path, "rb") as src:
@@ -203,6 +203,17 @@ def _private_copy(lib, core, tag=""):
     return private
 
 
+def _build_id(path: str) -> str:
+    """A name for the build of the library file at ``path``, the same in every install of
+    it: a hash of its first 64 KiB (an ELF file's build ID note is there) and its last. A
+    name from the file's modification time made a new 25 MB copy for every virtualenv."""
+    with open(path, "rb") as f:
+        head = f.read(1 << 16)
+        f.seek(max(0, os.fstat(f.fileno()).st_size - (1 << 16)))
+        tail = f.read()
+    return hashlib.sha256(head + tail).hexdigest()[:16]
+
+
 def _gemm_seconds(lib, letter: str, n: int = 256, reps: int = 7) -> list:
     """Times of ``reps`` n x n x n products of ``lib``'s ?gemm (``letter``: "s" or "d") on
     one thread."""
@@ -225,8 +236,7 @@ def _gemm_seconds(lib, letter: str, n: int = 256, reps: int = 7) -> list:
 
 def _single_answer_path(lib, core) -> str:
     """Where the measured answer for this CPU model, library file and core is kept."""
-    st = os.stat(lib.path)
-    key = f"{_cpu_model()}|{st.st_size}|{st.st_mtime_ns}|{core}"
+    key = f"{_cpu_model()}|{os.stat(lib.path).st_size}|{_build_id(lib.path)}|{core}"
     return os.path.join(cache_dir(), "blas-float32-core-" +
                         hashlib.sha256(key.encode()).hexdigest()[:16])
 
