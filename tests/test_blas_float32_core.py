@@ -106,6 +106,10 @@ def test_this_process_float32_core_is_one_the_cpu_runs():
     if not info:
         pytest.skip("no BLAS found: products run as loops")
     assert info["float32_core"] in (info["core"], "Haswell")
+    # the products' symbols lead to each dtype's library
+    from llvmlite import binding as llvm
+    assert llvm.address_of_symbol("functrans_sgemm_blas") == blas_library.SINGLE.address("s")
+    assert llvm.address_of_symbol("functrans_dgemm_blas") == blas_library.JIT.address("d")
     if blas_library.SINGLE is not blas_library.JIT:
         assert blas_library.SINGLE.private
         assert blas_library.SINGLE.path != blas_library.JIT.path
@@ -141,3 +145,22 @@ def test_copies_are_named_by_build_not_by_install(tmp_path):
     os.utime(first, ns=(1, 1))
     assert blas_library._build_id(str(first)) == blas_library._build_id(str(second))
     assert blas_library._build_id(str(first)) != blas_library._build_id(str(other))
+
+
+def test_an_answer_written_while_waiting_for_the_lock_is_used(monkeypatch, tmp_path):
+    """Processes starting together (test workers, a job's ranks) run the same kernels: the
+    first measures, the others wait for its answer rather than measure again."""
+    answer = tmp_path / "answer"
+    reads = []
+
+    def read(path):  # nothing before the lock; another process's answer once it is taken
+        reads.append(path)
+        return None if len(reads) == 1 else "avx2"
+    monkeypatch.setattr(blas_library, "_single_answer_path", lambda lib, core: str(answer))
+    monkeypatch.setattr(blas_library, "_read_answer", read)
+    monkeypatch.setattr(blas_library, "_private_copy", lambda *a, **k: "copy")
+    monkeypatch.setattr(blas_library, "_measure_single",
+                        lambda *a: pytest.fail("measured although another process had"))
+    monkeypatch.delenv("FUNCTRANS_BLAS_CORETYPE", raising=False)
+    assert blas_library._single_library(FakeLibrary(), FakeLibrary()) == "copy"
+    assert len(reads) == 2 and (tmp_path / "answer.lock").exists()

@@ -289,19 +289,33 @@ def _single_library(chosen, numpy_lib):
         path = _single_answer_path(numpy_lib, chosen.core())
     except OSError:
         return chosen
-    try:
-        with open(path, encoding="ascii") as f:
-            known = f.read().strip()
-    except OSError:
-        known = None
+    known = _read_answer(path)
     if known == "same":
         return chosen
     other = _private_copy(numpy_lib, "Haswell", tag="float32-")
     if other is None:
         return chosen
-    if known == "avx2" or (known is None and _measure_single(chosen, other, path)):
-        return other
-    return chosen
+    if known is None:
+        # One process measures; others starting meanwhile (test workers, a job's ranks) wait
+        # for its answer, so that every process runs the same kernels (the same bits).
+        import fcntl  # (Linux only, as private copies are)
+        try:
+            with open(path + ".lock", "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                known = _read_answer(path)
+                if known is None:
+                    known = "avx2" if _measure_single(chosen, other, path) else "same"
+        except OSError:
+            known = "avx2" if _measure_single(chosen, other, path) else "same"
+    return other if known == "avx2" else chosen
+
+
+def _read_answer(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii") as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
 
 
 def _choose():
