@@ -16,9 +16,9 @@ NumPy's core.
 
 The fastest kernels are not the same for every dtype. AMD's Zen 4 executes AVX-512 in two
 256-bit halves: on it, OpenBLAS's AVX2 (Haswell) sgemm kernel ran jit's float32 products
-7-15% faster than the SkylakeX one (1024^3: 208-216 against 191-197 GFLOP/s; 128^3: 143-164
-against 124-154; a training step's value_and_grad 8% faster), while its dgemm was 3-6%
-slower. So where the private copy runs AVX-512 kernels, jit times both kernel sets on
+4-20% faster than the SkylakeX one, by size (1024^3: 194-215 against 176-197 GFLOP/s;
+128^3: 143-164 against 124-156; an MLP's value_and_grad 7% faster), while its dgemm was up to
+6% slower. So where the private copy runs AVX-512 kernels, jit times both kernel sets on
 float32 products once per CPU model (a few milliseconds, on one thread; the answer is kept in
 the cache directory) and, where the AVX2 ones are clearly faster, its float32 products call a
 second private copy on them (``SINGLE``); float64 and complex products and LAPACK stay on the
@@ -245,8 +245,8 @@ def _measure_single(lib, other, path) -> bool:
     """Whether ``other`` (the AVX2 kernels) runs float32 products faster than ``lib`` (its
     AVX-512 ones) here: best of 21 alternating 256^3 products each, on one thread; the
     answer is kept at ``path``. AMD's Zen 4 executes AVX-512 in two 256-bit halves, and
-    there OpenBLAS's AVX2 sgemm kernel is 7-15% faster than its AVX-512 one (its dgemm is
-    not: 3-6% slower); on Intel's AVX-512 CPUs the AVX-512 kernels are the faster."""
+    there OpenBLAS's AVX2 sgemm kernel is 4-20% faster than its AVX-512 one (its dgemm is
+    not: up to 6% slower); on Intel's AVX-512 CPUs the AVX-512 kernels are the faster."""
     saved = lib.threads(), other.threads()
     lib.set_threads(1)
     other.set_threads(1)
