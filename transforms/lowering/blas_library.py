@@ -339,8 +339,8 @@ JIT, SINGLE, NUMPY = _choose()
 of its float32 products (``JIT`` itself, or a second private copy with other kernels);
 ``NUMPY``: NumPy's."""
 split_products = False
-"""Whether jit's real products run cut into blocks on Numba's pool, with ``JIT`` on one
-thread (``transforms/native/blas_split.py`` sets it)."""
+"""Whether jit's real products run cut into blocks on Numba's pool, with ``JIT`` and
+``SINGLE`` on one thread (``transforms/native/blas_split.py`` sets it)."""
 
 
 def info() -> dict:
