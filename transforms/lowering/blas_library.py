@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import glob
 import hashlib
 import os
@@ -203,6 +204,7 @@ def _private_copy(lib, core, tag=""):
     return private
 
 
+@functools.lru_cache(maxsize=None)  # (read for each copy and for the answer's name)
 def _build_id(path: str) -> str:
     """A name for the build of the library file at ``path``, the same in every install of
     it: a hash of its first 64 KiB (an ELF file's build ID note is there) and its last. A

@@ -57,10 +57,6 @@ def native_eqn(eqn) -> bool:
     return op_supported(eqn)
 
 
-def _scalar_value(x):
-    return x._value
-
-
 _LITERAL, _COPY, _OWN = "literal", "copy", "own"
 
 
